@@ -1,0 +1,304 @@
+/*
+ * trainprof.h - the whole public C API of libtrainprof.
+ *
+ * A training program opens one session, marks its steps and the operations
+ * inside them, and closes the session at the end:
+ *
+ *     tp_config *cfg = tp_config_new();
+ *     tp_config_parse_args(cfg, &argc, argv, &err);     // --profiling.* flags
+ *     tp_session *s = tp_session_open(cfg, &err);       // NULL on error
+ *     for (step...) {
+ *         tp_step_begin(s);
+ *         { TP_ZONE(s, "forward");  ... }
+ *         tp_step_end(s, batch_size);
+ *     }
+ *     tp_session_close(s, &err);                        // writes summaries
+ *
+ * Conventions
+ * - A NULL tp_session * means "profiling off": every call taking a session is
+ *   then a cheap no-op, so code can be instrumented unconditionally.
+ * - Compiling the including file with -DTP_DISABLE removes the TP_ZONE* macros.
+ * - Functions that can fail return 0 on success and a negative tp_error_code
+ *   on failure, and fill the optional tp_error out-parameter (may be NULL).
+ * - Every *_free function accepts NULL.
+ * - Hot-path functions (zones, counters, marks, step begin/end) never allocate
+ *   after a thread's first event, never lock, never block and never fail
+ *   loudly: problems are counted and reported in the summary.
+ */
+#ifndef TRAINPROF_H
+#define TRAINPROF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TRAINPROF_VERSION_MAJOR 0
+#define TRAINPROF_VERSION_MINOR 1
+#define TRAINPROF_VERSION_PATCH 0
+#define TRAINPROF_VERSION_STRING "0.1.0"
+/* One number for comparisons: major * 10000 + minor * 100 + patch. */
+#define TRAINPROF_VERSION_NUMBER \
+    (TRAINPROF_VERSION_MAJOR * 10000 + TRAINPROF_VERSION_MINOR * 100 + TRAINPROF_VERSION_PATCH)
+
+#if defined(__GNUC__)
+#define TP_API __attribute__((visibility("default")))
+#else
+#define TP_API
+#endif
+
+/* The library's version string ("0.1.0"); may differ from the header's. */
+TP_API const char *tp_version(void);
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                    */
+/* ------------------------------------------------------------------------ */
+
+typedef enum tp_error_code {
+    TP_OK = 0,
+    TP_ERR_INVALID = -1,     /* bad argument (NULL handle, empty name, ...) */
+    TP_ERR_UNKNOWN_KEY = -2, /* configuration key that does not exist */
+    TP_ERR_BAD_VALUE = -3,   /* wrong type or out of range */
+    TP_ERR_CONFLICT = -4,    /* contradictory settings (start_step with wait) */
+    TP_ERR_PARSE = -5,       /* malformed file (YAML, JSON): see line/column */
+    TP_ERR_IO = -6,          /* file or directory cannot be read/written */
+    TP_ERR_NOMEM = -7,
+    TP_ERR_UNSUPPORTED = -8, /* feature not built in (e.g. YAML without libyaml) */
+    TP_ERR_STATE = -9        /* call out of order (session already closed ...) */
+} tp_error_code;
+
+/* Filled by failing calls. message names what is wrong: the key, file, line
+ * and column or byte offset at fault, and what is accepted. */
+typedef struct tp_error {
+    int code;          /* a tp_error_code */
+    int line;          /* 1-based line in `file`, 0 when not applicable */
+    int column;        /* 1-based column, 0 when not applicable */
+    char file[256];    /* file at fault, "" when none */
+    char message[768]; /* full human-readable message, NUL-terminated */
+} tp_error;
+
+/* Releases memory that a tp_* function documents as caller-owned. */
+TP_API void tp_free(void *ptr);
+
+/* ------------------------------------------------------------------------ */
+/* Configuration                                                             */
+/* ------------------------------------------------------------------------ */
+/* Canonical keys are "profiling.<name>" (the "profiling." prefix is optional
+ * in every call). Aliases from other tools map onto them (docs/CONFIG.md).
+ * Precedence: defaults < YAML file < environment < command-line flags,
+ * whatever order the calls are made in. */
+
+typedef struct tp_config tp_config;
+
+/* A configuration with every key at its default. NULL only when out of memory. */
+TP_API tp_config *tp_config_new(void);
+TP_API void tp_config_free(tp_config *cfg);
+
+/* Sets one key (canonical or alias) from its text form, with flag precedence.
+ * Fails with TP_ERR_UNKNOWN_KEY (message suggests the nearest key),
+ * TP_ERR_BAD_VALUE (message lists accepted values) or TP_ERR_CONFLICT. */
+TP_API int tp_config_set(tp_config *cfg, const char *key, const char *value, tp_error *err);
+
+/* Reads the `profiling:` section of a YAML file (other sections ignored).
+ * Errors carry the file, line and column. */
+TP_API int tp_config_load_file(tp_config *cfg, const char *yaml_path, tp_error *err);
+
+/* Consumes the profiling flags in argv (--profiling.KEY V, --profiling.KEY=V,
+ * profiling.KEY=V, --enable_profiling True, ...), removes them from argv and
+ * updates *argc; the program's own flags stay in place, in order. */
+TP_API int tp_config_parse_args(tp_config *cfg, int *argc, char **argv, tp_error *err);
+
+/* Reads TRAINPROF_<KEY> variables and TRAINPROF_CONFIG=file.yaml. */
+TP_API int tp_config_load_env(tp_config *cfg, tp_error *err);
+
+/* Current value of a key in its canonical text form, or NULL for an unknown
+ * key. The string stays valid until the next change to cfg. */
+TP_API const char *tp_config_get(const tp_config *cfg, const char *key);
+
+/* The effective configuration as text (one "key = value" line per key; with
+ * explain != 0 also where each value came from: default, file:line, env VAR,
+ * flag). Caller frees with tp_free. */
+TP_API char *tp_config_describe(const tp_config *cfg, int explain);
+
+/* The same as a JSON object {"profiling.wait": {"value": ..., "source": ...}}.
+ * Caller frees with tp_free. */
+TP_API char *tp_config_to_json(const tp_config *cfg);
+
+/* The key table as Markdown (docs/CONFIG.md is generated from it). Caller
+ * frees with tp_free. */
+TP_API char *tp_config_reference_markdown(void);
+
+/* ------------------------------------------------------------------------ */
+/* Session                                                                   */
+/* ------------------------------------------------------------------------ */
+
+typedef struct tp_session tp_session;
+
+/* Opens a profiling session: creates the run directory
+ * <log_dir>/<name>_<YYYY-MM-DD>_<id>/ and starts the collector.
+ * cfg NULL: defaults + environment. The session copies what it needs from cfg.
+ * Returns NULL with err filled when the run directory cannot be created or
+ * written, or the configuration is invalid. When profiling.enabled is false
+ * it returns NULL with err->code == TP_OK: profiling is simply off. */
+TP_API tp_session *tp_session_open(const tp_config *cfg, tp_error *err);
+
+/* Ends open zones (counted as unbalanced), drains every thread's buffer,
+ * closes the trace window, writes the summary files and prints the console
+ * table. Frees the session, even on error (an I/O error is reported in err
+ * and the summary). NULL is a no-op returning 0. */
+TP_API int tp_session_close(tp_session *s, tp_error *err);
+
+/* The run directory, or NULL for a NULL session. */
+TP_API const char *tp_session_dir(const tp_session *s);
+
+/* Step boundaries. tp_step_end's samples (e.g. the batch size) give
+ * samples/s. A tp_step_end without a tp_step_begin starts the step at the
+ * previous step's end (or at session open). */
+TP_API void tp_step_begin(tp_session *s);
+TP_API void tp_step_end(tp_session *s, uint64_t samples);
+
+/* Marks the end of an epoch; the schedule counts epochs when
+ * profiling.unit = epoch. */
+TP_API void tp_epoch_end(tp_session *s);
+
+/* Steps ended so far (0 for NULL). */
+TP_API uint64_t tp_session_steps(const tp_session *s);
+
+/* Statistics of the session so far, for programs that print their own. */
+typedef struct tp_session_stats {
+    uint64_t steps;
+    uint64_t events_recorded;
+    uint64_t events_dropped;    /* buffer full (profiling.max_buffer_mb) */
+    uint64_t unbalanced_zones;  /* END without BEGIN, BEGIN open at step end */
+    uint64_t io_errors;         /* writes that failed (disk full, ...) */
+    uint64_t trace_files;       /* trace windows written */
+    double mean_step_seconds;
+} tp_session_stats;
+TP_API void tp_session_get_stats(const tp_session *s, tp_session_stats *out);
+
+/* ------------------------------------------------------------------------ */
+/* Zones: named operations with count, total, self time, percentiles        */
+/* ------------------------------------------------------------------------ */
+
+/* A static record per call site; the name is interned once, on first use. */
+typedef struct tp_site {
+    const char *name;
+    const char *file;
+    int line;
+    uint32_t id; /* 0 until interned; written by the library */
+} tp_site;
+
+TP_API void tp_zone_begin_site(tp_session *s, tp_site *site);
+/* Ends the innermost open zone of the calling thread. */
+TP_API void tp_zone_end(tp_session *s);
+/* Zone with a runtime name (interned: a hash lookup, slower than a site). */
+TP_API void tp_zone_begin_dyn(tp_session *s, const char *name);
+/* Like tp_zone_begin_dyn with a short argument string recorded with the zone
+ * (profiling.record_shapes: e.g. "[[64, 128], [128]]"); copied, truncated to
+ * 240 bytes. Without record_shapes the args are ignored. */
+TP_API void tp_zone_begin_args(tp_session *s, const char *name, const char *args);
+
+/* Names the calling thread in traces and tables. */
+TP_API void tp_thread_name(tp_session *s, const char *name);
+
+/* A counter sample (loss, learning rate, queue depth ...): a "C" track. */
+TP_API void tp_counter(tp_session *s, const char *name, double value);
+
+/* An instant event on the calling thread. */
+TP_API void tp_mark(tp_session *s, const char *name);
+
+#define TP__CAT2(a, b) a##b
+#define TP__CAT(a, b) TP__CAT2(a, b)
+
+static inline void tp__zone_cleanup(tp_session **s)
+{
+    if (*s)
+        tp_zone_end(*s);
+}
+
+#if defined(TP_DISABLE)
+#define TP_ZONE(s, name) ((void)0)
+#define TP_ZONE_BEGIN(s, name) ((void)0)
+#define TP_ZONE_END(s) ((void)0)
+#else
+/* A zone from here to the end of the enclosing block (GCC/Clang cleanup). */
+#define TP_ZONE(s, zname)                                                       \
+    static tp_site TP__CAT(tp__site_, __LINE__) = {zname, __FILE__, __LINE__, 0}; \
+    tp_session *TP__CAT(tp__zone_, __LINE__) __attribute__((cleanup(tp__zone_cleanup))) = \
+        (s);                                                                    \
+    if (TP__CAT(tp__zone_, __LINE__))                                           \
+        tp_zone_begin_site(TP__CAT(tp__zone_, __LINE__), &TP__CAT(tp__site_, __LINE__))
+/* Explicit begin/end pair; END closes the innermost open zone. */
+#define TP_ZONE_BEGIN(s, zname)                                                 \
+    do {                                                                        \
+        static tp_site tp__site = {zname, __FILE__, __LINE__, 0};               \
+        tp_session *tp__s = (s);                                                \
+        if (tp__s)                                                              \
+            tp_zone_begin_site(tp__s, &tp__site);                               \
+    } while (0)
+#define TP_ZONE_END(s)                                                          \
+    do {                                                                        \
+        tp_session *tp__s = (s);                                                \
+        if (tp__s)                                                              \
+            tp_zone_end(tp__s);                                                 \
+    } while (0)
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Memory                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* Allocation tracking in named pools (pool NULL = "default"): live bytes,
+ * peak and counts per pool, the zone that allocated each block; blocks still
+ * live at close are reported as possible leaks, grouped by pool and zone. */
+TP_API void tp_mem_alloc(tp_session *s, const void *ptr, size_t bytes, const char *pool);
+TP_API void tp_mem_free(tp_session *s, const void *ptr, const char *pool);
+
+/* Device memory as a framework allocator sees it (PyTorch's caching
+ * allocator, JAX memory_stats()). */
+typedef struct tp_device_memory {
+    char device[32];          /* "cuda:0", "tpu:0" ... */
+    uint64_t allocated_bytes; /* bytes in use by tensors */
+    uint64_t reserved_bytes;  /* bytes held by the allocator */
+    uint64_t peak_bytes;      /* peak bytes in use */
+    uint64_t total_bytes;     /* device capacity, 0 when unknown */
+} tp_device_memory;
+
+/* Called on the sampling thread; fills up to max entries and returns how many
+ * (negative on error). Values that are inconsistent are rejected and counted. */
+typedef int (*tp_device_memory_fn)(void *user, tp_device_memory *out, int max);
+TP_API void tp_set_device_memory_callback(tp_session *s, tp_device_memory_fn fn, void *user);
+
+/* Takes a memory sample now (process, system, GPUs, callback). */
+TP_API void tp_memory_sample_now(tp_session *s);
+
+/* ------------------------------------------------------------------------ */
+/* Process monitoring (used by `trainprof run`)                              */
+/* ------------------------------------------------------------------------ */
+
+/* One sample of a process tree rooted at pid. */
+typedef struct tp_proc_sample {
+    uint64_t rss_bytes;        /* summed over the tree */
+    double cpu_percent;        /* since the previous sample, 100 = one core */
+    int processes;             /* processes in the tree */
+    int threads;               /* threads in the tree */
+    double system_memory_percent;
+    uint64_t system_available_bytes;
+} tp_proc_sample;
+
+typedef struct tp_monitor tp_monitor;
+/* Watches the process tree of pid. Returns NULL with err on failure. */
+TP_API tp_monitor *tp_monitor_new(int pid, tp_error *err);
+/* Samples now; 0 on success, negative when /proc cannot be read. */
+TP_API int tp_monitor_sample(tp_monitor *m, tp_proc_sample *out, tp_error *err);
+/* Fills up to max GPU entries (NVML); returns how many, 0 without GPUs. */
+TP_API int tp_monitor_gpus(tp_monitor *m, tp_device_memory *out, int max);
+TP_API void tp_monitor_free(tp_monitor *m);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TRAINPROF_H */

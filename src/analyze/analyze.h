@@ -1,0 +1,219 @@
+/* analyze.h - the trace analyzer: streaming readers, the event model, and
+ * the analyses behind `trainprof report|steps|diff|slice|merge|fix`.
+ *
+ * Everything here streams: a reader hands out one event at a time from a
+ * chunked buffer (plain or gzip input), and the analyses keep only per-name
+ * aggregates and per-thread open spans, never the whole document.
+ * Internal prefix: tpa_ (public-to-the-CLI), tpa__ (file-local helpers).
+ */
+#ifndef TRAINPROF_ANALYZE_H
+#define TRAINPROF_ANALYZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* ---- errors ------------------------------------------------------------ */
+enum tpa_errcode {
+    TPA_OK = 0,
+    TPA_ERR_IO,      /* cannot open/read/write a file */
+    TPA_ERR_SYNTAX,  /* malformed JSON */
+    TPA_ERR_GZIP,    /* corrupt compressed stream */
+    TPA_ERR_LIMIT,   /* nesting too deep, value too large, number out of range */
+    TPA_ERR_UTF8,    /* invalid UTF-8 in a string we decode */
+    TPA_ERR_EMPTY,   /* empty input */
+    TPA_ERR_FORMAT,  /* JSON, but not a trace (no traceEvents array) */
+    TPA_ERR_USAGE    /* bad option value */
+};
+
+typedef struct tpa_error {
+    int code;
+    uint64_t offset;      /* byte offset in the (decompressed) input */
+    char file[256];
+    char msg[256];
+    char excerpt[96];     /* printable text around offset, may be empty */
+} tpa_error;
+
+void tpa_error_set(tpa_error *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* One line: "FILE: byte N: message near `excerpt`". */
+void tpa_error_print(FILE *out, const tpa_error *err);
+
+/* ---- event model ------------------------------------------------------- */
+typedef struct tpa_sv { const char *p; size_t n; } tpa_sv;
+
+typedef struct tpa_span32 { uint32_t off, len; } tpa_span32; /* inside raw */
+
+typedef struct tpa_event {
+    char ph;                 /* 'X','B','E','i','C','M','s',... 0 when absent */
+    tpa_sv name, cat;        /* decoded UTF-8; valid until the next event */
+    int64_t ts_ns, dur_ns;   /* microsecond fields converted to nanoseconds */
+    bool has_ts, has_dur;
+    int64_t pid, tid;        /* string ids are hashed into distinct numbers */
+    tpa_sv pid_str, tid_str; /* raw string ids (n == 0 for numbers) */
+    int64_t device;          /* args.device, -1 when absent */
+    tpa_sv arg_name;         /* args.name (process_name/thread_name M events) */
+    tpa_sv raw;              /* the object's text, valid until the next event */
+    uint64_t offset;         /* where raw starts in the input */
+    tpa_span32 v_pid, v_tid, v_ts, v_id; /* value positions inside raw (len 0: absent) */
+} tpa_event;
+
+/* What the analyses call an event, by category and name. */
+enum tpa_kind {
+    TPA_K_CPU,        /* cpu_op, python_function, uncategorised host spans */
+    TPA_K_ANNOTATION, /* user_annotation (record_function ranges) */
+    TPA_K_STEP,       /* ProfilerStep#N on the host */
+    TPA_K_RUNTIME,    /* cuda_runtime, cuda_driver, hip runtime */
+    TPA_K_KERNEL,
+    TPA_K_COMM,       /* NCCL/RCCL kernels */
+    TPA_K_MEMCPY,
+    TPA_K_MEMSET,
+    TPA_K_GPU_ANNOTATION,
+    TPA_K_COUNT
+};
+int tpa_classify(const tpa_event *ev);
+bool tpa_kind_is_gpu(int kind);
+bool tpa_name_is_data_loading(tpa_sv name);
+/* "ProfilerStep#12" -> 12; returns false for other names. */
+bool tpa_step_number(tpa_sv name, int64_t *num);
+
+/* ---- reader ------------------------------------------------------------ */
+typedef struct tpa_member { char *key; char *raw; size_t raw_len; } tpa_member;
+
+typedef struct tpa_meta {
+    bool object_form;        /* {"traceEvents": [...]} vs bare [...] */
+    bool has_base;  int64_t base_ns;   /* wall-clock ns at ts = 0 */
+    bool has_rank;  int64_t rank;
+    char host[128];
+    bool truncated;          /* input ended before the document closed */
+    bool events_cut;         /* truncated/garbled inside traceEvents */
+    uint64_t truncated_at;   /* offset where reading stopped */
+    uint64_t good_end;       /* offset just past the last complete element */
+    uint64_t bytes;          /* decompressed bytes consumed */
+    uint64_t events;         /* objects seen in traceEvents */
+    uint64_t non_objects;    /* traceEvents elements that are not objects */
+    tpa_member *members;     /* other top-level members, raw (object form) */
+    size_t n_members;
+} tpa_meta;
+
+typedef struct tpa_reader tpa_reader;
+
+/* path "-" reads stdin; gzip is detected by its magic bytes. */
+tpa_reader *tpa_reader_open(const char *path, tpa_error *err);
+tpa_reader *tpa_reader_open_mem(const void *data, size_t size, tpa_error *err);
+/* 1: *ev filled; 0: end (check meta->truncated); -1: error in *err. */
+int tpa_reader_next(tpa_reader *r, tpa_event *ev, tpa_error *err);
+/* Reads to the end, ignoring events: fills the metadata that follows traceEvents. */
+int tpa_reader_drain(tpa_reader *r, tpa_error *err);
+const tpa_meta *tpa_reader_meta(const tpa_reader *r);
+const char *tpa_reader_path(const tpa_reader *r);
+/* When set, a syntax error inside traceEvents ends the events like a
+ * truncation instead of failing (used by `fix`). */
+void tpa_reader_set_lenient(tpa_reader *r, bool lenient);
+void tpa_reader_close(tpa_reader *r);
+
+/* ---- common filters ---------------------------------------------------- */
+typedef struct tpa_range { int64_t lo, hi; bool set; } tpa_range;
+
+typedef struct tpa_step {
+    int64_t num;             /* N of ProfilerStep#N */
+    int64_t start_ns, dur_ns;
+} tpa_step;
+
+/* One pass: the ProfilerStep#N spans of a file, sorted by start. */
+int tpa_find_steps(const char *path, tpa_step **steps, size_t *n, int64_t *min_ts,
+                   tpa_error *err);
+
+/* ---- report -------------------------------------------------------------- */
+typedef struct tpa_report_opts {
+    const char *cats;        /* comma list of categories to keep, NULL = all */
+    bool has_pid, has_tid;
+    int64_t pid, tid;
+    tpa_range steps;         /* step numbers (inclusive) */
+    bool group_steps;        /* ProfilerStep#N -> ProfilerStep* as torch does */
+    bool quiet;
+} tpa_report_opts;
+
+typedef struct tpa_op {
+    char *name;
+    int table;               /* -1: host, >= 0: GPU device */
+    uint64_t count;
+    int64_t total_ns, self_ns, min_ns, max_ns;
+} tpa_op;
+
+typedef struct tpa_report {
+    tpa_op *ops; size_t n_ops;     /* unsorted */
+    uint64_t events, spans, skipped_unknown, late_events, unmatched_end;
+    uint64_t bytes;
+    uint64_t per_ph[128];
+    int n_files, truncated_files;
+} tpa_report;
+
+int tpa_report_file(tpa_report *rep, const char *path, const tpa_report_opts *o,
+                    tpa_error *err);
+void tpa_report_free(tpa_report *rep);
+
+/* ---- steps --------------------------------------------------------------- */
+enum tpa_part {
+    TPA_P_KERNEL, TPA_P_MEMCPY, TPA_P_MEMSET, TPA_P_COMM, TPA_P_RUNTIME,
+    TPA_P_DATALOAD, TPA_P_CPU, TPA_P_OTHER, TPA_P_COUNT
+};
+extern const char *const tpa_part_names[TPA_P_COUNT];
+
+typedef struct tpa_step_row {
+    int64_t num, start_ns, dur_ns;
+    int64_t part_ns[TPA_P_COUNT];  /* sums to dur_ns */
+    int64_t gpu_busy_ns;
+} tpa_step_row;
+
+typedef struct tpa_steps_result {
+    tpa_step_row *rows; size_t n;
+    bool has_gpu;
+    bool truncated;
+} tpa_steps_result;
+
+int tpa_steps_file(const char *path, tpa_steps_result *res, tpa_error *err);
+void tpa_steps_free(tpa_steps_result *res);
+/* q in [0,1] over the rows' durations (or part p when p >= 0). */
+int64_t tpa_steps_quantile(const tpa_steps_result *res, int part, double q);
+int64_t tpa_steps_mean(const tpa_steps_result *res, int part);
+
+/* ---- writers (slice, merge, fix) ------------------------------------------ */
+typedef struct tpa_out tpa_out;  /* plain or .gz output stream */
+tpa_out *tpa_out_open(const char *path, tpa_error *err);
+void tpa_out_write(tpa_out *o, const void *p, size_t n);
+void tpa_out_puts(tpa_out *o, const char *s);
+void tpa_out_printf(tpa_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void tpa_out_json_str(tpa_out *o, const char *s, size_t n);
+int tpa_out_close(tpa_out *o, tpa_error *err);
+
+typedef struct tpa_slice_opts {
+    tpa_range steps;         /* step numbers */
+    tpa_range time_us;       /* microseconds relative to the first event */
+    bool has_min_dur; int64_t min_dur_ns;
+    const char *cats;        /* comma list */
+} tpa_slice_opts;
+
+typedef struct tpa_write_stats { uint64_t in_events, out_events, bytes_out; bool truncated; } tpa_write_stats;
+
+int tpa_slice(const char *in, const char *out, const tpa_slice_opts *o,
+              tpa_write_stats *st, tpa_error *err);
+int tpa_merge(const char *const *in, size_t n, const char *out,
+              tpa_write_stats *st, tpa_error *err);
+/* Rewrites a cut-short trace as valid JSON; *was_ok set when nothing needed fixing. */
+int tpa_fix(const char *in, const char *out, tpa_write_stats *st, bool *was_ok,
+            tpa_error *err);
+
+/* ---- small helpers shared with the CLI ------------------------------------ */
+/* "5us", "2.5ms", "1s", "300" (µs) -> ns. */
+bool tpa_parse_duration(const char *s, int64_t *ns);
+/* "10-12", "7", "10-" -> inclusive range; scale multiplies (durations). */
+bool tpa_parse_range(const char *s, tpa_range *r);
+bool tpa_parse_time_range(const char *s, tpa_range *r);  /* with unit suffixes */
+bool tpa_cat_listed(const char *list, tpa_sv cat);
+/* Human duration from ns: "12.345 ms" style, fixed width friendly. */
+void tpa_fmt_dur(char *buf, size_t n, int64_t ns);
+void tpa_json_str(FILE *f, const char *s, size_t n);
+
+#endif

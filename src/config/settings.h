@@ -1,0 +1,71 @@
+/*
+ * settings.h - the typed, validated configuration the rest of the library
+ * reads (config layer -> core, probes, sinks). Produced by src/config from a
+ * tp_config; read-only for everyone else. Fields may be added, never renamed.
+ */
+#ifndef TP_CONFIG_SETTINGS_H
+#define TP_CONFIG_SETTINGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trainprof.h"
+
+typedef enum tpi_unit { TPI_UNIT_STEP = 0, TPI_UNIT_EPOCH = 1 } tpi_unit;
+
+/* profiling.trace_format, as bits */
+enum { TPI_TRACE_CHROME = 1u << 0, TPI_TRACE_PERFETTO = 1u << 1 };
+/* profiling.metrics, as bits */
+enum {
+    TPI_METRIC_JSONL = 1u << 0,
+    TPI_METRIC_CSV = 1u << 1,
+    TPI_METRIC_TENSORBOARD = 1u << 2,
+    TPI_METRIC_CONSOLE = 1u << 3
+};
+
+typedef struct tpi_settings {
+    int enabled;                 /* profiling.enabled */
+    char name[128];              /* run name (sanitized) */
+    char log_dir[1024];          /* parent of run directories */
+    int timing;                  /* per-step timing + operation stats */
+    int memory;                  /* memory sampling */
+    int trace;                   /* trace windows on the schedule */
+    /* schedule, torch.profiler semantics, counted in `unit`s */
+    int64_t skip_first, wait, warmup, active, repeat; /* repeat 0 = until the end */
+    tpi_unit unit;
+    int record_shapes;           /* record zone args */
+    int profile_memory;          /* [memory] events in traces */
+    int with_stack;              /* folded stacks (1) ; native frames (2) */
+    int64_t log_every;           /* console metrics block every N steps, 0 = off */
+    int64_t memory_every_n_steps;/* memory sample at step end every N, 0 = off */
+    int64_t memory_interval_ms;  /* background sampler period, 0 = off */
+    int64_t max_buffer_mb;       /* bound on recorder memory */
+    unsigned trace_formats;      /* TPI_TRACE_* bits */
+    int gzip;                    /* gzip chrome json traces */
+    unsigned metrics;            /* TPI_METRIC_* bits */
+    char trace_filename[256];    /* pattern: {host} {pid} {rank} {step} {time_ns} */
+    int rank;                    /* -1: from RANK / OMPI_COMM_WORLD_RANK / SLURM_PROCID / PMI_RANK */
+    int top_n;                   /* rows of the console table */
+} tpi_settings;
+
+/* Every key at its default. */
+void tpi_settings_defaults(tpi_settings *out);
+
+/* The validated settings of a configuration (never NULL for a valid cfg). */
+const tpi_settings *tpi_config_settings(const tp_config *cfg);
+
+/* Rank of this process: settings->rank when >= 0, else the first of RANK,
+ * OMPI_COMM_WORLD_RANK, SLURM_PROCID, PMI_RANK that parses, else -1. */
+int tpi_detect_rank(const tpi_settings *s);
+
+/* Creates the run directory <log_dir>/<name>_<YYYY-MM-DD>_<id>/ without
+ * races (mkdir -p of log_dir, then exclusive mkdir of the run dir; ranks of
+ * one job may share one directory). Writes the path into out. */
+int tpi_rundir_create(const tpi_settings *s, int rank, char *out, size_t out_size, tp_error *err);
+
+/* Expands the trace_filename pattern into out (a file stem, no extension,
+ * no directory), sanitized. */
+void tpi_trace_stem(const tpi_settings *s, char *out, size_t out_size, const char *host,
+                    int pid, int rank, uint64_t step, uint64_t time_ns);
+
+#endif

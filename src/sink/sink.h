@@ -1,0 +1,162 @@
+/*
+ * sink.h - the one event model every output is written from.
+ *
+ * The collector (src/core) drains the per-thread buffers, resolves names and
+ * timestamps, nests zones into slices, aggregates statistics and runs the
+ * schedule; it then calls the sinks below. All sink callbacks run on ONE
+ * thread at a time (the collector thread, or the closing thread after the
+ * collector stopped), so sinks need no locking. A sink that fails (disk full)
+ * sets `failed`, counts `io_errors`, prints one warning and stops writing;
+ * the other sinks and the training go on.
+ */
+#ifndef TP_SINK_SINK_H
+#define TP_SINK_SINK_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "config/settings.h"
+#include "probe/probe.h"
+
+/* Name registry (src/core): interned id -> name, valid for the process. */
+const char *tpi_names_get(uint32_t id);
+
+typedef enum tpi_event_kind {
+    TPI_EV_SLICE = 0,   /* a zone or a step: ts_ns + dur_ns */
+    TPI_EV_COUNTER = 1, /* a counter sample: value */
+    TPI_EV_INSTANT = 2, /* tp_mark */
+    TPI_EV_MEMORY = 3   /* allocation/free with profile_memory ([memory] in Kineto) */
+} tpi_event_kind;
+
+typedef struct tpi_event {
+    tpi_event_kind kind;
+    uint32_t tid;            /* OS thread id */
+    uint32_t name_id;        /* interned name (0 for none) */
+    const char *name;
+    const char *cat;         /* "user_annotation" (steps, zones), "counter", ... */
+    uint64_t ts_ns;          /* since the session base (tpi_sink_env.mono_base_ns) */
+    uint64_t dur_ns;         /* slices */
+    uint64_t self_ns;        /* slices: dur minus direct children on the same thread */
+    int depth;               /* slices: 0 = outermost on its thread */
+    const uint32_t *stack;   /* slices: name ids of enclosing zones, outermost first, `depth` entries */
+    int is_step;             /* slices: a ProfilerStep#N span */
+    int unterminated;        /* slices: closed by trainprof at step end/close */
+    uint64_t step;           /* step the event belongs to */
+    double value;            /* counters */
+    const char *args_json;   /* NULL or a JSON object text (record_shapes) */
+    /* memory events (Kineto "[memory]" fields) */
+    uint64_t addr;
+    int64_t bytes;           /* negative for frees */
+    uint64_t total_allocated, total_reserved;
+    int device_type;         /* 0 = CPU, 1 = CUDA (Kineto's Device Type) */
+    int device_id;           /* -1 for CPU */
+} tpi_event;
+
+/* Cumulative statistics of one operation (seconds). */
+typedef struct tpi_op_stat {
+    uint32_t name_id;
+    const char *name;
+    uint64_t count;
+    double total_s, self_s, min_s, max_s, mean_s, stddev_s, p50_s, p90_s, p99_s;
+    int top_level;           /* ever seen at depth 0 of a step */
+} tpi_op_stat;
+
+/* Time spent in one top-level operation within one step. */
+typedef struct tpi_step_op {
+    uint32_t name_id;
+    const char *name;
+    uint64_t count;
+    double total_s;
+} tpi_step_op;
+
+/* Schedule phase of a step. */
+typedef enum tpi_phase {
+    TPI_PHASE_SKIP = 0, TPI_PHASE_WAIT, TPI_PHASE_WARMUP, TPI_PHASE_ACTIVE, TPI_PHASE_DONE
+} tpi_phase;
+
+typedef struct tpi_step_info {
+    uint64_t step;           /* 0-based step index */
+    uint64_t batch_idx;      /* index within the epoch */
+    uint64_t epoch;
+    uint64_t begin_ns, end_ns;
+    double step_time_s;
+    uint64_t samples;
+    double samples_per_second;
+    tpi_phase phase;
+    const tpi_step_op *ops;  /* top-level operations of this step */
+    size_t n_ops;
+    const tpi_op_stat *totals; /* cumulative per-operation statistics so far */
+    size_t n_totals;
+    const tpi_mem_sample *mem; /* sample taken at this step's end, or NULL */
+} tpi_step_info;
+
+typedef struct tpi_window {
+    int index;               /* 0-based active cycle */
+    uint64_t first_step, last_step;
+    char stem[1024];         /* full path without extension: run_dir/profiler_traces/<stem> */
+} tpi_window;
+
+typedef struct tpi_summary {
+    uint64_t total_steps, total_samples;
+    double total_time_s;     /* session open -> close */
+    double step_time_total_s;/* sum of step times */
+    double mean_step_s, median_step_s, p90_step_s, min_step_s, max_step_s;
+    uint64_t wall_start_ns, wall_end_ns; /* CLOCK_REALTIME */
+    const tpi_op_stat *ops;
+    size_t n_ops;
+    uint64_t events_recorded, events_dropped, unbalanced_zones, io_errors, trace_files;
+    const tpi_mem_summary *mem;      /* NULL when memory is off */
+    const tpi_alloc_tracker *alloc;  /* NULL when nothing was tracked */
+} tpi_summary;
+
+/* What every sink knows about the session. */
+typedef struct tpi_sink_env {
+    const tpi_settings *settings;
+    const char *run_dir;
+    const char *host;
+    int pid;
+    int rank;                /* -1 when unknown */
+    uint64_t wall_base_ns;   /* CLOCK_REALTIME at ts_ns == 0 */
+    uint64_t mono_base_ns;   /* CLOCK_MONOTONIC at ts_ns == 0 */
+} tpi_sink_env;
+
+typedef struct tpi_sink tpi_sink;
+typedef struct tpi_sink_ops {
+    const char *name;
+    /* trace sinks: an active cycle begins (open a file) / ends (finish it) */
+    int (*window_begin)(tpi_sink *k, const tpi_window *w);
+    void (*thread_name)(tpi_sink *k, uint32_t tid, const char *name);
+    void (*event)(tpi_sink *k, const tpi_event *e);   /* events inside a window */
+    void (*flush)(tpi_sink *k);                       /* step end inside a window */
+    int (*window_end)(tpi_sink *k, const tpi_window *w, uint64_t dropped_events);
+    /* every step / every memory sample, windows or not */
+    void (*step)(tpi_sink *k, const tpi_step_info *si);
+    void (*memory)(tpi_sink *k, const tpi_mem_sample *m);
+    /* session end: write summaries; then destroy frees the sink */
+    int (*close)(tpi_sink *k, const tpi_summary *sum);
+    void (*destroy)(tpi_sink *k);
+} tpi_sink_ops;
+
+struct tpi_sink {
+    const tpi_sink_ops *ops; /* any callback may be NULL */
+    const tpi_sink_env *env;
+    int failed;              /* stopped after an error */
+    uint64_t io_errors;
+};
+
+/* Marks a sink failed after an I/O error: one warning on stderr, counted. */
+void tpi_sink_fail(tpi_sink *k, const char *what, const char *path, int errnum);
+
+/* Constructors: NULL when the settings do not ask for the sink or it cannot
+ * start (with a warning). Each lives in its own src/sink/<name>.c. */
+tpi_sink *tpi_sink_chrome_json_new(const tpi_sink_env *env);  /* *.pt.trace.json[.gz] */
+tpi_sink *tpi_sink_perfetto_new(const tpi_sink_env *env);     /* *.perfetto-trace */
+tpi_sink *tpi_sink_stacks_new(const tpi_sink_env *env);       /* *.stacks.txt */
+tpi_sink *tpi_sink_seed_json_new(const tpi_sink_env *env);    /* timing_profile, training_summary, operations */
+tpi_sink *tpi_sink_memory_json_new(const tpi_sink_env *env);  /* memory_profile.json */
+tpi_sink *tpi_sink_jsonl_new(const tpi_sink_env *env);        /* metrics.jsonl */
+tpi_sink *tpi_sink_csv_new(const tpi_sink_env *env);          /* metrics.csv */
+tpi_sink *tpi_sink_tensorboard_new(const tpi_sink_env *env);  /* events.out.tfevents.* */
+tpi_sink *tpi_sink_console_new(const tpi_sink_env *env);      /* table at close, log_every blocks */
+
+#endif

@@ -1,0 +1,107 @@
+#include "util/buf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int tpu_buf_reserve(tpu_buf *b, size_t extra)
+{
+    if (b->oom)
+        return -1;
+    size_t need = b->len + extra + 1;
+    if (need <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < need)
+        cap *= 2;
+    char *p = realloc(b->data, cap);
+    if (!p) {
+        b->oom = 1;
+        return -1;
+    }
+    b->data = p;
+    b->cap = cap;
+    return 0;
+}
+
+void tpu_buf_append(tpu_buf *b, const void *data, size_t n)
+{
+    if (n == 0 || tpu_buf_reserve(b, n) != 0)
+        return;
+    memcpy(b->data + b->len, data, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+}
+
+void tpu_buf_puts(tpu_buf *b, const char *s)
+{
+    tpu_buf_append(b, s, strlen(s));
+}
+
+void tpu_buf_putc(tpu_buf *b, char c)
+{
+    if (tpu_buf_reserve(b, 1) != 0)
+        return;
+    b->data[b->len++] = c;
+    b->data[b->len] = '\0';
+}
+
+void tpu_buf_vprintf(tpu_buf *b, const char *fmt, va_list ap)
+{
+    va_list ap2;
+    va_copy(ap2, ap);
+    char small[256];
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    if (n < 0) {
+        va_end(ap2);
+        return;
+    }
+    if ((size_t)n < sizeof small) {
+        tpu_buf_append(b, small, (size_t)n);
+    } else if (tpu_buf_reserve(b, (size_t)n) == 0) {
+        vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap2);
+        b->len += (size_t)n;
+    }
+    va_end(ap2);
+}
+
+void tpu_buf_printf(tpu_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    tpu_buf_vprintf(b, fmt, ap);
+    va_end(ap);
+}
+
+const char *tpu_buf_cstr(tpu_buf *b)
+{
+    if (!b->data)
+        return "";
+    return b->data;
+}
+
+void tpu_buf_reset(tpu_buf *b)
+{
+    b->len = 0;
+    if (b->data)
+        b->data[0] = '\0';
+}
+
+char *tpu_buf_detach(tpu_buf *b)
+{
+    char *p = b->data;
+    if (!p)
+        p = calloc(1, 1);
+    b->data = NULL;
+    b->len = b->cap = 0;
+    b->oom = 0;
+    return p;
+}
+
+void tpu_buf_free(tpu_buf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+    b->oom = 0;
+}

@@ -1,0 +1,209 @@
+#include "util/json.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tpu_json_init(tpu_json *j, tpu_buf *out, int pretty)
+{
+    memset(j, 0, sizeof *j);
+    j->out = out;
+    j->pretty = pretty;
+}
+
+static void newline_indent(tpu_json *j)
+{
+    if (!j->pretty)
+        return;
+    tpu_buf_putc(j->out, '\n');
+    for (int i = 0; i < j->depth; i++)
+        tpu_buf_append(j->out, "  ", 2);
+}
+
+/* Emits the separator owed before a new value or key at the current depth. */
+static void before_item(tpu_json *j)
+{
+    if (j->after_key) {
+        j->after_key = 0;
+        return;
+    }
+    if (j->depth > 0 && j->depth <= TPU_JSON_MAX_DEPTH) {
+        if (j->has_items[j->depth - 1])
+            tpu_buf_putc(j->out, ',');
+        j->has_items[j->depth - 1] = 1;
+        newline_indent(j);
+    }
+}
+
+static void open_container(tpu_json *j, char c)
+{
+    before_item(j);
+    tpu_buf_putc(j->out, c);
+    if (j->depth < TPU_JSON_MAX_DEPTH)
+        j->has_items[j->depth] = 0;
+    j->depth++;
+}
+
+static void close_container(tpu_json *j, char c)
+{
+    int had = j->depth > 0 && j->depth <= TPU_JSON_MAX_DEPTH && j->has_items[j->depth - 1];
+    if (j->depth > 0)
+        j->depth--;
+    if (had)
+        newline_indent(j);
+    tpu_buf_putc(j->out, c);
+}
+
+void tpu_json_begin_object(tpu_json *j) { open_container(j, '{'); }
+void tpu_json_end_object(tpu_json *j) { close_container(j, '}'); }
+void tpu_json_begin_array(tpu_json *j) { open_container(j, '['); }
+void tpu_json_end_array(tpu_json *j) { close_container(j, ']'); }
+
+void tpu_json_key(tpu_json *j, const char *key)
+{
+    before_item(j);
+    tpu_buf_putc(j->out, '"');
+    tpu_json_escape(j->out, key, strlen(key));
+    tpu_buf_append(j->out, j->pretty ? "\": " : "\":", j->pretty ? 3 : 2);
+    j->after_key = 1;
+}
+
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid. */
+static size_t utf8_seq_len(const unsigned char *s, size_t n)
+{
+    unsigned char c = s[0];
+    size_t len;
+    unsigned min;
+    if (c < 0x80)
+        return 1;
+    if ((c & 0xE0) == 0xC0) { len = 2; min = 0x80; }
+    else if ((c & 0xF0) == 0xE0) { len = 3; min = 0x800; }
+    else if ((c & 0xF8) == 0xF0) { len = 4; min = 0x10000; }
+    else return 0;
+    if (len > n)
+        return 0;
+    unsigned cp = c & (0x7F >> len);
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return len;
+}
+
+void tpu_json_escape(tpu_buf *b, const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0, run = 0;
+    while (i < n) {
+        unsigned char c = p[i];
+        if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
+            i++;
+            run++;
+            continue;
+        }
+        size_t seq = c >= 0x80 ? utf8_seq_len(p + i, n - i) : 0;
+        if (seq > 1) {
+            i += seq;
+            run += seq;
+            continue;
+        }
+        tpu_buf_append(b, p + i - run, run);
+        run = 0;
+        switch (c) {
+        case '"': tpu_buf_append(b, "\\\"", 2); break;
+        case '\\': tpu_buf_append(b, "\\\\", 2); break;
+        case '\n': tpu_buf_append(b, "\\n", 2); break;
+        case '\r': tpu_buf_append(b, "\\r", 2); break;
+        case '\t': tpu_buf_append(b, "\\t", 2); break;
+        default:
+            if (c < 0x20)
+                tpu_buf_printf(b, "\\u%04x", c);
+            else
+                tpu_buf_append(b, "\\ufffd", 6); /* invalid UTF-8 byte */
+        }
+        i++;
+    }
+    tpu_buf_append(b, p + i - run, run);
+}
+
+void tpu_json_format_double(tpu_buf *b, double v)
+{
+    if (!isfinite(v)) {
+        tpu_buf_append(b, "null", 4);
+        return;
+    }
+    if (v == 0) {
+        tpu_buf_putc(b, '0');
+        return;
+    }
+    char tmp[40];
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(tmp, sizeof tmp, "%.*g", prec, v);
+        if (strtod(tmp, NULL) == v)
+            break;
+    }
+    tpu_buf_puts(b, tmp);
+}
+
+void tpu_json_string_n(tpu_json *j, const char *s, size_t n)
+{
+    before_item(j);
+    tpu_buf_putc(j->out, '"');
+    tpu_json_escape(j->out, s, n);
+    tpu_buf_putc(j->out, '"');
+}
+
+void tpu_json_string(tpu_json *j, const char *s)
+{
+    if (!s) {
+        tpu_json_null(j);
+        return;
+    }
+    tpu_json_string_n(j, s, strlen(s));
+}
+
+void tpu_json_int(tpu_json *j, int64_t v)
+{
+    before_item(j);
+    tpu_buf_printf(j->out, "%lld", (long long)v);
+}
+
+void tpu_json_uint(tpu_json *j, uint64_t v)
+{
+    before_item(j);
+    tpu_buf_printf(j->out, "%llu", (unsigned long long)v);
+}
+
+void tpu_json_double(tpu_json *j, double v)
+{
+    before_item(j);
+    tpu_json_format_double(j->out, v);
+}
+
+void tpu_json_bool(tpu_json *j, int v)
+{
+    before_item(j);
+    tpu_buf_puts(j->out, v ? "true" : "false");
+}
+
+void tpu_json_null(tpu_json *j)
+{
+    before_item(j);
+    tpu_buf_append(j->out, "null", 4);
+}
+
+void tpu_json_raw(tpu_json *j, const char *json)
+{
+    before_item(j);
+    tpu_buf_puts(j->out, json);
+}
+
+void tpu_json_kv_string(tpu_json *j, const char *k, const char *v) { tpu_json_key(j, k); tpu_json_string(j, v); }
+void tpu_json_kv_int(tpu_json *j, const char *k, int64_t v) { tpu_json_key(j, k); tpu_json_int(j, v); }
+void tpu_json_kv_uint(tpu_json *j, const char *k, uint64_t v) { tpu_json_key(j, k); tpu_json_uint(j, v); }
+void tpu_json_kv_double(tpu_json *j, const char *k, double v) { tpu_json_key(j, k); tpu_json_double(j, v); }
+void tpu_json_kv_bool(tpu_json *j, const char *k, int v) { tpu_json_key(j, k); tpu_json_bool(j, v); }

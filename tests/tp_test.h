@@ -1,0 +1,96 @@
+/*
+ * tp_test.h - minimal unit-test macros. One executable = one ctest entry.
+ *
+ *   TP_TEST(name) { CHECK(x == 1); CHECK_EQ_INT(a, b); CHECK_STR(s, "x"); }
+ *   int main(void) { RUN(name); return tp_test_finish(); }
+ *
+ * A failing CHECK prints file:line and the expression and marks the test
+ * failed; the test goes on so one run shows every failure.
+ */
+#ifndef TP_TEST_H
+#define TP_TEST_H
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static int tp_test_failures;
+static int tp_test_passed, tp_test_failed;
+static int tp_test_checks;
+
+#define TP_TEST(name) static void name(void)
+
+#define CHECK(cond)                                                              \
+    do {                                                                         \
+        tp_test_checks++;                                                        \
+        if (!(cond)) {                                                           \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+            tp_test_failures++;                                                  \
+        }                                                                        \
+    } while (0)
+
+#define CHECK_EQ_INT(a, b)                                                       \
+    do {                                                                         \
+        long long tp__a = (long long)(a), tp__b = (long long)(b);                \
+        tp_test_checks++;                                                        \
+        if (tp__a != tp__b) {                                                    \
+            fprintf(stderr, "%s:%d: %s == %s failed: %lld vs %lld\n", __FILE__,  \
+                    __LINE__, #a, #b, tp__a, tp__b);                             \
+            tp_test_failures++;                                                  \
+        }                                                                        \
+    } while (0)
+
+#define CHECK_NEAR(a, b, tol)                                                    \
+    do {                                                                         \
+        double tp__a = (double)(a), tp__b = (double)(b);                         \
+        tp_test_checks++;                                                        \
+        if (!(fabs(tp__a - tp__b) <= (tol))) {                                   \
+            fprintf(stderr, "%s:%d: %s ~= %s failed: %.9g vs %.9g\n", __FILE__,  \
+                    __LINE__, #a, #b, tp__a, tp__b);                             \
+            tp_test_failures++;                                                  \
+        }                                                                        \
+    } while (0)
+
+#define CHECK_STR(a, b)                                                          \
+    do {                                                                         \
+        const char *tp__a = (a), *tp__b = (b);                                   \
+        tp_test_checks++;                                                        \
+        if (!tp__a || !tp__b || strcmp(tp__a, tp__b) != 0) {                     \
+            fprintf(stderr, "%s:%d: %s == %s failed: \"%s\" vs \"%s\"\n",        \
+                    __FILE__, __LINE__, #a, #b, tp__a ? tp__a : "(null)",        \
+                    tp__b ? tp__b : "(null)");                                   \
+            tp_test_failures++;                                                  \
+        }                                                                        \
+    } while (0)
+
+/* CHECK that haystack contains needle. */
+#define CHECK_CONTAINS(hay, needle)                                              \
+    do {                                                                         \
+        const char *tp__h = (hay), *tp__n = (needle);                            \
+        tp_test_checks++;                                                        \
+        if (!tp__h || !strstr(tp__h, tp__n)) {                                   \
+            fprintf(stderr, "%s:%d: \"%s\" does not contain \"%s\"\n", __FILE__, \
+                    __LINE__, tp__h ? tp__h : "(null)", tp__n);                  \
+            tp_test_failures++;                                                  \
+        }                                                                        \
+    } while (0)
+
+#define RUN(name)                                                                \
+    do {                                                                         \
+        int tp__before = tp_test_failures;                                       \
+        name();                                                                  \
+        if (tp_test_failures == tp__before) {                                    \
+            tp_test_passed++;                                                    \
+        } else {                                                                 \
+            tp_test_failed++;                                                    \
+            fprintf(stderr, "FAIL %s\n", #name);                                 \
+        }                                                                        \
+    } while (0)
+
+static inline int tp_test_finish(void)
+{
+    printf("%d passed, %d failed (%d checks)\n", tp_test_passed, tp_test_failed, tp_test_checks);
+    return tp_test_failed ? 1 : 0;
+}
+
+#endif
