@@ -62,7 +62,7 @@ struct tpu_json;
  * fragmentation gap, leak signal) into an open JSON object. */
 void tpi_mem_summary_write_json(const tpi_mem_summary *m, struct tpu_json *j);
 /* One or more human lines for the console summary ("" when nothing to say). */
-void tpi_mem_summary_print(const tpi_mem_summary *m, void *file /* FILE* */);
+void tpi_mem_summary_print(const tpi_mem_summary *m, void *file);
 void tpi_mem_summary_free(tpi_mem_summary *m);
 
 /* Allocation tracking (tp_mem_alloc / tp_mem_free). */
@@ -78,7 +78,7 @@ uint64_t tpi_alloc_release(tpi_alloc_tracker *t, const void *ptr, const char *po
 /* Pools, live/peak bytes, counts and outstanding blocks (possible leaks)
  * grouped by pool and zone, as JSON fields of the summary / console lines. */
 void tpi_alloc_write_json(const tpi_alloc_tracker *t, struct tpu_json *j);
-void tpi_alloc_print(const tpi_alloc_tracker *t, void *file /* FILE* */);
+void tpi_alloc_print(const tpi_alloc_tracker *t, void *file);
 void tpi_alloc_tracker_free(tpi_alloc_tracker *t);
 
 #endif
