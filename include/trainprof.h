@@ -212,7 +212,13 @@ TP_API void tp_mark(tp_session *s, const char *name);
 #define TP__CAT2(a, b) a##b
 #define TP__CAT(a, b) TP__CAT2(a, b)
 
-static inline void tp__zone_cleanup(tp_session **s)
+#if defined(__cplusplus) || (defined(__STDC_VERSION__) && __STDC_VERSION__ >= 199901L)
+#define TP__INLINE inline
+#else
+#define TP__INLINE __inline__
+#endif
+
+static TP__INLINE void tp__zone_cleanup(tp_session **s)
 {
     if (*s)
         tp_zone_end(*s);
