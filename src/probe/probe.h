@@ -69,7 +69,7 @@ void tpi_mem_summary_free(tpi_mem_summary *m);
 typedef struct tpi_alloc_tracker tpi_alloc_tracker;
 tpi_alloc_tracker *tpi_alloc_tracker_new(void);
 /* zone_id: innermost open zone of the calling thread (0 = none). On return
- * *pool_live/*pool_reserved hold the pool's totals after the change. */
+ * On return total_live holds the live bytes of all pools after the change. */
 void tpi_alloc_record(tpi_alloc_tracker *t, const void *ptr, uint64_t bytes, const char *pool,
                       uint32_t zone_id, uint64_t *total_live);
 /* Returns the freed block's size (0 when unknown: counted as a bad free). */

@@ -1,0 +1,173 @@
+/* Unit tests of src/util: byte buffer, JSON writer, files. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tp_test.h"
+#include "util/buf.h"
+#include "util/fileio.h"
+#include "util/json.h"
+
+TP_TEST(buf_grows_and_formats)
+{
+    tpu_buf b = {0};
+    CHECK_STR(tpu_buf_cstr(&b), "");
+    for (int i = 0; i < 1000; i++)
+        tpu_buf_printf(&b, "%d,", i);
+    CHECK(b.len > 3000);
+    CHECK(strncmp(b.data, "0,1,2,", 6) == 0);
+    char big[600];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    tpu_buf_reset(&b);
+    tpu_buf_printf(&b, "<%s>", big); /* longer than the printf fast path */
+    CHECK_EQ_INT(b.len, 601);
+    CHECK_EQ_INT(b.data[600], '>');
+    char *owned = tpu_buf_detach(&b);
+    CHECK_EQ_INT(strlen(owned), 601);
+    free(owned);
+    CHECK_EQ_INT(b.len, 0);
+    tpu_buf_free(&b);
+}
+
+TP_TEST(json_structure_and_commas)
+{
+    tpu_buf b = {0};
+    tpu_json j;
+    tpu_json_init(&j, &b, 0);
+    tpu_json_begin_object(&j);
+    tpu_json_kv_int(&j, "a", -3);
+    tpu_json_key(&j, "list");
+    tpu_json_begin_array(&j);
+    tpu_json_uint(&j, 1);
+    tpu_json_double(&j, 0.5);
+    tpu_json_bool(&j, 1);
+    tpu_json_null(&j);
+    tpu_json_begin_object(&j);
+    tpu_json_end_object(&j);
+    tpu_json_end_array(&j);
+    tpu_json_kv_string(&j, "s", "x");
+    tpu_json_end_object(&j);
+    CHECK_STR(tpu_buf_cstr(&b), "{\"a\":-3,\"list\":[1,0.5,true,null,{}],\"s\":\"x\"}");
+    tpu_buf_free(&b);
+}
+
+TP_TEST(json_pretty)
+{
+    tpu_buf b = {0};
+    tpu_json j;
+    tpu_json_init(&j, &b, 1);
+    tpu_json_begin_array(&j);
+    tpu_json_begin_object(&j);
+    tpu_json_kv_int(&j, "step", 1);
+    tpu_json_end_object(&j);
+    tpu_json_end_array(&j);
+    CHECK_STR(tpu_buf_cstr(&b), "[\n  {\n    \"step\": 1\n  }\n]");
+    tpu_buf_free(&b);
+}
+
+TP_TEST(json_escapes_and_bad_utf8)
+{
+    tpu_buf b = {0};
+    const char in[] = "q\"b\\n\n\t\x01 \xc3\xa9 \xff \xe2\x82";
+    tpu_json_escape(&b, in, sizeof in - 1);
+    CHECK_STR(tpu_buf_cstr(&b), "q\\\"b\\\\n\\n\\t\\u0001 \xc3\xa9 \\ufffd \\ufffd\\ufffd");
+    tpu_buf_reset(&b);
+    const char surrogate[] = "\xed\xa0\x80"; /* UTF-16 surrogate encoded in UTF-8: invalid */
+    tpu_json_escape(&b, surrogate, 3);
+    CHECK_STR(tpu_buf_cstr(&b), "\\ufffd\\ufffd\\ufffd");
+    tpu_buf_free(&b);
+}
+
+TP_TEST(json_doubles_round_trip)
+{
+    double vals[] = {0.1, 1.0 / 3.0, 1e-9, 123456789.123, -2.5, 1e300, 5e-324};
+    for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) {
+        tpu_buf b = {0};
+        tpu_json_format_double(&b, vals[i]);
+        CHECK(strtod(tpu_buf_cstr(&b), NULL) == vals[i]);
+        tpu_buf_free(&b);
+    }
+    tpu_buf b = {0};
+    tpu_json_format_double(&b, 0.1);
+    CHECK_STR(tpu_buf_cstr(&b), "0.1");
+    tpu_buf_reset(&b);
+    tpu_json_format_double(&b, NAN);
+    CHECK_STR(tpu_buf_cstr(&b), "null");
+    tpu_buf_reset(&b);
+    tpu_json_format_double(&b, -INFINITY);
+    CHECK_STR(tpu_buf_cstr(&b), "null");
+    tpu_buf_free(&b);
+}
+
+TP_TEST(files_mkdir_atomic_read)
+{
+    char dir[] = "/tmp/tp_util_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char deep[512], file[600], err[256];
+    snprintf(deep, sizeof deep, "%s/a/b/c", dir);
+    CHECK_EQ_INT(tpu_mkdir_p(deep, err, sizeof err), 0);
+    CHECK_EQ_INT(tpu_mkdir_p(deep, err, sizeof err), 0); /* exists: fine */
+    CHECK_EQ_INT(tpu_path_join(file, sizeof file, deep, "x.json"), 0);
+    CHECK_EQ_INT(tpu_write_file_atomic(file, "{\"a\":1}", 7, err, sizeof err), 0);
+    char *data;
+    size_t len;
+    CHECK_EQ_INT(tpu_read_file(file, &data, &len, err, sizeof err), 0);
+    CHECK_EQ_INT(len, 7);
+    CHECK_STR(data, "{\"a\":1}");
+    free(data);
+    /* a file where a directory is wanted: error names the path */
+    char under_file[700];
+    snprintf(under_file, sizeof under_file, "%s/sub", file);
+    CHECK_EQ_INT(tpu_mkdir_p(under_file, err, sizeof err), -1);
+    CHECK_CONTAINS(err, file);
+    CHECK_EQ_INT(tpu_read_file("/nonexistent/x", &data, &len, err, sizeof err), -1);
+    CHECK_CONTAINS(err, "/nonexistent/x");
+    unlink(file);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK_EQ_INT(system(cmd), 0);
+}
+
+TP_TEST(write_all_reports_disk_full)
+{
+    int fd = open("/dev/full", O_WRONLY);
+    if (fd < 0)
+        return; /* no /dev/full in this sandbox */
+    errno = 0;
+    CHECK_EQ_INT(tpu_write_all(fd, "abc", 3), -1);
+    CHECK_EQ_INT(errno, ENOSPC);
+    close(fd);
+}
+
+TP_TEST(sanitize_component)
+{
+    char a[] = "../etc/passwd";
+    tpu_sanitize_component(a);
+    CHECK_STR(a, ".._etc_passwd");
+    char b[] = "..";
+    tpu_sanitize_component(b);
+    CHECK_STR(b, "_");
+    char c[] = "run\n\x01 name";
+    tpu_sanitize_component(c);
+    CHECK_STR(c, "run___name");
+    char host[64];
+    tpu_hostname(host, sizeof host);
+    CHECK(host[0] != '\0');
+    CHECK(strchr(host, '/') == NULL);
+}
+
+int main(void)
+{
+    RUN(buf_grows_and_formats);
+    RUN(json_structure_and_commas);
+    RUN(json_pretty);
+    RUN(json_escapes_and_bad_utf8);
+    RUN(json_doubles_round_trip);
+    RUN(files_mkdir_atomic_read);
+    RUN(write_all_reports_disk_full);
+    RUN(sanitize_component);
+    return tp_test_finish();
+}
