@@ -35,6 +35,9 @@ typedef struct tpi_mem_sample {
     uint64_t system_available_bytes, system_total_bytes;
     int n_devices;
     tpi_device_sample devices[TPI_MAX_DEVICES];
+    /* added by the probes: running totals since the probes opened */
+    uint32_t callback_rejected; /* allocator-callback results rejected as inconsistent */
+    uint32_t probe_errors;      /* failed reads (/proc unreadable, NVML errors) */
 } tpi_mem_sample;
 
 typedef struct tpi_probe_set tpi_probe_set;
@@ -46,6 +49,9 @@ void tpi_probes_set_callback(tpi_probe_set *p, tp_device_memory_fn fn, void *use
 /* One sample of everything available; ts_ns/step are filled by the caller. */
 int tpi_probes_sample(tpi_probe_set *p, tpi_mem_sample *out);
 void tpi_probes_close(tpi_probe_set *p);
+/* Which probes answered at open: "process,system,nvml" (for the info line
+ * and the summary). */
+const char *tpi_probes_describe(const tpi_probe_set *p);
 
 /* Background sampler every interval_ms, delivering to fn on its own thread. */
 typedef void (*tpi_sample_fn)(void *ctx, tpi_mem_sample *sample);
