@@ -90,6 +90,7 @@ typedef struct tpa_meta {
     bool events_cut;         /* truncated/garbled inside traceEvents */
     uint64_t truncated_at;   /* offset where reading stopped */
     uint64_t good_end;       /* offset just past the last complete element */
+    char close[4];           /* text that closes the document after good_end */
     uint64_t bytes;          /* decompressed bytes consumed */
     uint64_t events;         /* objects seen in traceEvents */
     uint64_t non_objects;    /* traceEvents elements that are not objects */
@@ -148,6 +149,7 @@ typedef struct tpa_report {
     uint64_t bytes;
     uint64_t per_ph[128];
     int n_files, truncated_files;
+    void *priv;                    /* name index */
 } tpa_report;
 
 int tpa_report_file(tpa_report *rep, const char *path, const tpa_report_opts *o,

@@ -1,11 +1,76 @@
-/* PLACEHOLDER: replaced by the owner of this subcommand. */
+/* cmd_diff.c - `trainprof diff A B`: what changed, and a CI gate. */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "analyze/render.h"
+#include "cli_common.h"
 #include "commands.h"
+
+static const char USAGE[] =
+    "usage: trainprof diff [options] A B\n"
+    "Per-step and per-operation changes from trace A (baseline) to trace B,\n"
+    "operations sorted by absolute change of total time.\n\n"
+    "  --fail-if-slower PCT  exit 1 when B is more than PCT %% slower than A\n"
+    "                        (mean step time; host self time when a trace has no steps)\n"
+    "  --top N               operation rows (default 25, 0 = all)\n"
+    "  --json                machine-readable output\n"
+    "Exit: 0 ok, 1 gate tripped, 2 bad input.\n";
+
+static int load(const char *path, tpa_report *rep, tpa_steps_result *st, tpa_error *err)
+{
+    tpa_report_opts o;
+    memset(&o, 0, sizeof o);
+    o.group_steps = true;
+    if (tpa_report_file(rep, path, &o, err) != 0) return -1;
+    return tpa_steps_file(path, st, err);
+}
 
 int cmd_diff(int argc, char **argv)
 {
-    (void)argc;
-    fprintf(stderr, "trainprof %s: not implemented yet\n", argv[0]);
-    return 2;
+    const char *cmd = argv[0], *files[2] = {0}, *v;
+    int nfiles = 0;
+    bool json = false, gate = false;
+    double limit = 0;
+    size_t top = 25;
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) { printf(USAGE); return CLI_OK; }
+        if (!strcmp(argv[i], "--json")) json = true;
+        else if (cli_opt(argc, argv, &i, "--fail-if-slower", &v)) {
+            char *end;
+            if (!v || (limit = strtod(v, &end), end == v || *end) || !isfinite(limit))
+                return cli_fail(cmd, "--fail-if-slower needs a percentage, e.g. 5");
+            gate = true;
+        } else if (cli_opt(argc, argv, &i, "--top", &v)) {
+            if (!v || !cli_parse_size(v, &top)) return cli_fail(cmd, "--top needs a number");
+        } else if (argv[i][0] == '-' && argv[i][1]) return cli_fail(cmd, "unknown option %s", argv[i]);
+        else if (nfiles == 2) return cli_fail(cmd, "exactly two traces: A (baseline) and B");
+        else files[nfiles++] = argv[i];
+    }
+    if (nfiles != 2) return cli_fail(cmd, "exactly two traces: A (baseline) and B");
+    tpa_report ra, rb;
+    tpa_steps_result sa = {0}, sb = {0};
+    memset(&ra, 0, sizeof ra);
+    memset(&rb, 0, sizeof rb);
+    tpa_error err;
+    int rc = CLI_OK;
+    if (load(files[0], &ra, &sa, &err) != 0 || load(files[1], &rb, &sb, &err) != 0) {
+        rc = cli_error(&err);
+    } else {
+        tpa_diff d;
+        tpa_diff_compute(&d, &ra, &rb, &sa, &sb);
+        if (json) tpa_render_diff_json(stdout, &d, &sa, &sb, top);
+        else tpa_render_diff_text(stdout, &d, &sa, &sb, top);
+        if (gate && d.change_pct > limit) {
+            fprintf(stderr, "trainprof diff: %s is %.2f%% slower (limit %.2f%%)\n", d.metric, d.change_pct, limit);
+            rc = CLI_FINDINGS;
+        }
+        tpa_diff_free(&d);
+    }
+    tpa_report_free(&ra);
+    tpa_report_free(&rb);
+    tpa_steps_free(&sa);
+    tpa_steps_free(&sb);
+    return rc;
 }

@@ -1,11 +1,53 @@
-/* PLACEHOLDER: replaced by the owner of this subcommand. */
+/* cmd_fix.c - `trainprof fix FILE [-o OUT]`: close a cut-short trace. */
+#include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
+#include "cli_common.h"
 #include "commands.h"
+
+static const char USAGE[] =
+    "usage: trainprof fix FILE [-o OUT]\n"
+    "Makes a trace that was cut short (killed writer, full disk) loadable again:\n"
+    "keeps every complete event and closes the JSON document. Without -o, only\n"
+    "checks and reports. Garbage after the last complete event is dropped.\n\n"
+    "  -o, --output OUT  where to write the repaired trace (.gz compresses)\n"
+    "  --json            print the result as JSON\n"
+    "Exit: 0 ok (fixed, or nothing to fix), 1 needs fixing (check only), 2 bad input.\n";
 
 int cmd_fix(int argc, char **argv)
 {
-    (void)argc;
-    fprintf(stderr, "trainprof %s: not implemented yet\n", argv[0]);
-    return 2;
+    const char *cmd = argv[0], *in = NULL, *out = NULL, *v;
+    bool json = false;
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) { fputs(USAGE, stdout); return CLI_OK; }
+        if (!strcmp(argv[i], "--json")) json = true;
+        else if (cli_opt(argc, argv, &i, "-o", &v) || cli_opt(argc, argv, &i, "--output", &v)) {
+            if (!v) return cli_fail_missing(cmd, "-o");
+            out = v;
+        } else if (argv[i][0] == '-' && argv[i][1]) return cli_fail(cmd, "unknown option %s", argv[i]);
+        else if (in) return cli_fail(cmd, "one input file at a time");
+        else in = argv[i];
+    }
+    if (!in) return cli_fail(cmd, "no trace file given");
+    if (out && strcmp(in, out) == 0) return cli_fail(cmd, "output must differ from the input");
+    tpa_write_stats st;
+    tpa_error err;
+    bool was_ok = false;
+    if (tpa_fix(in, out, &st, &was_ok, &err) != 0) return cli_error(&err);
+    FILE *f = out && strcmp(out, "-") == 0 ? stderr : stdout;
+    const char *state = was_ok ? "complete" : out ? "fixed" : "truncated";
+    if (json) {
+        fprintf(f, "{\"input\": \"%s\", \"state\": \"%s\", \"events\": %" PRIu64, in, state, st.out_events);
+        if (out) fprintf(f, ", \"output\": \"%s\"", out);
+        fprintf(f, "}\n");
+    } else if (was_ok) {
+        fprintf(f, "%s: complete, %" PRIu64 " events; nothing to fix%s%s\n", in, st.out_events,
+                out ? ", copied to " : "", out ? out : "");
+    } else if (out) {
+        fprintf(f, "%s: truncated; kept %" PRIu64 " complete events -> %s\n", in, st.out_events, out);
+    } else {
+        fprintf(f, "%s: truncated after %" PRIu64 " complete events; run with -o OUT to repair\n", in, st.out_events);
+    }
+    return was_ok || out ? CLI_OK : CLI_FINDINGS;
 }

@@ -1,11 +1,46 @@
-/* PLACEHOLDER: replaced by the owner of this subcommand. */
+/* cmd_merge.c - `trainprof merge FILES... -o OUT`: ranks on one timeline. */
+#include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
+#include "cli_common.h"
 #include "commands.h"
+
+static const char USAGE[] =
+    "usage: trainprof merge FILE... -o OUT\n"
+    "Puts several traces (one per rank) on one timeline: each becomes one process\n"
+    "named \"rank R\" (rank from distributedInfo or trainprof metadata, else the\n"
+    "file's position), its threads and GPU streams become named threads, and\n"
+    "timestamps are aligned on the wall-clock base each trace records\n"
+    "(baseTimeNanoseconds or trainprof.base_time_ns).\n\n"
+    "  -o, --output OUT  output path (.gz compresses, '-' = stdout)\n"
+    "  --json            print a summary as JSON\n"
+    "Exit: 0 ok, 2 bad input.\n";
 
 int cmd_merge(int argc, char **argv)
 {
-    (void)argc;
-    fprintf(stderr, "trainprof %s: not implemented yet\n", argv[0]);
-    return 2;
+    const char *cmd = argv[0], *out = NULL, *v;
+    const char *files[1024];
+    size_t n = 0;
+    bool json = false;
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) { fputs(USAGE, stdout); return CLI_OK; }
+        if (!strcmp(argv[i], "--json")) json = true;
+        else if (cli_opt(argc, argv, &i, "-o", &v) || cli_opt(argc, argv, &i, "--output", &v)) {
+            if (!v) return cli_fail_missing(cmd, "-o");
+            out = v;
+        } else if (argv[i][0] == '-' && argv[i][1]) return cli_fail(cmd, "unknown option %s", argv[i]);
+        else if (n == 1024) return cli_fail(cmd, "too many files (1024 at most)");
+        else files[n++] = argv[i];
+    }
+    if (!n) return cli_fail(cmd, "no trace files given");
+    if (!out) return cli_fail(cmd, "no output given (-o OUT)");
+    tpa_write_stats st;
+    tpa_error err;
+    if (tpa_merge(files, n, out, &st, &err) != 0) return cli_error(&err);
+    FILE *f = strcmp(out, "-") == 0 ? stderr : stdout;
+    if (json) fprintf(f, "{\"files\": %zu, \"output\": \"%s\", \"events_in\": %" PRIu64 ", \"events_out\": %" PRIu64 "}\n",
+                      n, out, st.in_events, st.out_events);
+    else fprintf(f, "merged %zu traces (%" PRIu64 " events) -> %s\n", n, st.in_events, out);
+    return CLI_OK;
 }

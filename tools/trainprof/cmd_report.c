@@ -1,11 +1,91 @@
-/* PLACEHOLDER: replaced by the owner of this subcommand. */
+/* cmd_report.c - `trainprof report FILE...`: per-operation table. */
 #include <stdio.h>
+#include <string.h>
 
+#include "analyze/render.h"
+#include "cli_common.h"
 #include "commands.h"
+
+static const char USAGE[] =
+    "usage: trainprof report [options] FILE...\n"
+    "Per-operation table like torch's key_averages().table(): calls, self time,\n"
+    "self %, total, avg, min, max. Host ops and one table per GPU device.\n"
+    "FILE: Chrome/Kineto/trainprof trace, JSON array or object form, .gz ok, - = stdin.\n\n"
+    "  --sort KEY      self (default), total, calls, avg, min, max, name\n"
+    "  --top N         rows per table (default 30 in tables, all with --json; 0 = all)\n"
+    "  --cat LIST      only these categories, e.g. cpu_op,kernel,user_annotation\n"
+    "  --pid N --tid N only this process / thread\n"
+    "  --steps A-B     only events starting inside ProfilerStep#A..#B\n"
+    "  --no-group-steps  keep ProfilerStep#N apart (default: one ProfilerStep* row, as torch)\n"
+    "  --json          machine-readable output\n"
+    "Exit: 0 ok, 2 bad input.\n";
+
+typedef struct report_args {
+    tpa_report_opts o;
+    const char *sort;
+    size_t top;
+    bool top_set, json;
+    const char *files[256];
+    int nfiles;
+} report_args;
+
+static int parse(int argc, char **argv, report_args *a)
+{
+    const char *cmd = argv[0], *v;
+    a->o.group_steps = true;
+    a->sort = "self";
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (cli_is_help(arg)) { fputs(USAGE, stdout); return -1; }
+        if (!strcmp(arg, "--json")) { a->json = true; continue; }
+        if (!strcmp(arg, "--no-group-steps")) { a->o.group_steps = false; continue; }
+        if (cli_opt(argc, argv, &i, "--sort", &v)) {
+            if (!v || !tpa_sort_key_valid(v)) return cli_fail(cmd, "--sort needs one of self,total,calls,avg,min,max,name");
+            a->sort = v;
+        } else if (cli_opt(argc, argv, &i, "--top", &v)) {
+            if (!v || !cli_parse_size(v, &a->top)) return cli_fail(cmd, "--top needs a number");
+            a->top_set = true;
+        } else if (cli_opt(argc, argv, &i, "--cat", &v)) {
+            if (!v || !*v) return cli_fail_missing(cmd, "--cat");
+            a->o.cats = v;
+        } else if (cli_opt(argc, argv, &i, "--pid", &v)) {
+            if (!v || !cli_parse_i64(v, &a->o.pid)) return cli_fail(cmd, "--pid needs a number");
+            a->o.has_pid = true;
+        } else if (cli_opt(argc, argv, &i, "--tid", &v)) {
+            if (!v || !cli_parse_i64(v, &a->o.tid)) return cli_fail(cmd, "--tid needs a number");
+            a->o.has_tid = true;
+        } else if (cli_opt(argc, argv, &i, "--steps", &v)) {
+            if (!v || !tpa_parse_range(v, &a->o.steps)) return cli_fail(cmd, "--steps needs N or A-B");
+        } else if (arg[0] == '-' && arg[1]) {
+            return cli_fail(cmd, "unknown option %s", arg);
+        } else if (a->nfiles < 256) {
+            a->files[a->nfiles++] = arg;
+        } else {
+            return cli_fail(cmd, "too many files (256 at most)");
+        }
+    }
+    if (!a->nfiles) return cli_fail(cmd, "no trace file given");
+    return 0;
+}
 
 int cmd_report(int argc, char **argv)
 {
-    (void)argc;
-    fprintf(stderr, "trainprof %s: not implemented yet\n", argv[0]);
-    return 2;
+    report_args a;
+    memset(&a, 0, sizeof a);
+    int rc = parse(argc, argv, &a);
+    if (rc) return rc < 0 ? CLI_OK : rc;
+    tpa_report rep;
+    memset(&rep, 0, sizeof rep);
+    tpa_error err;
+    for (int i = 0; i < a.nfiles; i++) {
+        if (tpa_report_file(&rep, a.files[i], &a.o, &err) != 0) {
+            tpa_report_free(&rep);
+            return cli_error(&err);
+        }
+    }
+    tpa_sort_ops(&rep, a.sort);
+    if (a.json) tpa_render_report_json(stdout, &rep, a.top_set ? a.top : 0);
+    else tpa_render_report_text(stdout, &rep, a.top_set ? a.top : 30);
+    tpa_report_free(&rep);
+    return CLI_OK;
 }

@@ -1,0 +1,190 @@
+/* classify.c - what an event is (by category and name), plus the small
+ * parsing/formatting helpers the subcommands share. */
+#include "analyze.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool sv_eq(tpa_sv s, const char *lit)
+{
+    size_t n = strlen(lit);
+    return s.n == n && memcmp(s.p, lit, n) == 0;
+}
+
+/* Case-insensitive substring search in a name (names are short). */
+static bool sv_icontains(tpa_sv s, const char *needle)
+{
+    size_t n = strlen(needle);
+    if (n > s.n) return false;
+    for (size_t i = 0; i + n <= s.n; i++) {
+        size_t k = 0;
+        while (k < n && tolower((unsigned char)s.p[i + k]) == needle[k]) k++;
+        if (k == n) return true;
+    }
+    return false;
+}
+
+bool tpa_step_number(tpa_sv name, int64_t *num)
+{
+    static const char pre[] = "ProfilerStep#";
+    size_t pn = sizeof pre - 1;
+    if (name.n <= pn || memcmp(name.p, pre, pn) != 0)
+        return false;
+    int64_t v = 0;
+    for (size_t i = pn; i < name.n; i++) {
+        if (name.p[i] < '0' || name.p[i] > '9' || v > INT64_MAX / 10 - 10)
+            return false;
+        v = v * 10 + (name.p[i] - '0');
+    }
+    *num = v;
+    return true;
+}
+
+bool tpa_name_is_data_loading(tpa_sv name)
+{
+    return sv_icontains(name, "dataloader") || sv_icontains(name, "data_batch") ||
+           sv_icontains(name, "data_load") || sv_icontains(name, "data loading");
+}
+
+static bool is_comm_kernel(tpa_sv name)
+{
+    return sv_icontains(name, "nccl") || sv_icontains(name, "rccl");
+}
+
+int tpa_classify(const tpa_event *ev)
+{
+    tpa_sv c = ev->cat;
+    int64_t n;
+    switch (c.n) {
+    case 6:
+        if (sv_eq(c, "kernel") || sv_eq(c, "Kernel"))
+            return is_comm_kernel(ev->name) ? TPA_K_COMM : TPA_K_KERNEL;
+        if (sv_eq(c, "Memcpy")) return TPA_K_MEMCPY;
+        if (sv_eq(c, "Memset")) return TPA_K_MEMSET;
+        break;
+    case 10:
+        if (sv_eq(c, "gpu_memcpy")) return TPA_K_MEMCPY;
+        if (sv_eq(c, "gpu_memset")) return TPA_K_MEMSET;
+        break;
+    case 11:
+        if (sv_eq(c, "cuda_driver")) return TPA_K_RUNTIME;
+        break;
+    case 12:
+        if (sv_eq(c, "cuda_runtime")) return TPA_K_RUNTIME;
+        break;
+    case 15:
+        if (sv_eq(c, "user_annotation"))
+            return tpa_step_number(ev->name, &n) ? TPA_K_STEP : TPA_K_ANNOTATION;
+        break;
+    case 19:
+        if (sv_eq(c, "gpu_user_annotation")) return TPA_K_GPU_ANNOTATION;
+        break;
+    case 0:
+        if (tpa_step_number(ev->name, &n)) return TPA_K_STEP;
+        break;
+    }
+    if (c.n >= 4 && (memcmp(c.p, "hip_", 4) == 0 || memcmp(c.p, "cuda", 4) == 0))
+        return TPA_K_RUNTIME;
+    return TPA_K_CPU;
+}
+
+bool tpa_kind_is_gpu(int kind)
+{
+    return kind == TPA_K_KERNEL || kind == TPA_K_COMM || kind == TPA_K_MEMCPY ||
+           kind == TPA_K_MEMSET || kind == TPA_K_GPU_ANNOTATION;
+}
+
+bool tpa_cat_listed(const char *list, tpa_sv cat)
+{
+    const char *p = list;
+    while (*p) {
+        const char *q = strchr(p, ',');
+        size_t n = q ? (size_t)(q - p) : strlen(p);
+        if (n == cat.n && memcmp(p, cat.p, n) == 0) return true;
+        if (!q) break;
+        p = q + 1;
+    }
+    return false;
+}
+
+/* ---- option values ----------------------------------------------------------- */
+
+static bool parse_scaled(const char *s, const char *end, int64_t *ns)
+{
+    char tmp[64];
+    size_t n = (size_t)(end - s);
+    if (n == 0 || n >= sizeof tmp) return false;
+    memcpy(tmp, s, n);
+    tmp[n] = 0;
+    char *unit;
+    double v = strtod(tmp, &unit);
+    if (unit == tmp || !isfinite(v) || v < 0) return false;
+    double mul;
+    if (!*unit || !strcmp(unit, "us")) mul = 1e3;
+    else if (!strcmp(unit, "ns")) mul = 1;
+    else if (!strcmp(unit, "ms")) mul = 1e6;
+    else if (!strcmp(unit, "s")) mul = 1e9;
+    else return false;
+    if (v * mul > 9.2e18) return false;
+    *ns = (int64_t)llround(v * mul);
+    return true;
+}
+
+bool tpa_parse_duration(const char *s, int64_t *ns)
+{
+    return parse_scaled(s, s + strlen(s), ns);
+}
+
+bool tpa_parse_time_range(const char *s, tpa_range *r)
+{
+    const char *dash = strchr(s, '-');
+    if (!dash) return false;
+    r->set = true;
+    if (!parse_scaled(s, dash, &r->lo)) return false;
+    if (!dash[1]) { r->hi = INT64_MAX; return true; }
+    return parse_scaled(dash + 1, dash + strlen(dash), &r->hi) && r->hi >= r->lo;
+}
+
+bool tpa_parse_range(const char *s, tpa_range *r)
+{
+    char *end;
+    long long lo = strtoll(s, &end, 10);
+    if (end == s || lo < 0) return false;
+    r->set = true;
+    r->lo = r->hi = lo;
+    if (!*end) return true;
+    if (*end != '-') return false;
+    if (!end[1]) { r->hi = INT64_MAX; return true; }
+    const char *h = end + 1;
+    long long hi = strtoll(h, &end, 10);
+    if (end == h || *end || hi < lo) return false;
+    r->hi = hi;
+    return true;
+}
+
+/* ---- formatting -------------------------------------------------------------- */
+
+void tpa_fmt_dur(char *buf, size_t n, int64_t ns)
+{
+    double a = fabs((double)ns);
+    if (a < 1e3) snprintf(buf, n, "%lld ns", (long long)ns);
+    else if (a < 1e6) snprintf(buf, n, "%.3f us", ns / 1e3);
+    else if (a < 1e9) snprintf(buf, n, "%.3f ms", ns / 1e6);
+    else snprintf(buf, n, "%.3f s", ns / 1e9);
+}
+
+void tpa_json_str(FILE *f, const char *s, size_t n)
+{
+    fputc('"', f);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\') { fputc('\\', f); fputc(c, f); }
+        else if (c == '\n') fputs("\\n", f);
+        else if (c == '\t') fputs("\\t", f);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}

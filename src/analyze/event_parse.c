@@ -1,0 +1,315 @@
+/* event_parse.c - decode the fields of one trace event that analyses need
+ * (ph, name, cat, ts, dur, pid, tid, args.device, args.name) and skip the
+ * rest with a validating skipper. Works in place on the reader's window. */
+#include "event_parse.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define FAIL(e_, at_, code_, msg_) \
+    do { (e_)->at = (at_); (e_)->code = (code_); (e_)->msg = (msg_); return SC_ERR; } while (0)
+
+enum { SB_NAME, SB_CAT, SB_ARGNAME };
+
+void tpa_strbufs_free(tpa_strbufs *sb)
+{
+    for (int i = 0; i < 3; i++) {
+        free(sb->buf[i]);
+        sb->buf[i] = NULL;
+        sb->cap[i] = 0;
+    }
+}
+
+uint64_t tpa_hash_bytes(const char *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)p[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+/* A string id ("CPU functions") becomes a large positive number that no
+ * real pid/tid uses. */
+static int64_t string_id(const char *p, size_t n)
+{
+    return (int64_t)((tpa_hash_bytes(p, n) >> 2) | (1ULL << 61));
+}
+
+/* Reads a string value into out, decoding escapes into sb->buf[slot] only when
+ * needed; plain ASCII/UTF-8 stays in the window. */
+static int read_str(const char **pp, const char *end, tpa_strbufs *sb, int slot,
+                    tpa_sv *out, tpa_scanerr *e)
+{
+    const char *s;
+    size_t n;
+    bool esc;
+    const char *at = *pp;
+    int rc = tpa_scan_string(pp, end, e, &s, &n, &esc);
+    if (rc != SC_OK)
+        return rc;
+    if (!esc) {
+        size_t bad;
+        if (!tpa_utf8_valid(s, n, &bad))
+            FAIL(e, s + bad, TPA_ERR_UTF8, "invalid UTF-8 in string");
+        out->p = s;
+        out->n = n;
+        return SC_OK;
+    }
+    if (sb->cap[slot] < n + 1) {
+        size_t cap = n + 64;
+        char *nb = realloc(sb->buf[slot], cap);
+        if (!nb)
+            FAIL(e, at, TPA_ERR_LIMIT, "out of memory decoding a string");
+        sb->buf[slot] = nb;
+        sb->cap[slot] = cap;
+    }
+    size_t dn;
+    if (tpa_decode_string(s, n, sb->buf[slot], &dn, e) != SC_OK)
+        return SC_ERR;
+    out->p = sb->buf[slot];
+    out->n = dn;
+    return SC_OK;
+}
+
+/* ts/dur: a number, or a quoted number (some exporters write strings). */
+static int read_time(const char **pp, const char *end, int64_t *ns, bool *has, tpa_scanerr *e)
+{
+    const char *at = *pp;
+    tpa_num num;
+    int rc;
+    if (*at == '"') {
+        const char *s; size_t n; bool esc;
+        if ((rc = tpa_scan_string(pp, end, e, &s, &n, &esc)) != SC_OK)
+            return rc;
+        if (!tpa_parse_num_text(s, n, &num))
+            FAIL(e, at, TPA_ERR_SYNTAX, "timestamp string is not a number");
+    } else if ((*at >= '0' && *at <= '9') || *at == '-') {
+        if ((rc = tpa_scan_number(pp, end, e, &num)) != SC_OK)
+            return rc;
+    } else {
+        return tpa_skip_value(pp, end, e, 1);  /* null etc.: treated as absent */
+    }
+    if (!tpa_num_us_to_ns(&num, ns))
+        FAIL(e, at, TPA_ERR_LIMIT, "timestamp or duration out of range");
+    *has = true;
+    return SC_OK;
+}
+
+static int read_id(const char **pp, const char *end, int64_t *id, tpa_sv *str, tpa_scanerr *e)
+{
+    const char *at = *pp;
+    int rc;
+    if (*at == '"') {
+        const char *s; size_t n; bool esc;
+        if ((rc = tpa_scan_string(pp, end, e, &s, &n, &esc)) != SC_OK)
+            return rc;
+        *id = string_id(s, n);
+        str->p = s;
+        str->n = n;
+        return SC_OK;
+    }
+    if ((*at >= '0' && *at <= '9') || *at == '-') {
+        tpa_num num;
+        if ((rc = tpa_scan_number(pp, end, e, &num)) != SC_OK)
+            return rc;
+        if (!tpa_num_to_i64(&num, id))  /* huge: keep it apart, as a string id */
+            *id = string_id(at, (size_t)(*pp - at));
+        return SC_OK;
+    }
+    return tpa_skip_value(pp, end, e, 1);
+}
+
+static int expect_colon(const char **pp, const char *end, tpa_scanerr *e)
+{
+    const char *p = tpa_skip_ws(*pp, end);
+    if (p >= end) return SC_MORE;
+    if (*p != ':')
+        FAIL(e, p, TPA_ERR_SYNTAX, "expected ':' after key");
+    p = tpa_skip_ws(p + 1, end);
+    if (p >= end) return SC_MORE;
+    *pp = p;
+    return SC_OK;
+}
+
+/* After a member value: ',' (returns 1, cursor at next key) or '}' (0). */
+static int next_member(const char **pp, const char *end, int *more, tpa_scanerr *e)
+{
+    const char *p = tpa_skip_ws(*pp, end);
+    if (p >= end) return SC_MORE;
+    if (*p == '}') { *pp = p + 1; *more = 0; return SC_OK; }
+    if (*p != ',')
+        FAIL(e, p, TPA_ERR_SYNTAX, "expected ',' or '}' in object");
+    p = tpa_skip_ws(p + 1, end);
+    if (p >= end) return SC_MORE;
+    if (*p != '"')
+        FAIL(e, p, TPA_ERR_SYNTAX, "expected a string key");
+    *pp = p;
+    *more = 1;
+    return SC_OK;
+}
+
+/* Opens an object: cursor at '{'; leaves it at the first key or past '}'. */
+static int open_object(const char **pp, const char *end, int *more, tpa_scanerr *e)
+{
+    const char *p = tpa_skip_ws(*pp + 1, end);
+    if (p >= end) return SC_MORE;
+    if (*p == '}') { *pp = p + 1; *more = 0; return SC_OK; }
+    if (*p != '"')
+        FAIL(e, p, TPA_ERR_SYNTAX, "expected a string key");
+    *pp = p;
+    *more = 1;
+    return SC_OK;
+}
+
+#define KEY_IS(s_, n_, lit_) ((n_) == sizeof(lit_) - 1 && memcmp((s_), (lit_), (n_)) == 0)
+
+static int parse_args(const char **pp, const char *end, tpa_event *ev, tpa_strbufs *sb,
+                      tpa_scanerr *e)
+{
+    int more, rc;
+    if ((rc = open_object(pp, end, &more, e)) != SC_OK)
+        return rc;
+    while (more) {
+        const char *k; size_t kn; bool esc;
+        if ((rc = tpa_scan_string(pp, end, e, &k, &kn, &esc)) != SC_OK) return rc;
+        if ((rc = expect_colon(pp, end, e)) != SC_OK) return rc;
+        if (KEY_IS(k, kn, "device") && **pp != '"' && **pp != '{' && **pp != '[') {
+            tpa_num num;
+            if ((rc = tpa_scan_number(pp, end, e, &num)) != SC_OK) return rc;
+            if (!tpa_num_to_i64(&num, &ev->device)) ev->device = -1;
+        } else if (KEY_IS(k, kn, "name") && **pp == '"') {
+            if ((rc = read_str(pp, end, sb, SB_ARGNAME, &ev->arg_name, e)) != SC_OK) return rc;
+        } else if ((rc = tpa_skip_value(pp, end, e, 2)) != SC_OK) {
+            return rc;
+        }
+        if ((rc = next_member(pp, end, &more, e)) != SC_OK) return rc;
+    }
+    return SC_OK;
+}
+
+static void mark(tpa_span32 *sp, const char *base, const char *from, const char *to)
+{
+    sp->off = (uint32_t)(from - base);
+    sp->len = (uint32_t)(to - from);
+}
+
+static int parse_member(const char **pp, const char *end, const char *base, tpa_event *ev,
+                        tpa_strbufs *sb, tpa_scanerr *e)
+{
+    const char *k; size_t kn; bool esc;
+    int rc;
+    if ((rc = tpa_scan_string(pp, end, e, &k, &kn, &esc)) != SC_OK) return rc;
+    if ((rc = expect_colon(pp, end, e)) != SC_OK) return rc;
+    const char *v = *pp;
+    switch (kn) {
+    case 2:
+        if (k[0] == 'p' && k[1] == 'h' && *v == '"') {
+            const char *s; size_t n;
+            if ((rc = tpa_scan_string(pp, end, e, &s, &n, &esc)) != SC_OK) return rc;
+            ev->ph = n ? s[0] : 0;
+            return SC_OK;
+        }
+        if (k[0] == 't' && k[1] == 's') {
+            rc = read_time(pp, end, &ev->ts_ns, &ev->has_ts, e);
+            if (rc == SC_OK) mark(&ev->v_ts, base, v, *pp);
+            return rc;
+        }
+        if (k[0] == 'i' && k[1] == 'd') {
+            rc = tpa_skip_value(pp, end, e, 1);
+            if (rc == SC_OK) mark(&ev->v_id, base, v, *pp);
+            return rc;
+        }
+        break;
+    case 3:
+        if (KEY_IS(k, kn, "cat") && *v == '"')
+            return read_str(pp, end, sb, SB_CAT, &ev->cat, e);
+        if (KEY_IS(k, kn, "dur"))
+            return read_time(pp, end, &ev->dur_ns, &ev->has_dur, e);
+        if (KEY_IS(k, kn, "pid")) {
+            rc = read_id(pp, end, &ev->pid, &ev->pid_str, e);
+            if (rc == SC_OK) mark(&ev->v_pid, base, v, *pp);
+            return rc;
+        }
+        if (KEY_IS(k, kn, "tid")) {
+            rc = read_id(pp, end, &ev->tid, &ev->tid_str, e);
+            if (rc == SC_OK) mark(&ev->v_tid, base, v, *pp);
+            return rc;
+        }
+        break;
+    case 4:
+        if (KEY_IS(k, kn, "name") && *v == '"')
+            return read_str(pp, end, sb, SB_NAME, &ev->name, e);
+        if (KEY_IS(k, kn, "args") && *v == '{')
+            return parse_args(pp, end, ev, sb, e);
+        break;
+    }
+    return tpa_skip_value(pp, end, e, 1);
+}
+
+int tpa_parse_event(const char **pp, const char *end, tpa_event *ev, tpa_strbufs *sb,
+                    tpa_scanerr *e)
+{
+    const char *base = *pp;
+    memset(ev, 0, sizeof *ev);
+    ev->device = -1;
+    int more, rc;
+    if ((rc = open_object(pp, end, &more, e)) != SC_OK)
+        return rc;
+    while (more) {
+        if ((rc = parse_member(pp, end, base, ev, sb, e)) != SC_OK) return rc;
+        if ((rc = next_member(pp, end, &more, e)) != SC_OK) return rc;
+    }
+    ev->raw.p = base;
+    ev->raw.n = (size_t)(*pp - base);
+    return SC_OK;
+}
+
+/* ---- helpers over complete object text (metadata members) ----------------- */
+
+const char *tpa_obj_find(const char *obj, const char *end, const char *key)
+{
+    tpa_scanerr e;
+    const char *p = obj;
+    int more;
+    size_t keylen = strlen(key);
+    if (p >= end || *p != '{' || open_object(&p, end, &more, &e) != SC_OK)
+        return NULL;
+    while (more) {
+        const char *k; size_t kn; bool esc;
+        if (tpa_scan_string(&p, end, &e, &k, &kn, &esc) != SC_OK) return NULL;
+        if (expect_colon(&p, end, &e) != SC_OK) return NULL;
+        if (kn == keylen && memcmp(k, key, kn) == 0)
+            return p;
+        if (tpa_skip_value(&p, end, &e, 1) != SC_OK) return NULL;
+        if (next_member(&p, end, &more, &e) != SC_OK) return NULL;
+    }
+    return NULL;
+}
+
+bool tpa_value_i64(const char *v, const char *end, int64_t *out)
+{
+    tpa_scanerr e;
+    tpa_num num;
+    if (!v || v >= end)
+        return false;
+    if (*v == '"') {
+        const char *s; size_t n; bool esc;
+        return tpa_scan_string(&v, end, &e, &s, &n, &esc) == SC_OK &&
+               tpa_parse_num_text(s, n, &num) && tpa_num_to_i64(&num, out);
+    }
+    return tpa_scan_number(&v, end, &e, &num) == SC_OK && tpa_num_to_i64(&num, out);
+}
+
+bool tpa_value_str(const char *v, const char *end, char *out, size_t cap)
+{
+    tpa_scanerr e;
+    const char *s; size_t n; bool esc;
+    if (!v || v >= end || *v != '"' || tpa_scan_string(&v, end, &e, &s, &n, &esc) != SC_OK)
+        return false;
+    if (n >= cap) n = cap - 1;
+    memcpy(out, s, n);
+    out[n] = 0;
+    return true;
+}

@@ -1,0 +1,29 @@
+/* event_parse.h - parse one trace event object from a contiguous window. */
+#ifndef TRAINPROF_ANALYZE_EVENT_PARSE_H
+#define TRAINPROF_ANALYZE_EVENT_PARSE_H
+
+#include "analyze.h"
+#include "json_scan.h"
+
+/* Decoded-string storage for one event: name, cat, args.name. */
+typedef struct tpa_strbufs {
+    char *buf[3];
+    size_t cap[3];
+} tpa_strbufs;
+
+void tpa_strbufs_free(tpa_strbufs *sb);
+
+/* *pp at '{'. Fills ev (raw/offset left to the caller). SC_OK/SC_MORE/SC_ERR. */
+int tpa_parse_event(const char **pp, const char *end, tpa_event *ev, tpa_strbufs *sb,
+                    tpa_scanerr *e);
+
+/* Finds member `key` in the complete object text starting at obj ('{').
+ * Returns a pointer to the value's first byte, or NULL. */
+const char *tpa_obj_find(const char *obj, const char *end, const char *key);
+bool tpa_value_i64(const char *v, const char *end, int64_t *out);
+/* Copies a string value (undecoded, truncated to cap-1) into out. */
+bool tpa_value_str(const char *v, const char *end, char *out, size_t cap);
+
+uint64_t tpa_hash_bytes(const char *p, size_t n);
+
+#endif

@@ -1,0 +1,258 @@
+/* render.c - readable tables and JSON for report and steps. */
+#include "render.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Exact microseconds from ns: "1234.567". */
+void tpa_print_us(FILE *f, int64_t ns)
+{
+    uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+    fprintf(f, "%s%" PRIu64 ".%03" PRIu64, ns < 0 ? "-" : "", a / 1000, a % 1000);
+}
+
+static const char *g_sort;
+
+static int64_t sort_value(const tpa_op *o)
+{
+    if (!strcmp(g_sort, "total")) return o->total_ns;
+    if (!strcmp(g_sort, "calls") || !strcmp(g_sort, "count")) return (int64_t)o->count;
+    if (!strcmp(g_sort, "avg")) return o->count ? o->total_ns / (int64_t)o->count : 0;
+    if (!strcmp(g_sort, "min")) return o->min_ns;
+    if (!strcmp(g_sort, "max")) return o->max_ns;
+    return o->self_ns;
+}
+
+static int op_cmp(const void *a, const void *b)
+{
+    const tpa_op *x = a, *y = b;
+    if (x->table != y->table) return x->table < y->table ? -1 : 1;
+    if (strcmp(g_sort, "name") != 0) {
+        int64_t vx = sort_value(x), vy = sort_value(y);
+        if (vx != vy) return vx > vy ? -1 : 1;
+    }
+    return strcmp(x->name, y->name);
+}
+
+bool tpa_sort_key_valid(const char *key)
+{
+    static const char *const keys[] = { "self", "total", "calls", "count", "avg", "min", "max", "name" };
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (!strcmp(key, keys[i])) return true;
+    return false;
+}
+
+void tpa_sort_ops(tpa_report *rep, const char *sort)
+{
+    g_sort = sort ? sort : "self";
+    qsort(rep->ops, rep->n_ops, sizeof *rep->ops, op_cmp);
+}
+
+static int64_t table_self_sum(const tpa_report *rep, size_t from, size_t to)
+{
+    int64_t s = 0;
+    for (size_t i = from; i < to; i++) s += rep->ops[i].self_ns;
+    return s;
+}
+
+static size_t table_end(const tpa_report *rep, size_t from)
+{
+    size_t to = from;
+    while (to < rep->n_ops && rep->ops[to].table == rep->ops[from].table) to++;
+    return to;
+}
+
+/* Fits a name into w columns, keeping its start and its end. */
+static void fit_name(char *dst, size_t w, const char *name)
+{
+    size_t n = strlen(name);
+    if (n <= w) { memcpy(dst, name, n + 1); return; }
+    size_t head = w - 3 - (w - 3) / 3, tail = (w - 3) / 3;
+    memcpy(dst, name, head);
+    memcpy(dst + head, "...", 3);
+    memcpy(dst + head + 3, name + n - tail, tail);
+    dst[w] = 0;
+}
+
+static void text_table(FILE *f, const tpa_report *rep, size_t from, size_t to, size_t top)
+{
+    const int W = 48;
+    int64_t self_sum = table_self_sum(rep, from, to);
+    uint64_t calls = 0;
+    for (size_t i = from; i < to; i++) calls += rep->ops[i].count;
+    int table = rep->ops[from].table;
+    char d[6][32], name[64];
+    tpa_fmt_dur(d[0], sizeof d[0], self_sum);
+    if (table < 0) fprintf(f, "Host operations: %zu names, %" PRIu64 " calls, self time %s\n", to - from, calls, d[0]);
+    else fprintf(f, "GPU %d kernels and copies: %zu names, %" PRIu64 " calls, busy %s\n", table, to - from, calls, d[0]);
+    fprintf(f, "%-*s %9s %12s %7s %12s %12s %12s %12s\n", W, "Name", "Calls", "Self total", "Self %",
+            "Total", "Avg", "Min", "Max");
+    for (int i = 0; i < W + 84; i++) fputc('-', f);
+    fputc('\n', f);
+    size_t shown = 0;
+    for (size_t i = from; i < to && (!top || shown < top); i++, shown++) {
+        const tpa_op *o = &rep->ops[i];
+        fit_name(name, (size_t)W, o->name);
+        tpa_fmt_dur(d[0], sizeof d[0], o->self_ns);
+        tpa_fmt_dur(d[1], sizeof d[1], o->total_ns);
+        tpa_fmt_dur(d[2], sizeof d[2], o->count ? o->total_ns / (int64_t)o->count : 0);
+        tpa_fmt_dur(d[3], sizeof d[3], o->count ? o->min_ns : 0);
+        tpa_fmt_dur(d[4], sizeof d[4], o->max_ns);
+        fprintf(f, "%-*s %9" PRIu64 " %12s %6.2f%% %12s %12s %12s %12s\n", W, name, o->count, d[0],
+                self_sum ? 100.0 * (double)o->self_ns / (double)self_sum : 0.0, d[1], d[2], d[3], d[4]);
+    }
+    if (shown < to - from) fprintf(f, "... %zu more (use --top 0 for all)\n", to - from - shown);
+    fputc('\n', f);
+}
+
+void tpa_render_report_text(FILE *f, const tpa_report *rep, size_t top)
+{
+    if (!rep->n_ops) fprintf(f, "No spans matched.\n\n");
+    for (size_t from = 0; from < rep->n_ops;) {
+        size_t to = table_end(rep, from);
+        text_table(f, rep, from, to, top);
+        from = to;
+    }
+    fprintf(f, "%" PRIu64 " events in %d file(s), %.1f MB", rep->events, rep->n_files, (double)rep->bytes / 1e6);
+    if (rep->skipped_unknown) fprintf(f, "; %" PRIu64 " events of unknown kind skipped", rep->skipped_unknown);
+    if (rep->late_events) fprintf(f, "; %" PRIu64 " spans too far out of order (self time approximate)", rep->late_events);
+    if (rep->unmatched_end) fprintf(f, "; %" PRIu64 " unmatched E events", rep->unmatched_end);
+    if (rep->truncated_files) fprintf(f, "; %d truncated file(s)", rep->truncated_files);
+    fputc('\n', f);
+}
+
+static void json_op(FILE *f, const tpa_op *o, int64_t self_sum)
+{
+    fputs("{\"name\": ", f);
+    tpa_json_str(f, o->name, strlen(o->name));
+    fprintf(f, ", \"calls\": %" PRIu64 ", \"self_us\": ", o->count);
+    tpa_print_us(f, o->self_ns);
+    fprintf(f, ", \"self_pct\": %.4f, \"total_us\": ", self_sum ? 100.0 * (double)o->self_ns / (double)self_sum : 0.0);
+    tpa_print_us(f, o->total_ns);
+    fputs(", \"avg_us\": ", f);
+    tpa_print_us(f, o->count ? o->total_ns / (int64_t)o->count : 0);
+    fputs(", \"min_us\": ", f);
+    tpa_print_us(f, o->count ? o->min_ns : 0);
+    fputs(", \"max_us\": ", f);
+    tpa_print_us(f, o->max_ns);
+    fputc('}', f);
+}
+
+void tpa_render_report_json(FILE *f, const tpa_report *rep, size_t top)
+{
+    fprintf(f, "{\"files\": %d, \"bytes\": %" PRIu64 ", \"events\": %" PRIu64 ", \"spans\": %" PRIu64
+            ", \"skipped_unknown\": %" PRIu64 ", \"late_events\": %" PRIu64 ", \"truncated_files\": %d,\n \"tables\": [",
+            rep->n_files, rep->bytes, rep->events, rep->spans, rep->skipped_unknown, rep->late_events,
+            rep->truncated_files);
+    bool first_table = true;
+    for (size_t from = 0; from < rep->n_ops;) {
+        size_t to = table_end(rep, from);
+        int table = rep->ops[from].table;
+        int64_t self_sum = table_self_sum(rep, from, to);
+        fprintf(f, "%s\n  {\"table\": \"%s\", \"device\": ", first_table ? "" : ",", table < 0 ? "host" : "gpu");
+        if (table < 0) fputs("null", f); else fprintf(f, "%d", table);
+        fputs(", \"self_total_us\": ", f);
+        tpa_print_us(f, self_sum);
+        fputs(", \"ops\": [", f);
+        size_t shown = 0;
+        for (size_t i = from; i < to && (!top || shown < top); i++, shown++) {
+            fputs(shown ? ",\n   " : "\n   ", f);
+            json_op(f, &rep->ops[i], self_sum);
+        }
+        fputs("]}", f);
+        first_table = false;
+        from = to;
+    }
+    fputs("]}\n", f);
+}
+
+/* ---- steps ------------------------------------------------------------------------------- */
+
+static void ms(char *b, size_t n, int64_t ns) { snprintf(b, n, "%.3f", (double)ns / 1e6); }
+
+static void step_line(FILE *f, const char *label, const int64_t *vals, int64_t dur, int64_t busy, bool gpu)
+{
+    char b[32];
+    fprintf(f, "%-10s", label);
+    ms(b, sizeof b, dur);
+    fprintf(f, " %11s", b);
+    for (int p = 0; p < TPA_P_COUNT; p++) {
+        ms(b, sizeof b, vals[p]);
+        fprintf(f, " %10s", b);
+    }
+    if (gpu && dur > 0) fprintf(f, " %7.1f%%\n", 100.0 * (double)busy / (double)dur);
+    else fprintf(f, " %8s\n", "-");
+}
+
+void tpa_render_steps_text(FILE *f, const tpa_steps_result *res)
+{
+    static const char *const short_names[TPA_P_COUNT] = {
+        "kernel", "memcpy", "memset", "comm", "runtime", "dataload", "cpu", "other" };
+    if (!res->n) { fprintf(f, "No ProfilerStep#N spans in this trace.\n"); return; }
+    fprintf(f, "Step time breakdown (ms); parts are exclusive, by priority left to right, and sum to the step\n");
+    fprintf(f, "%-10s %11s", "Step", "Duration");
+    for (int p = 0; p < TPA_P_COUNT; p++) fprintf(f, " %10s", short_names[p]);
+    fprintf(f, " %8s\n", "GPU util");
+    for (int i = 0; i < 22 + 11 * TPA_P_COUNT + 8; i++) fputc('-', f);
+    fputc('\n', f);
+    char label[32];
+    for (size_t i = 0; i < res->n; i++) {
+        const tpa_step_row *r = &res->rows[i];
+        snprintf(label, sizeof label, "#%" PRId64, r->num);
+        step_line(f, label, r->part_ns, r->dur_ns, r->gpu_busy_ns, res->has_gpu);
+    }
+    for (int i = 0; i < 22 + 11 * TPA_P_COUNT + 8; i++) fputc('-', f);
+    fputc('\n', f);
+    static const char *const stat_names[3] = { "mean", "median", "p90" };
+    for (int s = 0; s < 3; s++) {
+        int64_t v[TPA_P_COUNT];
+        double q = s == 1 ? 0.5 : 0.9;
+        for (int p = 0; p < TPA_P_COUNT; p++)
+            v[p] = s == 0 ? tpa_steps_mean(res, p) : tpa_steps_quantile(res, p, q);
+        int64_t dur = s == 0 ? tpa_steps_mean(res, -1) : tpa_steps_quantile(res, -1, q);
+        int64_t busy = s == 0 ? tpa_steps_mean(res, TPA_P_COUNT) : tpa_steps_quantile(res, TPA_P_COUNT, q);
+        step_line(f, stat_names[s], v, dur, busy, res->has_gpu);
+    }
+    if (res->truncated) fprintf(f, "(trace truncated: steps after the cut are missing)\n");
+}
+
+static void json_parts(FILE *f, const int64_t *v, int64_t dur, int64_t busy, bool gpu)
+{
+    fputs("\"dur_us\": ", f);
+    tpa_print_us(f, dur);
+    for (int p = 0; p < TPA_P_COUNT; p++) {
+        fprintf(f, ", \"%s_us\": ", tpa_part_names[p]);
+        tpa_print_us(f, v[p]);
+    }
+    if (gpu && dur > 0) fprintf(f, ", \"gpu_util_pct\": %.3f", 100.0 * (double)busy / (double)dur);
+    else fputs(", \"gpu_util_pct\": null", f);
+}
+
+void tpa_render_steps_json(FILE *f, const tpa_steps_result *res)
+{
+    fprintf(f, "{\"has_gpu\": %s, \"truncated\": %s, \"steps\": [", res->has_gpu ? "true" : "false",
+            res->truncated ? "true" : "false");
+    for (size_t i = 0; i < res->n; i++) {
+        const tpa_step_row *r = &res->rows[i];
+        fprintf(f, "%s\n  {\"step\": %" PRId64 ", \"start_us\": ", i ? "," : "", r->num);
+        tpa_print_us(f, r->start_ns);
+        fputs(", ", f);
+        json_parts(f, r->part_ns, r->dur_ns, r->gpu_busy_ns, res->has_gpu);
+        fputc('}', f);
+    }
+    fputs("],\n \"summary\": {", f);
+    static const char *const stat_names[3] = { "mean", "median", "p90" };
+    for (int s = 0; s < 3; s++) {
+        int64_t v[TPA_P_COUNT];
+        double q = s == 1 ? 0.5 : 0.9;
+        for (int p = 0; p < TPA_P_COUNT; p++)
+            v[p] = s == 0 ? tpa_steps_mean(res, p) : tpa_steps_quantile(res, p, q);
+        int64_t dur = s == 0 ? tpa_steps_mean(res, -1) : tpa_steps_quantile(res, -1, q);
+        int64_t busy = s == 0 ? tpa_steps_mean(res, TPA_P_COUNT) : tpa_steps_quantile(res, TPA_P_COUNT, q);
+        fprintf(f, "%s\"%s\": {", s ? ", " : "", stat_names[s]);
+        json_parts(f, v, dur, busy, res->has_gpu);
+        fputc('}', f);
+    }
+    fprintf(f, "}, \"count\": %zu}\n", res->n);
+}

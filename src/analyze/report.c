@@ -1,0 +1,397 @@
+/* report.c - per-operation aggregates (calls, total, self, min, max), the
+ * numbers behind torch's key_averages().
+ *
+ * Counts and totals need no ordering. Self time does: it is an op's duration
+ * minus its direct children's, and a child is a span on the same thread that
+ * starts at or after the parent and ends at or before it. Spans are fed per
+ * thread through a small reorder window sorted by (start, longer first), then
+ * through a stack of open spans, so memory is bounded by the window and the
+ * nesting depth, not the file.
+ */
+#include "analyze.h"
+#include "event_parse.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef TP_SMALL_LIMITS
+#define REORDER_WINDOW 8
+#else
+#define REORDER_WINDOW 4096
+#endif
+
+typedef struct op_index {
+    uint32_t *slots;   /* op index + 1; 0 = empty */
+    uint64_t *hashes;  /* per op */
+    size_t *lens;      /* per op */
+    size_t nslots, cap_ops;
+} op_index;
+
+/* Closed spans are kept (up to a budget) so that a child arriving long after
+ * its parent was closed, as Kineto writes cuda_runtime events after all
+ * cpu_ops, can still be subtracted from the parent's self time. */
+#ifdef TP_SMALL_LIMITS
+#define MAX_RECORDS 64
+#else
+#define MAX_RECORDS ((size_t)2 << 20)   /* 2M spans = 48 MB per thread */
+#endif
+#define NO_PARENT UINT64_MAX
+
+typedef struct pending { int64_t ts, dur; uint32_t op; } pending;
+typedef struct open_span { int64_t end, dur, child; uint64_t rec; uint32_t op; } open_span;
+typedef struct span_rec { int64_t start, end; uint64_t parent; uint32_t op; } span_rec;
+typedef struct begin_rec { int64_t ts; uint32_t op; } begin_rec;
+
+typedef struct thread_state {
+    int64_t pid, tid;
+    pending *pend; size_t npend, cpend;
+    open_span *stack; size_t nstack, cstack;
+    begin_rec *begins; size_t nbegins, cbegins;
+    span_rec *recs; size_t nrecs, crecs;
+    uint64_t rec_base;    /* absolute index of recs[0] */
+    int64_t flushed_ts;   /* spans starting before this arrived too late */
+    bool flushed_any;
+} thread_state;
+
+typedef struct run_ctx {
+    tpa_report *rep;
+    const tpa_report_opts *o;
+    thread_state *threads; size_t nthreads, cthreads;
+    size_t last_thread;
+    tpa_step *steps; size_t nsteps;
+} run_ctx;
+
+#define GROW(ptr, n, cap) do { \
+    if ((n) == (cap)) { size_t nc_ = (cap) ? (cap) * 2 : 16; \
+        void *np_ = realloc((ptr), nc_ * sizeof *(ptr)); if (!np_) abort(); \
+        (ptr) = np_; (cap) = nc_; } } while (0)
+
+/* ---- op index ------------------------------------------------------------------ */
+
+static uint64_t op_hash(int table, const char *p, size_t n)
+{
+    return tpa_hash_bytes(p, n) ^ ((uint64_t)(uint32_t)(table + 1) * 0x9E3779B97F4A7C15ULL);
+}
+
+static void index_rehash(tpa_report *rep, op_index *ix)
+{
+    size_t ns = ix->nslots ? ix->nslots * 2 : 1024;
+    uint32_t *slots = calloc(ns, sizeof *slots);
+    if (!slots) abort();
+    for (size_t i = 0; i < rep->n_ops; i++) {
+        size_t s = ix->hashes[i] & (ns - 1);
+        while (slots[s]) s = (s + 1) & (ns - 1);
+        slots[s] = (uint32_t)i + 1;
+    }
+    free(ix->slots);
+    ix->slots = slots;
+    ix->nslots = ns;
+}
+
+static uint32_t op_lookup(tpa_report *rep, int table, const char *p, size_t n)
+{
+    op_index *ix = rep->priv;
+    if ((rep->n_ops + 1) * 2 > ix->nslots)
+        index_rehash(rep, ix);
+    uint64_t h = op_hash(table, p, n);
+    size_t s = h & (ix->nslots - 1);
+    while (ix->slots[s]) {
+        uint32_t i = ix->slots[s] - 1;
+        tpa_op *op = &rep->ops[i];
+        if (ix->hashes[i] == h && ix->lens[i] == n && op->table == table &&
+            memcmp(op->name, p, n) == 0)
+            return i;
+        s = (s + 1) & (ix->nslots - 1);
+    }
+    if (rep->n_ops == ix->cap_ops) {
+        size_t nc = ix->cap_ops ? ix->cap_ops * 2 : 256;
+        rep->ops = realloc(rep->ops, nc * sizeof *rep->ops);
+        ix->hashes = realloc(ix->hashes, nc * sizeof *ix->hashes);
+        ix->lens = realloc(ix->lens, nc * sizeof *ix->lens);
+        if (!rep->ops || !ix->hashes || !ix->lens) abort();
+        ix->cap_ops = nc;
+    }
+    uint32_t i = (uint32_t)rep->n_ops++;
+    tpa_op *op = &rep->ops[i];
+    memset(op, 0, sizeof *op);
+    op->name = malloc(n + 1);
+    if (!op->name) abort();
+    memcpy(op->name, p, n);
+    op->name[n] = 0;
+    op->table = table;
+    op->min_ns = INT64_MAX;
+    ix->hashes[i] = h;
+    ix->lens[i] = n;
+    ix->slots[s] = i + 1;
+    return i;
+}
+
+static uint32_t op_for(run_ctx *c, int table, tpa_sv name)
+{
+    int64_t num;
+    if (c->o->group_steps && tpa_step_number(name, &num))
+        return op_lookup(c->rep, table, "ProfilerStep*", 13);
+    return op_lookup(c->rep, table, name.p, name.n);
+}
+
+static void op_add_call(tpa_op *op, int64_t dur)
+{
+    op->count++;
+    op->total_ns += dur;
+    if (dur < op->min_ns) op->min_ns = dur;
+    if (dur > op->max_ns) op->max_ns = dur;
+}
+
+/* ---- per-thread nesting ------------------------------------------------------------ */
+
+static thread_state *thread_for(run_ctx *c, int64_t pid, int64_t tid)
+{
+    if (c->nthreads && c->threads[c->last_thread].pid == pid && c->threads[c->last_thread].tid == tid)
+        return &c->threads[c->last_thread];
+    for (size_t i = 0; i < c->nthreads; i++)
+        if (c->threads[i].pid == pid && c->threads[i].tid == tid) {
+            c->last_thread = i;
+            return &c->threads[i];
+        }
+    GROW(c->threads, c->nthreads, c->cthreads);
+    thread_state *t = &c->threads[c->nthreads];
+    memset(t, 0, sizeof *t);
+    t->pid = pid;
+    t->tid = tid;
+    c->last_thread = c->nthreads++;
+    return t;
+}
+
+static void close_top(run_ctx *c, thread_state *t)
+{
+    open_span *s = &t->stack[--t->nstack];
+    c->rep->ops[s->op].self_ns += s->dur - s->child;
+}
+
+/* Appends a span record (records are in start order); drops the oldest
+ * half when over budget. Returns its absolute index. */
+static uint64_t add_record(thread_state *t, int64_t start, int64_t end, uint64_t parent, uint32_t op)
+{
+    if (t->nrecs >= MAX_RECORDS) {
+        size_t drop = t->nrecs / 2;
+        memmove(t->recs, t->recs + drop, (t->nrecs - drop) * sizeof *t->recs);
+        t->nrecs -= drop;
+        t->rec_base += drop;
+    }
+    GROW(t->recs, t->nrecs, t->crecs);
+    t->recs[t->nrecs++] = (span_rec){ start, end, parent, op };
+    return t->rec_base + t->nrecs - 1;
+}
+
+/* Spans arrive here in (start, longer-first) order. */
+static void nest_span(run_ctx *c, thread_state *t, const pending *sp)
+{
+    int64_t end = sp->ts + sp->dur;
+    while (t->nstack && end > t->stack[t->nstack - 1].end)
+        close_top(c, t);
+    uint64_t parent = NO_PARENT;
+    if (t->nstack) {
+        t->stack[t->nstack - 1].child += sp->dur;
+        parent = t->stack[t->nstack - 1].rec;
+    }
+    uint64_t rec = add_record(t, sp->ts, end, parent, sp->op);
+    GROW(t->stack, t->nstack, t->cstack);
+    t->stack[t->nstack++] = (open_span){ end, sp->dur, 0, rec, sp->op };
+}
+
+/* A late span: find the innermost recorded span containing it and take its
+ * duration off that span's op. Returns false when it is not found. */
+static bool attach_late(run_ctx *c, thread_state *t, int64_t ts, int64_t dur)
+{
+    size_t lo = 0, hi = t->nrecs;
+    while (lo < hi) {  /* last record starting at or before ts */
+        size_t mid = (lo + hi) / 2;
+        if (t->recs[mid].start <= ts) lo = mid + 1; else hi = mid;
+    }
+    if (lo == 0) return false;
+    uint64_t i = t->rec_base + lo - 1;
+    while (i != NO_PARENT && i >= t->rec_base) {
+        const span_rec *r = &t->recs[i - t->rec_base];
+        if (r->end >= ts + dur) {
+            c->rep->ops[r->op].self_ns -= dur;
+            return true;
+        }
+        i = r->parent;
+    }
+    return false;
+}
+
+static void flush_pending(run_ctx *c, thread_state *t, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        nest_span(c, t, &t->pend[i]);
+    if (n) {
+        t->flushed_ts = t->pend[n - 1].ts;
+        t->flushed_any = true;
+    }
+    memmove(t->pend, t->pend + n, (t->npend - n) * sizeof *t->pend);
+    t->npend -= n;
+}
+
+static bool pend_before(const pending *a, const pending *b)
+{
+    return a->ts < b->ts || (a->ts == b->ts && a->dur > b->dur);
+}
+
+static void host_span(run_ctx *c, int64_t pid, int64_t tid, int64_t ts, int64_t dur, uint32_t op)
+{
+    thread_state *t = thread_for(c, pid, tid);
+    op_add_call(&c->rep->ops[op], dur);
+    pending sp = { ts, dur, op };
+    if (t->flushed_any && ts < t->flushed_ts) {
+        /* Its parent is closed already: count it as all-self (children
+         * arriving this late are rare) and charge the parent. */
+        c->rep->ops[op].self_ns += dur;
+        if (!attach_late(c, t, ts, dur)) c->rep->late_events++;
+        return;
+    }
+    GROW(t->pend, t->npend, t->cpend);
+    size_t i = t->npend;
+    while (i > 0 && pend_before(&sp, &t->pend[i - 1]))
+        i--;
+    memmove(t->pend + i + 1, t->pend + i, (t->npend - i) * sizeof sp);
+    t->pend[i] = sp;
+    t->npend++;
+    if (t->npend >= REORDER_WINDOW)
+        flush_pending(c, t, t->npend / 2);
+}
+
+static void finish_threads(run_ctx *c)
+{
+    for (size_t i = 0; i < c->nthreads; i++) {
+        thread_state *t = &c->threads[i];
+        flush_pending(c, t, t->npend);
+        while (t->nstack) close_top(c, t);
+        free(t->pend);
+        free(t->stack);
+        free(t->begins);
+        free(t->recs);
+    }
+    free(c->threads);
+    c->threads = NULL;
+    c->nthreads = c->cthreads = 0;
+}
+
+/* ---- filters --------------------------------------------------------------------- */
+
+static bool in_selected_steps(const run_ctx *c, int64_t ts)
+{
+    size_t lo = 0, hi = c->nsteps;
+    while (lo < hi) {  /* last step starting at or before ts */
+        size_t mid = (lo + hi) / 2;
+        if (c->steps[mid].start_ns <= ts) lo = mid + 1; else hi = mid;
+    }
+    if (lo == 0) return false;
+    const tpa_step *s = &c->steps[lo - 1];
+    return ts <= s->start_ns + s->dur_ns && s->num >= c->o->steps.lo && s->num <= c->o->steps.hi;
+}
+
+static bool keep_event(const run_ctx *c, const tpa_event *ev)
+{
+    const tpa_report_opts *o = c->o;
+    if (o->cats && !tpa_cat_listed(o->cats, ev->cat)) return false;
+    if (o->has_pid && ev->pid != o->pid) return false;
+    if (o->has_tid && ev->tid != o->tid) return false;
+    if (o->steps.set && ev->has_ts && !in_selected_steps(c, ev->ts_ns)) return false;
+    return true;
+}
+
+/* ---- events ------------------------------------------------------------------------ */
+
+static void on_begin(run_ctx *c, const tpa_event *ev)
+{
+    thread_state *t = thread_for(c, ev->pid, ev->tid);
+    GROW(t->begins, t->nbegins, t->cbegins);
+    t->begins[t->nbegins++] = (begin_rec){ ev->ts_ns, op_for(c, -1, ev->name) };
+}
+
+static void on_end(run_ctx *c, const tpa_event *ev)
+{
+    thread_state *t = thread_for(c, ev->pid, ev->tid);
+    if (!t->nbegins) { c->rep->unmatched_end++; return; }
+    begin_rec b = t->begins[--t->nbegins];
+    int64_t dur = ev->ts_ns - b.ts;
+    if (dur < 0) dur = 0;
+    host_span(c, ev->pid, ev->tid, b.ts, dur, b.op);
+    c->rep->spans++;
+}
+
+static void on_event(run_ctx *c, const tpa_event *ev)
+{
+    tpa_report *rep = c->rep;
+    rep->events++;
+    rep->per_ph[(unsigned char)ev->ph & 127]++;
+    if (!keep_event(c, ev)) return;
+    switch (ev->ph) {
+    case 'X': {
+        if (!ev->has_ts) { rep->skipped_unknown++; return; }
+        int64_t dur = ev->has_dur && ev->dur_ns > 0 ? ev->dur_ns : 0;
+        int kind = tpa_classify(ev);
+        rep->spans++;
+        if (tpa_kind_is_gpu(kind)) {
+            if (kind == TPA_K_GPU_ANNOTATION && !c->o->cats) return;  /* would double count */
+            int table = (int)(ev->device >= 0 ? ev->device : (ev->pid >= 0 && ev->pid < 1 << 20 ? ev->pid : 0));
+            tpa_op *op = &rep->ops[op_for(c, table, ev->name)];
+            op_add_call(op, dur);
+            op->self_ns += dur;
+            return;
+        }
+        if (ev->cat.n == 5 && memcmp(ev->cat.p, "Trace", 5) == 0 && !c->o->cats)
+            return;  /* Kineto's whole-profile span on a pseudo process */
+        host_span(c, ev->pid, ev->tid, ev->ts_ns, dur, op_for(c, -1, ev->name));
+        return;
+    }
+    case 'B': if (ev->has_ts) on_begin(c, ev); return;
+    case 'E': if (ev->has_ts) on_end(c, ev); return;
+    case 'i': case 'I': case 'C': case 'M': case 's': case 't': case 'f':
+    case 'b': case 'e': case 'n': case 'P': case 'O': case 'N': case 'D':
+        return;  /* understood, not part of the op table */
+    default:
+        rep->skipped_unknown++;
+    }
+}
+
+int tpa_report_file(tpa_report *rep, const char *path, const tpa_report_opts *o, tpa_error *err)
+{
+    if (!rep->priv && !(rep->priv = calloc(1, sizeof(op_index)))) abort();
+    run_ctx c = { .rep = rep, .o = o };
+    if (o->steps.set) {
+        int64_t min_ts;
+        if (tpa_find_steps(path, &c.steps, &c.nsteps, &min_ts, err) != 0)
+            return -1;
+    }
+    tpa_reader *r = tpa_reader_open(path, err);
+    if (!r) { free(c.steps); return -1; }
+    tpa_event ev;
+    int rc;
+    while ((rc = tpa_reader_next(r, &ev, err)) > 0)
+        on_event(&c, &ev);
+    finish_threads(&c);
+    const tpa_meta *m = tpa_reader_meta(r);
+    rep->bytes += m->bytes;
+    rep->n_files++;
+    if (m->truncated) {
+        rep->truncated_files++;
+        if (!o->quiet)
+            fprintf(stderr, "trainprof: warning: %s: trace is truncated at byte %llu; "
+                    "reporting the %llu events before it\n", path,
+                    (unsigned long long)m->truncated_at, (unsigned long long)m->events);
+    }
+    tpa_reader_close(r);
+    free(c.steps);
+    return rc < 0 ? -1 : 0;
+}
+
+void tpa_report_free(tpa_report *rep)
+{
+    for (size_t i = 0; i < rep->n_ops; i++) free(rep->ops[i].name);
+    free(rep->ops);
+    op_index *ix = rep->priv;
+    if (ix) { free(ix->slots); free(ix->hashes); free(ix->lens); free(ix); }
+    memset(rep, 0, sizeof *rep);
+}
