@@ -1,0 +1,206 @@
+/*
+ * cfg_keys.c - the one table of configuration keys, and name lookups.
+ *
+ * Everything about a key lives in its row: type, default, range, accepted
+ * values, the spellings of other tools, and the one-line doc that
+ * docs/CONFIG.md and the error messages are made from.
+ */
+#include <string.h>
+
+#include "config/cfg_internal.h"
+
+#define BIG 1000000000LL
+
+/* clang-format off */
+static const tpc_key KEYS[TPC_NKEYS] = {
+    {"enabled", TPC_BOOL, "true", 0, 1, NULL, "enable_profiling", "enable_profiling", 0,
+     "Master switch. false: tp_session_open returns NULL and every call is a no-op."},
+    {"name", TPC_STRING, "trainprof", 1, 120, NULL, "run_name experiment_name", NULL, 0,
+     "Run name, the first part of the run directory name (sanitized to [A-Za-z0-9._-])."},
+    {"log_dir", TPC_STRING, "runs", 1, 1000, NULL, "output_dir dirpath", NULL, 0,
+     "Parent directory of run directories; created when missing."},
+    {"timing", TPC_BOOL, "true", 0, 1, NULL, "enable_timing_profiling", "enable_timing_profiling", 0,
+     "Per-step timing and per-operation statistics (timing_profile.json, operations.json)."},
+    {"memory", TPC_BOOL, "true", 0, 1, NULL, "enable_memory_profiling log_device_memory",
+     "enable_memory_profiling", 0,
+     "Memory sampling: process, system and device memory (memory_profile.json)."},
+    {"trace", TPC_BOOL, "true", 0, 1, NULL, "enable_tracing", NULL, 0,
+     "Write detailed traces for the active steps of the schedule."},
+    {"skip_first", TPC_INT, "0", 0, BIG, NULL, "skip_first_steps", NULL, 0,
+     "Schedule: steps ignored before the first cycle."},
+    {"wait", TPC_INT, "1", 0, BIG, NULL, "wait_steps", NULL, 0,
+     "Schedule: steps at the start of each cycle that are not traced."},
+    {"warmup", TPC_INT, "1", 0, BIG, NULL, "warmup_steps", NULL, 0,
+     "Schedule: steps traced and thrown away before the active steps of each cycle."},
+    {"active", TPC_INT, "3", 1, 1000000, NULL, "active_steps", NULL, 0,
+     "Schedule: steps traced per cycle; each cycle becomes one trace file."},
+    {"repeat", TPC_INT, "1", 0, 1000000, NULL, "repeat_cycles", NULL, 0,
+     "Schedule: number of cycles; 0 = until the end of the run."},
+    {"unit", TPC_ENUM, "step", 0, 0, "step|epoch", "schedule_unit", NULL, 0,
+     "What the schedule counts: steps, or epochs marked with tp_epoch_end."},
+    {"record_shapes", TPC_BOOL, "false", 0, 1, NULL, NULL, NULL, 0,
+     "Record the argument string a zone is given (tp_zone_begin_args) in traces."},
+    {"profile_memory", TPC_BOOL, "false", 0, 1, NULL, "trace_memory", NULL, 0,
+     "Put allocation events (tp_mem_alloc/free) and memory counters into traces."},
+    {"with_stack", TPC_BOOL, "false", 0, 1, NULL, "trace_python", NULL, 0,
+     "Write folded zone stacks (<trace stem>.stacks.txt) beside each trace."},
+    {"log_every", TPC_INT, "100", 0, BIG, NULL, "log_every_n_steps", NULL, 0,
+     "Print a metrics block (and write metrics) every N steps; 0 = only at the end."},
+    {"memory_every_n_steps", TPC_INT, "1", 0, BIG, NULL, NULL, NULL, 0,
+     "Take a memory sample at the end of every N-th step; 0 = never at step end."},
+    {"memory_interval_ms", TPC_DURATION, "0", 0, 3600000, NULL, "memory_interval", NULL, 0,
+     "Period of the background memory sampler (e.g. 100ms, 2s); 0 = no background sampler."},
+    {"max_buffer_mb", TPC_SIZE, "64", 1, 1048576, NULL, "max_buffer", NULL, 0,
+     "Bound on recorder memory (e.g. 64, 16MB, 1GiB); events beyond it are dropped and counted."},
+    {"trace_format", TPC_ENUM, "chrome_json", 0, 0, "chrome_json|perfetto|both", NULL, NULL, 0,
+     "Trace file format: Chrome/Kineto JSON (.pt.trace.json), Perfetto protobuf, or both."},
+    {"gzip", TPC_BOOL, "false", 0, 1, NULL, "compress", NULL, 0,
+     "Compress JSON traces (.pt.trace.json.gz)."},
+    {"metrics", TPC_LIST, "console", 0, 0, "jsonl|csv|tensorboard|console", "loggers", NULL, 0,
+     "Where step metrics go: a list of jsonl, csv, tensorboard, console (or none)."},
+    {"trace_filename", TPC_STRING, "{host}_{pid}.{time_ns}", 1, 200, NULL, NULL, NULL, 0,
+     "Trace file stem: {host} {pid} {rank} {step} {time_ns}; _rank{rank} is added when the "
+     "rank is known and the pattern has no {rank}."},
+    {"rank", TPC_INT, "-1", -1, 1000000, NULL, "global_rank", NULL, 0,
+     "Rank of this process; -1 = from RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID, PMI_RANK."},
+    {"top_n", TPC_INT, "20", 0, 100000, NULL, "row_limit", NULL, 0,
+     "Rows of the console operation table; 0 = all."},
+    /* derived: spellings of other systems that expand onto the schedule */
+    {"start_step", TPC_INT, "", 0, BIG, NULL, NULL, NULL, 1,
+     "JAX style: first traced step. Sets skip_first=start_step, wait=0, warmup=0."},
+    {"end_step", TPC_INT, "", 1, BIG, NULL, NULL, NULL, 1,
+     "JAX style: first step no longer traced. Sets active=end_step-start_step, repeat=1."},
+    {"profile_steps", TPC_INT, "", 1, 1000000, NULL, NULL, "profile_steps", 1,
+     "RAVE style: number of steps to trace. Sets active=profile_steps, repeat=1."},
+    {"schedule_every_n_steps", TPC_INT, "", 1, BIG, NULL, "profile_every_n_steps", NULL, 1,
+     "Lightning/JAX style: one cycle every N steps, until the end. Sets "
+     "wait=N-warmup-active, repeat=0."},
+    {"log_to_wandb", TPC_BOOL, "", 0, 1, NULL, NULL, NULL, 1,
+     "Timer style: true adds jsonl to metrics (profiling/<op>_avg_time, _total_time, _count)."},
+};
+/* clang-format on */
+
+const tpc_key *tpc_key_at(int index)
+{
+    return (index >= 0 && index < TPC_NKEYS) ? &KEYS[index] : NULL;
+}
+
+/* Copies name without the "profiling." prefix, '-' read as '_'. */
+static void normalize(const char *name, char *out, size_t outlen)
+{
+    if (strncmp(name, TPC_PREFIX, strlen(TPC_PREFIX)) == 0)
+        name += strlen(TPC_PREFIX);
+    size_t i = 0;
+    for (; name[i] && i + 1 < outlen; i++)
+        out[i] = name[i] == '-' ? '_' : name[i];
+    out[i] = '\0';
+}
+
+/* Is `word` one of the space-separated words of list? */
+static int in_list(const char *list, const char *word)
+{
+    size_t n = strlen(word);
+    if (!list || n == 0)
+        return 0;
+    for (const char *p = list; *p;) {
+        const char *end = strchr(p, ' ');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == n && memcmp(p, word, n) == 0)
+            return 1;
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    return 0;
+}
+
+int tpc_key_find(const char *name, int bare_only)
+{
+    char norm[128];
+    if (!name || strlen(name) >= sizeof norm)
+        return -1;
+    normalize(name, norm, sizeof norm);
+    for (int k = 0; k < TPC_NKEYS; k++) {
+        if (bare_only) {
+            if (in_list(KEYS[k].bare, norm))
+                return k;
+        } else if (strcmp(KEYS[k].name, norm) == 0 || in_list(KEYS[k].aliases, norm)) {
+            return k;
+        }
+    }
+    return -1;
+}
+
+int tpc_edit_distance(const char *a, const char *b)
+{
+    enum { N = 64 };
+    size_t la = strlen(a), lb = strlen(b);
+    if (la >= N || lb >= N)
+        return 1000;
+    int d[N][N];
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = (int)i;
+    for (size_t j = 0; j <= lb; j++)
+        d[0][j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        for (size_t j = 1; j <= lb; j++) {
+            int cost = a[i - 1] != b[j - 1];
+            int best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best)
+                best = d[i][j - 1] + 1;
+            if (d[i - 1][j - 1] + cost < best)
+                best = d[i - 1][j - 1] + cost;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    }
+    return d[la][lb];
+}
+
+/* Tries one candidate spelling against the best so far. */
+static void consider(const char *norm, const char *cand, size_t cand_len, const char **best,
+                     int *best_d)
+{
+    char word[64];
+    if (cand_len == 0 || cand_len >= sizeof word)
+        return;
+    memcpy(word, cand, cand_len);
+    word[cand_len] = '\0';
+    int d = tpc_edit_distance(norm, word);
+    if (d < *best_d) {
+        *best_d = d;
+        *best = cand;
+    }
+}
+
+const char *tpc_key_suggest(const char *name)
+{
+    static __thread char result[64];
+    char norm[64];
+    if (!name || strlen(name) >= sizeof norm)
+        return NULL;
+    normalize(name, norm, sizeof norm);
+    const char *best = NULL;
+    int best_d = 1000;
+    for (int k = 0; k < TPC_NKEYS; k++) {
+        consider(norm, KEYS[k].name, strlen(KEYS[k].name), &best, &best_d);
+        for (const char *p = KEYS[k].aliases; p && *p;) {
+            const char *end = strchr(p, ' ');
+            size_t len = end ? (size_t)(end - p) : strlen(p);
+            consider(norm, p, len, &best, &best_d);
+            p = end ? end + 1 : p + len;
+        }
+    }
+    size_t n = strlen(norm);
+    int limit = n <= 4 ? 1 : n <= 8 ? 2 : 3;
+    if (!best || best_d > limit)
+        return NULL;
+    size_t len = strcspn(best, " ");
+    if (len >= sizeof result)
+        return NULL;
+    memcpy(result, best, len);
+    result[len] = '\0';
+    return result;
+}
