@@ -112,6 +112,8 @@ const char *tpa_reader_path(const tpa_reader *r);
 /* When set, a syntax error inside traceEvents ends the events like a
  * truncation instead of failing (used by `fix`). */
 void tpa_reader_set_lenient(tpa_reader *r, bool lenient);
+/* Caps each read (tests and fuzzing: exercise refills at every byte). */
+void tpa_reader_set_max_read(tpa_reader *r, size_t n);
 void tpa_reader_close(tpa_reader *r);
 
 /* ---- common filters ---------------------------------------------------- */
@@ -192,7 +194,7 @@ int tpa_out_close(tpa_out *o, tpa_error *err);
 
 typedef struct tpa_slice_opts {
     tpa_range steps;         /* step numbers */
-    tpa_range time_us;       /* microseconds relative to the first event */
+    tpa_range time_us;       /* ns relative to the first event (tpa_parse_time_range) */
     bool has_min_dur; int64_t min_dur_ns;
     const char *cats;        /* comma list */
 } tpa_slice_opts;

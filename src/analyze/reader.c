@@ -41,6 +41,7 @@ struct tpa_reader {
     char *buf; size_t cap, len, pos;
     uint64_t buf_off;          /* input offset of buf[0] */
     bool eof, gz_truncated, lenient, in_events;
+    size_t max_read;           /* 0 = unlimited; tests use tiny reads */
     enum state st;
     size_t member_bytes;
     tpa_meta meta;
@@ -158,6 +159,7 @@ tpa_reader *tpa_reader_open_mem(const void *data, size_t size, tpa_error *err)
 }
 
 void tpa_reader_set_lenient(tpa_reader *r, bool lenient) { r->lenient = lenient; }
+void tpa_reader_set_max_read(tpa_reader *r, size_t n) { r->max_read = n; }
 const tpa_meta *tpa_reader_meta(const tpa_reader *r) { return &r->meta; }
 const char *tpa_reader_path(const tpa_reader *r) { return r->path; }
 
@@ -180,6 +182,8 @@ void tpa_reader_close(tpa_reader *r)
 
 static long read_some(tpa_reader *r, char *dst, size_t n, tpa_error *err)
 {
+    if (r->max_read && n > r->max_read)
+        n = r->max_read;
     if (r->mem) {
         size_t left = r->mem_len - r->mem_pos;
 #ifdef TP_SMALL_LIMITS
@@ -200,9 +204,11 @@ static long read_some(tpa_reader *r, char *dst, size_t n, tpa_error *err)
             snprintf(err->file, sizeof err->file, "%s", r->path);
             err->code = zerr == Z_ERRNO ? TPA_ERR_IO : TPA_ERR_GZIP;
             err->offset = r->buf_off + r->len;
+            const char *why = zerr == Z_ERRNO ? strerror(errno) : zmsg ? zmsg : "unknown";
+            const char *colon = strstr(why, ">: ");  /* drop zlib's "<fd:3>: " prefix */
+            if (colon) why = colon + 3;
             snprintf(err->msg, sizeof err->msg, "%s: %s",
-                     zerr == Z_ERRNO ? "read error" : "corrupt gzip stream",
-                     zerr == Z_ERRNO ? strerror(errno) : zmsg);
+                     zerr == Z_ERRNO ? "read error" : "corrupt gzip stream", why);
         }
         return -1;
     }
@@ -318,7 +324,7 @@ static int step_member(tpa_reader *r, const char **pp, const char *end, tpa_scan
     }
     const char *v = p;
     if ((rc = tpa_skip_value(&p, end, e, 1)) != SC_OK) return rc;
-    note_member(&r->meta, k, kn, v, p);
+    note_member(&r->meta, k, kn, v, end);  /* window end: numbers need a terminator */
     keep_member(r, k, kn, v, (size_t)(p - v));
     *pp = p;
     r->st = S_OBJ_NEXT;

@@ -336,7 +336,8 @@ static void on_event(run_ctx *c, const tpa_event *ev)
         if (tpa_kind_is_gpu(kind)) {
             if (kind == TPA_K_GPU_ANNOTATION && !c->o->cats) return;  /* would double count */
             int table = (int)(ev->device >= 0 ? ev->device : (ev->pid >= 0 && ev->pid < 1 << 20 ? ev->pid : 0));
-            tpa_op *op = &rep->ops[op_for(c, table, ev->name)];
+            uint32_t idx = op_for(c, table, ev->name);  /* may move rep->ops */
+            tpa_op *op = &rep->ops[idx];
             op_add_call(op, dur);
             op->self_ns += dur;
             return;

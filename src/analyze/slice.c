@@ -14,7 +14,8 @@ typedef struct window { int64_t lo, hi; } window;
 static bool overlaps(const tpa_event *ev, int64_t lo, int64_t hi)
 {
     int64_t end = ev->ts_ns + (ev->has_dur && ev->dur_ns > 0 ? ev->dur_ns : 0);
-    return ev->ts_ns <= hi && end >= lo;
+    if (end == ev->ts_ns) return ev->ts_ns >= lo && ev->ts_ns <= hi;
+    return ev->ts_ns < hi && end > lo;  /* touching at an edge is not overlapping */
 }
 
 static bool keep(const tpa_event *ev, const tpa_slice_opts *o, const window *w, size_t nw,

@@ -1,0 +1,193 @@
+/* test_analyses.c - report, steps, diff, slice, fix and merge on small
+ * hand-written traces whose answers are known. */
+#include "analyze/analyze.h"
+#include "analyze/render.h"
+#include "tp_test.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char g_dir[] = "/tmp/tpa_test_XXXXXX";
+
+static const char *write_tmp(const char *name, const char *text)
+{
+    static char path[8][256];
+    static int k;
+    char *p = path[k++ % 8];
+    snprintf(p, 256, "%s/%s", g_dir, name);
+    FILE *f = fopen(p, "wb");
+    fputs(text, f);
+    fclose(f);
+    return p;
+}
+
+static const tpa_op *find_op(const tpa_report *r, const char *name, int table)
+{
+    for (size_t i = 0; i < r->n_ops; i++)
+        if (!strcmp(r->ops[i].name, name) && r->ops[i].table == table) return &r->ops[i];
+    return NULL;
+}
+
+/* parent [0,100] > child [10,40] > grandchild [20,30]; sibling [50,60];
+ * a runtime call [70,75] written late, as Kineto does; events shuffled. */
+static const char NESTED[] =
+    "{\"traceEvents\": ["
+    "{\"ph\":\"X\",\"name\":\"child\",\"ts\":10,\"dur\":30,\"pid\":1,\"tid\":1},"
+    "{\"ph\":\"X\",\"name\":\"parent\",\"ts\":0,\"dur\":100,\"pid\":1,\"tid\":1},"
+    "{\"ph\":\"X\",\"name\":\"sibling\",\"ts\":50,\"dur\":10,\"pid\":1,\"tid\":1},"
+    "{\"ph\":\"X\",\"name\":\"grandchild\",\"ts\":20,\"dur\":10,\"pid\":1,\"tid\":1},"
+    "{\"ph\":\"X\",\"name\":\"other_thread\",\"ts\":5,\"dur\":500,\"pid\":1,\"tid\":2},"
+    "{\"ph\":\"B\",\"name\":\"be\",\"ts\":200,\"pid\":1,\"tid\":1},"
+    "{\"ph\":\"E\",\"ts\":260,\"pid\":1,\"tid\":1},"
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"ts\":30,\"dur\":20,\"pid\":0,\"tid\":7,\"args\":{\"device\":0}},"
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"ts\":70,\"dur\":5,\"pid\":1,\"tid\":1},"
+    "{\"ph\":\"Z\",\"name\":\"weird\"}"
+    "]}";
+
+TP_TEST(report_self_times)
+{
+    const char *p = write_tmp("nested.json", NESTED);
+    tpa_report rep;
+    memset(&rep, 0, sizeof rep);
+    tpa_report_opts o;
+    memset(&o, 0, sizeof o);
+    tpa_error err;
+    CHECK_EQ_INT(tpa_report_file(&rep, p, &o, &err), 0);
+    const tpa_op *parent = find_op(&rep, "parent", -1), *child = find_op(&rep, "child", -1);
+    CHECK(parent && child);
+    if (parent) { CHECK_EQ_INT(parent->total_ns, 100000); CHECK_EQ_INT(parent->self_ns, 100000 - 30000 - 10000 - 5000); }
+    if (child) CHECK_EQ_INT(child->self_ns, 20000);
+    const tpa_op *be = find_op(&rep, "be", -1);
+    CHECK(be && be->total_ns == 60000);
+    const tpa_op *gemm = find_op(&rep, "gemm", 0);
+    CHECK(gemm && gemm->count == 1 && gemm->self_ns == 20000);
+    CHECK_EQ_INT(rep.skipped_unknown, 1);
+    tpa_report_free(&rep);
+}
+
+TP_TEST(report_filters)
+{
+    const char *p = write_tmp("nested2.json", NESTED);
+    tpa_report rep;
+    memset(&rep, 0, sizeof rep);
+    tpa_report_opts o;
+    memset(&o, 0, sizeof o);
+    o.cats = "kernel";
+    tpa_error err;
+    CHECK_EQ_INT(tpa_report_file(&rep, p, &o, &err), 0);
+    CHECK_EQ_INT(rep.n_ops, 1);
+    tpa_report_free(&rep);
+    memset(&o, 0, sizeof o);
+    o.has_tid = true;
+    o.tid = 2;
+    CHECK_EQ_INT(tpa_report_file(&rep, p, &o, &err), 0);
+    CHECK_EQ_INT(rep.n_ops, 1);
+    tpa_report_free(&rep);
+}
+
+static const char STEPS[] =
+    "[{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"ts\":0,\"dur\":100,\"pid\":1,\"tid\":1},"
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#2\",\"ts\":100,\"dur\":50,\"pid\":1,\"tid\":1},"
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"enumerate(DataLoader)#_Iter.__next__\",\"ts\":0,\"dur\":10,\"pid\":1,\"tid\":1},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"ts\":10,\"dur\":40,\"pid\":1,\"tid\":1},"
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"ts\":20,\"dur\":5,\"pid\":1,\"tid\":1},"
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"ts\":22,\"dur\":30,\"pid\":0,\"tid\":7},"
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclKernel_AllReduce\",\"ts\":40,\"dur\":30,\"pid\":0,\"tid\":8},"
+    "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy HtoD\",\"ts\":90,\"dur\":20,\"pid\":0,\"tid\":9}]";
+
+TP_TEST(steps_breakdown_sums)
+{
+    const char *p = write_tmp("steps.json", STEPS);
+    tpa_steps_result res;
+    tpa_error err;
+    CHECK_EQ_INT(tpa_steps_file(p, &res, &err), 0);
+    CHECK_EQ_INT(res.n, 2);
+    CHECK(res.has_gpu);
+    if (res.n == 2) {
+        const tpa_step_row *s = &res.rows[0];
+        CHECK_EQ_INT(s->dur_ns, 100000);
+        CHECK_EQ_INT(s->part_ns[TPA_P_KERNEL], 30000);    /* 22..52 */
+        CHECK_EQ_INT(s->part_ns[TPA_P_COMM], 18000);      /* 52..70 */
+        CHECK_EQ_INT(s->part_ns[TPA_P_MEMCPY], 10000);    /* 90..100 */
+        CHECK_EQ_INT(s->part_ns[TPA_P_RUNTIME], 2000);    /* 20..22 */
+        CHECK_EQ_INT(s->part_ns[TPA_P_DATALOAD], 10000);  /* 0..10 */
+        CHECK_EQ_INT(s->part_ns[TPA_P_CPU], 10000);       /* 10..20 */
+        CHECK_EQ_INT(s->part_ns[TPA_P_OTHER], 20000);     /* 70..90 */
+        int64_t sum = 0;
+        for (int k = 0; k < TPA_P_COUNT; k++) sum += s->part_ns[k];
+        CHECK_EQ_INT(sum, s->dur_ns);
+        CHECK_EQ_INT(s->gpu_busy_ns, 58000);
+        CHECK_EQ_INT(res.rows[1].part_ns[TPA_P_MEMCPY], 10000);
+    }
+    CHECK_EQ_INT(tpa_steps_mean(&res, -1), 75000);
+    CHECK_EQ_INT(tpa_steps_quantile(&res, -1, 0.5), 75000);
+    tpa_steps_free(&res);
+}
+
+TP_TEST(slice_fix_merge_round_trip)
+{
+    const char *p = write_tmp("steps2.json", STEPS);
+    char out[256];
+    snprintf(out, sizeof out, "%s/slice.json", g_dir);
+    tpa_slice_opts so;
+    memset(&so, 0, sizeof so);
+    CHECK(tpa_parse_range("2", &so.steps));
+    tpa_write_stats st;
+    tpa_error err;
+    CHECK_EQ_INT(tpa_slice(p, out, &so, &st, &err), 0);
+    CHECK_EQ_INT(st.out_events, 2);  /* step 2 and the memcpy that overlaps it */
+
+    const char *cut = write_tmp("cut.json", "{\"traceEvents\": [{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":1},\n{\"ph\":\"X\",\"na");
+    char fixed[256];
+    snprintf(fixed, sizeof fixed, "%s/fixed.json", g_dir);
+    bool was_ok = true;
+    CHECK_EQ_INT(tpa_fix(cut, fixed, &st, &was_ok, &err), 0);
+    CHECK(!was_ok);
+    tpa_report rep;
+    memset(&rep, 0, sizeof rep);
+    tpa_report_opts o;
+    memset(&o, 0, sizeof o);
+    CHECK_EQ_INT(tpa_report_file(&rep, fixed, &o, &err), 0);
+    CHECK_EQ_INT(rep.truncated_files, 0);
+    CHECK_EQ_INT(rep.events, 1);
+    tpa_report_free(&rep);
+
+    const char *ins[2] = { p, cut };
+    char merged[256];
+    snprintf(merged, sizeof merged, "%s/merged.json.gz", g_dir);
+    CHECK_EQ_INT(tpa_merge(ins, 2, merged, &st, &err), 0);
+    memset(&rep, 0, sizeof rep);
+    CHECK_EQ_INT(tpa_report_file(&rep, merged, &o, &err), 0);
+    CHECK_EQ_INT(rep.truncated_files, 0);
+    tpa_report_free(&rep);
+}
+
+TP_TEST(option_parsers)
+{
+    int64_t ns;
+    tpa_range r;
+    CHECK(tpa_parse_duration("5us", &ns) && ns == 5000);
+    CHECK(tpa_parse_duration("2.5ms", &ns) && ns == 2500000);
+    CHECK(tpa_parse_duration("7", &ns) && ns == 7000);
+    CHECK(!tpa_parse_duration("5 parsecs", &ns));
+    CHECK(tpa_parse_range("10-12", &r) && r.lo == 10 && r.hi == 12);
+    CHECK(tpa_parse_range("10-", &r) && r.hi == INT64_MAX);
+    CHECK(!tpa_parse_range("12-10", &r));
+    CHECK(tpa_parse_time_range("1ms-2ms", &r) && r.lo == 1000000 && r.hi == 2000000);
+}
+
+int main(void)
+{
+    if (!mkdtemp(g_dir)) return 1;
+    RUN(report_self_times);
+    RUN(report_filters);
+    RUN(steps_breakdown_sums);
+    RUN(slice_fix_merge_round_trip);
+    RUN(option_parsers);
+    int rc = tp_test_finish();
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
+    if (system(cmd) != 0) rc = 1;
+    return rc;
+}

@@ -1,0 +1,183 @@
+"""CLI checks of the analyzer subcommands against independent parsers.
+
+Runs the real `trainprof` binary (env TRAINPROF_BIN) on the fixtures in
+argv[1] (copies in tests/fixtures) and, when present, the bigger Kineto
+traces in $TP_FIXTURES/kineto. Python's json module is the reference.
+"""
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+BIN = os.environ["TRAINPROF_BIN"]
+FIX = sys.argv[1]
+SHARED = os.path.join(os.environ.get("TP_FIXTURES", ""), "kineto")
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def run(*args, expect=0):
+    p = subprocess.run([BIN, *args], capture_output=True, text=True)
+    check(p.returncode == expect, f"{args}: exit {p.returncode} != {expect}\n{p.stderr}")
+    return p
+
+
+def load(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        return json.load(f)
+
+
+def events(doc):
+    return doc["traceEvents"] if isinstance(doc, dict) else doc
+
+
+def test_report_matches_key_averages():
+    trace = os.path.join(FIX, "mlp_adam.pt.trace.json")
+    ka = load(os.path.join(FIX, "mlp_adam.key_averages.json"))
+    rep = json.loads(run("report", "--json", trace).stdout)
+    ops = {o["name"]: o for t in rep["tables"] for o in t["ops"]}
+    check(len(ops) == len(ka), f"op count {len(ops)} vs {len(ka)}")
+    for row in ka:
+        op = ops.get(row["name"])
+        check(op is not None, f"missing op {row['name']}")
+        if not op:
+            continue
+        check(op["calls"] == row["count"], f"{row['name']} calls {op['calls']} vs {row['count']}")
+        check(op["total_us"] == row["cpu_time_total_us"], f"{row['name']} total {op['total_us']} vs {row['cpu_time_total_us']}")
+        want = row["self_cpu_time_total_us"]
+        check(abs(op["self_us"] - want) <= max(2.0, 0.02 * want), f"{row['name']} self {op['self_us']} vs {want}")
+
+
+def kineto_files():
+    out = [os.path.join(FIX, f) for f in sorted(os.listdir(FIX)) if f.endswith(".json.gz")]
+    if os.path.isdir(SHARED):
+        out += [os.path.join(SHARED, f) for f in sorted(os.listdir(SHARED))]
+    return out
+
+
+def test_steps_match_profiler_step_spans():
+    for path in kineto_files() + [os.path.join(FIX, "mlp_adam.pt.trace.json")]:
+        res = json.loads(run("steps", "--json", path).stdout)
+        spans = {}
+        for e in events(load(path)):
+            n = str(e.get("name", ""))
+            if e.get("ph") == "X" and n.startswith("ProfilerStep#") and e.get("cat") in (None, "user_annotation"):
+                spans.setdefault(int(n.split("#")[1]), float(e["dur"]))
+        got = {s["step"]: s for s in res["steps"]}
+        check(set(got) == set(spans), f"{path}: steps {sorted(got)} vs {sorted(spans)}")
+        for num, dur in spans.items():
+            s = got.get(num)
+            if not s:
+                continue
+            check(abs(s["dur_us"] - dur) < 0.0015, f"{path} step {num}: {s['dur_us']} vs {dur}")
+            parts = sum(s[k] for k in s if k.endswith("_us") and k not in ("dur_us", "start_us"))
+            check(abs(parts - s["dur_us"]) < 0.0015, f"{path} step {num}: parts {parts} vs {s['dur_us']}")
+
+
+def test_report_counts_on_kineto():
+    for path in kineto_files():
+        rep = json.loads(run("report", "--json", "--no-group-steps", path).stdout)
+        want = {}
+        for e in events(load(path)):
+            if e.get("ph") == "X" and e.get("cat") not in ("gpu_user_annotation", "Trace"):
+                want[e["name"]] = want.get(e["name"], 0) + 1
+        got = {}
+        for t in rep["tables"]:
+            for o in t["ops"]:
+                got[o["name"]] = got.get(o["name"], 0) + o["calls"]
+        check(got == want, f"{path}: report calls differ from json ({len(got)} vs {len(want)} names)")
+
+
+def test_diff_gate():
+    a = os.path.join(FIX, "trace_filter__sampled_rank-0.json.gz")
+    b = os.path.join(FIX, "trace_filter__sampled_rank-1.json.gz")
+    d = json.loads(run("diff", "--json", a, b).stdout)
+    check(d["metric"] == "mean step time", "diff metric")
+    run("diff", a, a, "--fail-if-slower", "0")
+    slower = d["change_pct"] > 0
+    run("diff", a, b, "--fail-if-slower", "0", expect=1 if slower else 0)
+    run("diff", b, a, "--fail-if-slower", "0", expect=0 if slower else 1)
+
+
+def test_slice_merge_fix(tmp):
+    src = os.path.join(FIX, "trace_filter__sampled_rank-0.json.gz")
+    out = os.path.join(tmp, "slice.json")
+    run("slice", src, "--steps", "552", "-o", out)
+    evs = events(load(out))
+    check(any(e.get("name") == "ProfilerStep#552" for e in evs), "slice keeps the step")
+    check(not any(e.get("name") == "ProfilerStep#551" for e in evs), "slice drops other steps")
+    out2 = os.path.join(tmp, "kern.json.gz")
+    run("slice", src, "--cat", "kernel", "--min-dur", "50us", "-o", out2)
+    for e in events(load(out2)):
+        check(e["ph"] == "M" or (e.get("cat") == "kernel" and e["dur"] >= 50), f"slice filter kept {e.get('name')}")
+
+    merged = os.path.join(tmp, "merged.json")
+    run("merge", src, os.path.join(FIX, "trace_filter__sampled_rank-1.json.gz"), "-o", merged)
+    evs = events(load(merged))
+    pids = {e["pid"] for e in evs}
+    check(pids == {0, 1}, f"merge pids {pids}")
+    names = [e["args"]["name"] for e in evs if e.get("name") == "process_name"]
+    check(names == ["rank 0", "rank 1"], f"merge names {names}")
+
+    text = gzip.open(src, "rt").read()
+    cut = os.path.join(tmp, "cut.json")
+    with open(cut, "w") as f:
+        f.write(text[: len(text) // 2])
+    run("fix", cut, expect=1)
+    fixed = os.path.join(tmp, "fixed.json")
+    run("fix", cut, "-o", fixed)
+    n_fixed = len(events(load(fixed)))
+    p = run("report", "--json", cut)
+    check("truncated" in p.stderr, "report warns about truncation")
+    check(json.loads(p.stdout)["events"] == n_fixed, "report reads what fix keeps")
+    run("fix", fixed)
+
+
+def test_bad_inputs(tmp):
+    cases = {
+        "empty.json": b"",
+        "text.json": b"hello world",
+        "syntax.json": b'{"traceEvents": [{"ph": "X", "ts": 1} {"x": 1}]}',
+        "deep.json": b"[" * 5000,
+        "utf8.json": b'[{"name": "\xff\xfe", "ph": "X", "ts": 1}]',
+        "bigint.json": b'[{"name": "a", "ph": "X", "ts": 123456789012345678901234567890}]',
+        "badgz.json.gz": b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03garbage-garbage",
+    }
+    for name, data in cases.items():
+        path = os.path.join(tmp, name)
+        with open(path, "wb") as f:
+            f.write(data)
+        for sub in ("report", "steps"):
+            p = run(sub, path, expect=2)
+            check(name in p.stderr, f"{sub} {name}: error names the file: {p.stderr!r}")
+    p = run("report", os.path.join(tmp, "syntax.json"), expect=2)
+    check("byte 38" in p.stderr, f"syntax error offset: {p.stderr!r}")
+    run("report", "/nonexistent/trace.json", expect=2)
+    run("report", "--bogus", expect=2)
+    for sub in ("report", "steps", "diff", "slice", "merge", "fix"):
+        p = run(sub, "--help")
+        check("usage:" in p.stdout, f"{sub} --help")
+
+
+def main():
+    test_report_matches_key_averages()
+    test_steps_match_profiler_step_spans()
+    test_report_counts_on_kineto()
+    test_diff_gate()
+    with tempfile.TemporaryDirectory() as tmp:
+        test_slice_merge_fix(tmp)
+        test_bad_inputs(tmp)
+    print(f"{len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
