@@ -67,6 +67,7 @@ typedef struct tpi_step_op {
     const char *name;
     uint64_t count;
     double total_s;
+    int background;          /* 1: on another thread than the one ending steps */
 } tpi_step_op;
 
 /* Schedule phase of a step. */

@@ -1,0 +1,314 @@
+/*
+ * train_mlp.c - a real (small) training loop instrumented with trainprof.
+ *
+ * A 32-64-64-10 multilayer perceptron (ReLU, softmax cross-entropy) is
+ * trained by minibatch SGD on a synthetic classification set generated in
+ * the program (labels from a hidden random linear teacher), so the loss
+ * visibly falls. A data-loader thread assembles batches into a bounded
+ * queue. Zones: data_batch_production (loader), data_wait, forward,
+ * backward, optimizer_step; counters: loss, learning_rate.
+ *
+ *   train_mlp [--max_steps N] [--batch N] [--epoch_steps N] [--quiet]
+ *             [profiling flags: --profiling.active 3, --enable_profiling True ...]
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trainprof.h"
+
+enum { IN = 32, H1 = 64, H2 = 64, OUT = 10, NDATA = 8192, QCAP = 4, MAXB = 1024 };
+
+typedef struct batch {
+    int n;
+    float x[MAXB][IN];
+    int y[MAXB];
+} batch;
+
+typedef struct loader {
+    tp_session *prof;
+    const float (*data)[IN];
+    const int *labels;
+    int batch_size;
+    long batches_left;
+    batch *slots[QCAP];
+    int head, count, stop;
+    pthread_mutex_t lock;
+    pthread_cond_t not_full, not_empty;
+    unsigned seed;
+} loader;
+
+typedef struct mlp {
+    float w1[H1][IN], b1[H1], w2[H2][H1], b2[H2], w3[OUT][H2], b3[OUT];
+} mlp;
+
+typedef struct acts {
+    float h1[MAXB][H1], h2[MAXB][H2], p[MAXB][OUT];
+} acts;
+
+static float frand(unsigned *s)
+{
+    *s = *s * 1103515245u + 12345u;
+    return (float)((*s >> 8) & 0xffffff) / 16777216.0f;
+}
+
+static float gauss(unsigned *s)
+{
+    float u = frand(s) + 1e-7f, v = frand(s);
+    return sqrtf(-2.0f * logf(u)) * cosf(6.2831853f * v);
+}
+
+/* Inputs ~ N(0,1); label = argmax of a hidden random linear teacher. */
+static void make_dataset(float (*x)[IN], int *y, unsigned seed)
+{
+    static float teacher[OUT][IN];
+    for (int o = 0; o < OUT; o++)
+        for (int i = 0; i < IN; i++)
+            teacher[o][i] = gauss(&seed);
+    for (int n = 0; n < NDATA; n++) {
+        int best = 0;
+        float bv = -1e30f;
+        for (int i = 0; i < IN; i++)
+            x[n][i] = gauss(&seed);
+        for (int o = 0; o < OUT; o++) {
+            float v = 0;
+            for (int i = 0; i < IN; i++)
+                v += teacher[o][i] * x[n][i];
+            if (v > bv)
+                bv = v, best = o;
+        }
+        y[n] = best;
+    }
+}
+
+static void *loader_main(void *arg)
+{
+    loader *L = arg;
+    tp_thread_name(L->prof, "data_loader");
+    for (;;) {
+        pthread_mutex_lock(&L->lock);
+        while (L->count == QCAP && !L->stop)
+            pthread_cond_wait(&L->not_full, &L->lock);
+        int done = L->stop || L->batches_left <= 0;
+        if (!done)
+            L->batches_left--;
+        pthread_mutex_unlock(&L->lock);
+        if (done)
+            break;
+        batch *b = malloc(sizeof *b);
+        if (!b)
+            break;
+        TP_ZONE_BEGIN(L->prof, "data_batch_production");
+        b->n = L->batch_size;
+        for (int k = 0; k < b->n; k++) {
+            int idx = (int)(frand(&L->seed) * NDATA) % NDATA;
+            memcpy(b->x[k], L->data[idx], sizeof b->x[k]);
+            b->y[k] = L->labels[idx];
+        }
+        TP_ZONE_END(L->prof);
+        pthread_mutex_lock(&L->lock);
+        L->slots[(L->head + L->count) % QCAP] = b;
+        L->count++;
+        pthread_cond_signal(&L->not_empty);
+        pthread_mutex_unlock(&L->lock);
+    }
+    return NULL;
+}
+
+static batch *next_batch(loader *L)
+{
+    pthread_mutex_lock(&L->lock);
+    while (L->count == 0)
+        pthread_cond_wait(&L->not_empty, &L->lock);
+    batch *b = L->slots[L->head];
+    L->head = (L->head + 1) % QCAP;
+    L->count--;
+    pthread_cond_signal(&L->not_full);
+    pthread_mutex_unlock(&L->lock);
+    return b;
+}
+
+static void init_layer(float *w, int fan_out, int fan_in, unsigned *s)
+{
+    float scale = sqrtf(2.0f / (float)fan_in);
+    for (int i = 0; i < fan_out * fan_in; i++)
+        w[i] = gauss(s) * scale;
+}
+
+/* y[n][o] = act(b[o] + sum_i w[o][i] * x[n][i]) */
+static void dense(int n, int in, int out, const float *x, const float *w, const float *b, float *y,
+                  int relu)
+{
+    for (int r = 0; r < n; r++)
+        for (int o = 0; o < out; o++) {
+            float v = b[o];
+            for (int i = 0; i < in; i++)
+                v += w[o * in + i] * x[r * in + i];
+            y[r * out + o] = relu && v < 0 ? 0 : v;
+        }
+}
+
+static float forward(const mlp *m, const batch *b, acts *a)
+{
+    float loss = 0;
+    dense(b->n, IN, H1, &b->x[0][0], &m->w1[0][0], m->b1, &a->h1[0][0], 1);
+    dense(b->n, H1, H2, &a->h1[0][0], &m->w2[0][0], m->b2, &a->h2[0][0], 1);
+    dense(b->n, H2, OUT, &a->h2[0][0], &m->w3[0][0], m->b3, &a->p[0][0], 0);
+    for (int r = 0; r < b->n; r++) { /* softmax + cross-entropy */
+        float mx = a->p[r][0], sum = 0;
+        for (int o = 1; o < OUT; o++)
+            mx = a->p[r][o] > mx ? a->p[r][o] : mx;
+        for (int o = 0; o < OUT; o++)
+            sum += (a->p[r][o] = expf(a->p[r][o] - mx));
+        for (int o = 0; o < OUT; o++)
+            a->p[r][o] /= sum;
+        loss -= logf(a->p[r][b->y[r]] + 1e-12f);
+    }
+    return loss / (float)b->n;
+}
+
+/* Gradient of one dense layer: gw += dy^T x, gb += dy, dx = dy w (masked by relu of x). */
+static void dense_back(int n, int in, int out, const float *x, const float *w, const float *dy,
+                       float *gw, float *gb, float *dx)
+{
+    for (int r = 0; r < n; r++)
+        for (int o = 0; o < out; o++) {
+            float d = dy[r * out + o];
+            if (d == 0)
+                continue;
+            gb[o] += d;
+            for (int i = 0; i < in; i++)
+                gw[o * in + i] += d * x[r * in + i];
+        }
+    if (!dx)
+        return;
+    for (int r = 0; r < n; r++)
+        for (int i = 0; i < in; i++) {
+            float v = 0;
+            if (x[r * in + i] > 0)
+                for (int o = 0; o < out; o++)
+                    v += dy[r * out + o] * w[o * in + i];
+            dx[r * in + i] = v;
+        }
+}
+
+static void backward(const mlp *m, const batch *b, acts *a, mlp *g)
+{
+    static float d3[MAXB][OUT], d2[MAXB][H2], d1[MAXB][H1];
+    memset(g, 0, sizeof *g);
+    for (int r = 0; r < b->n; r++)
+        for (int o = 0; o < OUT; o++)
+            d3[r][o] = (a->p[r][o] - (o == b->y[r])) / (float)b->n;
+    dense_back(b->n, H2, OUT, &a->h2[0][0], &m->w3[0][0], &d3[0][0], &g->w3[0][0], g->b3, &d2[0][0]);
+    dense_back(b->n, H1, H2, &a->h1[0][0], &m->w2[0][0], &d2[0][0], &g->w2[0][0], g->b2, &d1[0][0]);
+    dense_back(b->n, IN, H1, &b->x[0][0], &m->w1[0][0], &d1[0][0], &g->w1[0][0], g->b1, NULL);
+}
+
+static void sgd(mlp *m, const mlp *g, float lr)
+{
+    float *p = (float *)m;
+    const float *q = (const float *)g;
+    for (size_t i = 0; i < sizeof *m / sizeof(float); i++)
+        p[i] -= lr * q[i];
+}
+
+static long arg_long(int argc, char **argv, const char *flag, long def)
+{
+    for (int i = 1; i + 1 < argc; i++)
+        if (strcmp(argv[i], flag) == 0)
+            return atol(argv[i + 1]);
+    return def;
+}
+
+int main(int argc, char **argv)
+{
+    tp_error err;
+    tp_config *cfg = tp_config_new();
+    if (!cfg || tp_config_load_env(cfg, &err) != 0 || tp_config_parse_args(cfg, &argc, argv, &err) != 0) {
+        fprintf(stderr, "train_mlp: %s\n", cfg ? err.message : "out of memory");
+        return 2;
+    }
+    long max_steps = arg_long(argc, argv, "--max_steps", 300);
+    int bs = (int)arg_long(argc, argv, "--batch", 64);
+    long epoch_steps = arg_long(argc, argv, "--epoch_steps", NDATA / (bs > 0 ? bs : 1));
+    int quiet = 0;
+    for (int i = 1; i < argc; i++)
+        quiet |= strcmp(argv[i], "--quiet") == 0;
+    if (bs < 1 || bs > MAXB || max_steps < 0 || epoch_steps < 1) {
+        fprintf(stderr, "train_mlp: --batch must be 1..%d, --max_steps >= 0\n", MAXB);
+        return 2;
+    }
+    tp_session *prof = tp_session_open(cfg, &err);
+    tp_config_free(cfg);
+    if (!prof && err.code != TP_OK) {
+        fprintf(stderr, "train_mlp: profiling: %s\n", err.message);
+        return 1;
+    }
+    static float data[NDATA][IN];
+    static int labels[NDATA];
+    static mlp model, grad;
+    static acts act;
+    unsigned seed = 42;
+    make_dataset(data, labels, 7);
+    init_layer(&model.w1[0][0], H1, IN, &seed);
+    init_layer(&model.w2[0][0], H2, H1, &seed);
+    init_layer(&model.w3[0][0], OUT, H2, &seed);
+
+    loader L = {.prof = prof, .data = (const float (*)[IN])data, .labels = labels,
+                .batch_size = bs, .batches_left = max_steps, .seed = 1234};
+    pthread_mutex_init(&L.lock, NULL);
+    pthread_cond_init(&L.not_full, NULL);
+    pthread_cond_init(&L.not_empty, NULL);
+    pthread_t th;
+    pthread_create(&th, NULL, loader_main, &L);
+
+    float lr0 = 0.1f, first_loss = 0, loss = 0, avg = 0;
+    for (long step = 0; step < max_steps; step++) {
+        float lr = lr0 / (1.0f + (float)step / 2000.0f);
+        tp_step_begin(prof);
+        batch *b;
+        {
+            TP_ZONE(prof, "data_wait");
+            b = next_batch(&L);
+        }
+        {
+            TP_ZONE(prof, "forward");
+            loss = forward(&model, b, &act);
+        }
+        {
+            TP_ZONE(prof, "backward");
+            backward(&model, b, &act, &grad);
+        }
+        {
+            TP_ZONE(prof, "optimizer_step");
+            sgd(&model, &grad, lr);
+        }
+        tp_counter(prof, "loss", loss);
+        tp_counter(prof, "learning_rate", lr);
+        free(b);
+        tp_step_end(prof, (uint64_t)bs);
+        if ((step + 1) % epoch_steps == 0)
+            tp_epoch_end(prof);
+        avg = step == 0 ? loss : 0.95f * avg + 0.05f * loss;
+        if (step == 0)
+            first_loss = loss;
+        if (!quiet && (step % 100 == 0 || step == max_steps - 1))
+            printf("step %5ld  loss %.4f  (smoothed %.4f)  lr %.4f\n", step, loss, avg, lr);
+    }
+    pthread_join(th, NULL);
+    if (max_steps > 0)
+        printf("loss: first %.4f -> last smoothed %.4f\n", first_loss, avg);
+    tp_session_stats st;
+    tp_session_get_stats(prof, &st);
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", prof ? tp_session_dir(prof) : "");
+    if (tp_session_close(prof, &err) != 0)
+        fprintf(stderr, "train_mlp: profiling: %s\n", err.message);
+    if (prof)
+        printf("profile: %s\n", dir);
+    else
+        printf("profiling off\n");
+    return 0;
+}

@@ -1,0 +1,138 @@
+/*
+ * recorder.h - per-thread event buffers fed from a bounded chunk pool.
+ *
+ * Each recording thread owns one tpi_tbuf. It appends fixed-size 16-byte
+ * records to its current chunk and publishes them with a release store of
+ * the chunk's `committed` count; the collector reads them with an acquire
+ * load, so neither side locks per event. A full chunk is linked to a fresh
+ * one taken from the pool (a mutex, once per TPI_CHUNK_RECS records). When
+ * the pool is exhausted (profiling.max_buffer_mb) events are dropped and
+ * counted. The collector returns drained chunks to the pool.
+ */
+#ifndef TP_CORE_RECORDER_H
+#define TP_CORE_RECORDER_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#ifdef TP_SMALL_LIMITS
+#define TPI_CHUNK_RECS 32
+#define TPI_MAX_THREADS 8
+#else
+#define TPI_CHUNK_RECS 4096
+#define TPI_MAX_THREADS 1024
+#endif
+#define TPI_ZSTACK 64 /* writer-side zone stack kept per thread */
+
+/* Record kinds (4 bits). */
+enum {
+    TPI_REC_PAD = 0,        /* rest of the chunk is unused */
+    TPI_REC_BEGIN = 1,      /* zone begin: name, arg = args name id */
+    TPI_REC_END = 2,        /* zone end */
+    TPI_REC_STEP_BEGIN = 3,
+    TPI_REC_STEP_END = 4,   /* + 1 slot: samples */
+    TPI_REC_COUNTER = 5,    /* name; + 1 slot: double value */
+    TPI_REC_MARK = 6,       /* name */
+    TPI_REC_THREAD = 7,     /* thread name */
+    TPI_REC_EPOCH = 8,      /* epoch end */
+    TPI_REC_MEMORY = 9      /* pool name; + 2 slots: addr, bytes, total live, device */
+};
+#define TPI_REC_KIND(h) ((h) >> 28)
+#define TPI_REC_NAME(h) ((h)&0x0fffffffu)
+#define TPI_REC_HDR(kind, name) (((uint32_t)(kind) << 28) | ((uint32_t)(name)&0x0fffffffu))
+
+typedef union tpi_rec {
+    struct {
+        uint64_t ts;  /* ticks */
+        uint32_t hdr; /* kind << 28 | name id */
+        uint32_t arg;
+    } e;
+    struct {
+        uint64_t a, b; /* payload of a multi-slot record */
+    } x;
+} tpi_rec;
+
+typedef struct tpi_chunk {
+    struct tpi_chunk *next;     /* atomic: set once by the writer */
+    uint32_t committed;         /* atomic: records readable */
+    uint32_t pad_;
+    tpi_rec recs[TPI_CHUNK_RECS];
+} tpi_chunk;
+
+typedef struct tpi_pool {
+    pthread_mutex_t lock;
+    tpi_chunk *free_list;
+    uint64_t max_chunks;
+    uint64_t allocated;         /* chunks malloc'd so far */
+    uint64_t available;         /* atomic: free + not yet allocated */
+} tpi_pool;
+
+void tpi_pool_init(tpi_pool *p, uint64_t max_bytes);
+tpi_chunk *tpi_pool_get(tpi_pool *p); /* NULL when exhausted */
+void tpi_pool_put(tpi_pool *p, tpi_chunk *c);
+void tpi_pool_destroy(tpi_pool *p);    /* frees every free chunk */
+uint64_t tpi_pool_bytes(const tpi_pool *p);
+
+typedef struct tpi_tbuf {
+    /* writer side (owning thread only) */
+    tpi_chunk *cur;
+    uint32_t pos, cap;
+    uint32_t depth;                 /* open zones (writer's view) */
+    uint32_t zstack[TPI_ZSTACK];    /* name ids; high bit = begin was dropped */
+    const char *pool_ptr;           /* last pool name seen by tp_mem_alloc */
+    uint32_t pool_id;
+    /* shared */
+    uint64_t dropped;               /* atomic (relaxed), written by the owner */
+    tpi_chunk *first;               /* atomic: first chunk, for the collector */
+    tpi_pool *pool;
+    uint32_t tid;                   /* OS thread id */
+    uint32_t index;                 /* position in the session's table */
+    uint32_t name_id;               /* initial thread name */
+} tpi_tbuf;
+
+void tpi_tbuf_init(tpi_tbuf *b, tpi_pool *pool, uint32_t tid, uint32_t index);
+
+/* Slow path of tpi_tbuf_reserve: closes the current chunk and takes a new
+ * one; NULL (event dropped and counted) when the pool is empty. */
+tpi_rec *tpi_tbuf_refill(tpi_tbuf *b, uint32_t n);
+
+/* Room for n consecutive records, or NULL (dropped). */
+static inline tpi_rec *tpi_tbuf_reserve(tpi_tbuf *b, uint32_t n)
+{
+    if (__builtin_expect(b->pos + n <= b->cap, 1))
+        return &b->cur->recs[b->pos];
+    return tpi_tbuf_refill(b, n);
+}
+
+/* Publishes the n records just written. */
+static inline void tpi_tbuf_commit(tpi_tbuf *b, uint32_t n)
+{
+    b->pos += n;
+    __atomic_store_n(&b->cur->committed, b->pos, __ATOMIC_RELEASE);
+}
+
+static inline void tpi_tbuf_count_drop(tpi_tbuf *b)
+{
+    __atomic_store_n(&b->dropped, __atomic_load_n(&b->dropped, __ATOMIC_RELAXED) + 1,
+                     __ATOMIC_RELAXED);
+}
+
+/* Collector-side reader of one tbuf. */
+typedef struct tpi_cursor {
+    tpi_chunk *chunk;
+    uint32_t rpos;
+    uint32_t avail;                 /* committed count last seen */
+} tpi_cursor;
+
+/* Next readable record (NULL when none now); does not advance. Recycles
+ * drained chunks into the pool. */
+const tpi_rec *tpi_cursor_peek(tpi_cursor *c, tpi_tbuf *b);
+/* Consumes n records (the head record and its extra slots). */
+static inline void tpi_cursor_advance(tpi_cursor *c, uint32_t n) { c->rpos += n; }
+/* Extra slots of the multi-slot record at the head (n-th after it). */
+static inline const tpi_rec *tpi_cursor_slot(const tpi_cursor *c, uint32_t k)
+{
+    return &c->chunk->recs[c->rpos + k];
+}
+
+#endif

@@ -1,0 +1,434 @@
+/*
+ * session.c - the public session API: open/close, the collector thread and
+ * the hot-path recording functions (zones, steps, counters, marks).
+ *
+ * Hot path: one TLS load and a generation compare find the calling thread's
+ * buffer; one clock read; one 16-byte record appended and published with a
+ * release store. The first event of a thread in a session registers its
+ * buffer (malloc + mutex, once).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "core/names.h"
+#include "core/session_internal.h"
+#include "util/fileio.h"
+
+#define ZDROPPED 0x80000000u
+
+static __thread tpi_tbuf *tls_buf;
+static __thread uint64_t tls_gen;
+static uint64_t g_next_gen = 1;
+
+/* ---- fork safety --------------------------------------------------------- */
+static pthread_mutex_t g_live_lock = PTHREAD_MUTEX_INITIALIZER;
+static tp_session *g_live[8];
+static pthread_once_t g_atfork_once = PTHREAD_ONCE_INIT;
+
+/* In a fork child no other thread exists: disable every live session so the
+ * child records nothing and never writes the parent's files. */
+static void atfork_child(void)
+{
+    pthread_mutex_init(&g_live_lock, NULL);
+    for (int i = 0; i < 8; i++) {
+        if (g_live[i]) {
+            g_live[i]->dead = 1;
+            g_live[i]->gen = 0;
+        }
+    }
+    tls_buf = NULL;
+    tls_gen = 0;
+}
+
+static void atfork_register(void)
+{
+    pthread_atfork(NULL, NULL, atfork_child);
+}
+
+void tpi_session_live(tp_session *s, int add)
+{
+    pthread_once(&g_atfork_once, atfork_register);
+    if (add)
+        s->gen = __atomic_fetch_add(&g_next_gen, 1, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&g_live_lock);
+    for (int i = 0; i < 8; i++) {
+        if (add ? !g_live[i] : g_live[i] == s) {
+            g_live[i] = add ? s : NULL;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&g_live_lock);
+}
+
+/* ---- thread registration ------------------------------------------------- */
+uint32_t tpi_os_tid(void)
+{
+    return (uint32_t)syscall(SYS_gettid);
+}
+
+static tpi_tbuf *register_thread(tp_session *s)
+{
+    if (s->dead)
+        return NULL;
+    pthread_mutex_lock(&s->reg_lock);
+    uint32_t n = s->n_tbufs;
+    tpi_tbuf *b = n < TPI_MAX_THREADS ? malloc(sizeof *b) : NULL;
+    if (!b) {
+        pthread_mutex_unlock(&s->reg_lock);
+        __atomic_fetch_add(&s->dropped_unregistered, 1, __ATOMIC_RELAXED);
+        return NULL;
+    }
+    tpi_tbuf_init(b, &s->pool, tpi_os_tid(), n);
+    char name[64] = "";
+    if (pthread_getname_np(pthread_self(), name, sizeof name) == 0 && name[0])
+        b->name_id = tpi_names_intern(b->tid == s->opener_tid ? "main" : name);
+    s->tbufs[n] = b;
+    __atomic_store_n(&s->n_tbufs, n + 1, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&s->reg_lock);
+    tls_buf = b;
+    tls_gen = s->gen;
+    return b;
+}
+
+static inline tpi_tbuf *get_buf(tp_session *s)
+{
+    if (__builtin_expect(tls_gen == s->gen && tls_buf != NULL, 1))
+        return tls_buf;
+    return register_thread(s);
+}
+
+/* ---- records ------------------------------------------------------------- */
+static inline void put1(tpi_tbuf *b, uint64_t t, uint32_t kind, uint32_t name, uint32_t arg)
+{
+    tpi_rec *r = tpi_tbuf_reserve(b, 1);
+    if (!r)
+        return;
+    r->e.ts = t;
+    r->e.hdr = TPI_REC_HDR(kind, name);
+    r->e.arg = arg;
+    tpi_tbuf_commit(b, 1);
+}
+
+static inline void zone_begin(tp_session *s, uint32_t id, uint32_t args)
+{
+    tpi_tbuf *b = get_buf(s);
+    if (!b)
+        return;
+    uint64_t t = tpi_ticks();
+    uint32_t d = b->depth++;
+    tpi_rec *r = tpi_tbuf_reserve(b, 1);
+    if (d < TPI_ZSTACK)
+        b->zstack[d] = r ? id : (id | ZDROPPED);
+    if (!r)
+        return;
+    r->e.ts = t;
+    r->e.hdr = TPI_REC_HDR(TPI_REC_BEGIN, id);
+    r->e.arg = args;
+    tpi_tbuf_commit(b, 1);
+}
+
+void tp_zone_begin_site(tp_session *s, tp_site *site)
+{
+    if (!s || !site)
+        return;
+    uint32_t id = __atomic_load_n(&site->id, __ATOMIC_RELAXED);
+    if (__builtin_expect(id == 0, 0)) {
+        id = tpi_names_intern(site->name);
+        __atomic_store_n(&site->id, id, __ATOMIC_RELAXED);
+    }
+    zone_begin(s, id, 0);
+}
+
+void tp_zone_end(tp_session *s)
+{
+    if (!s)
+        return;
+    tpi_tbuf *b = get_buf(s);
+    if (!b)
+        return;
+    uint64_t t = tpi_ticks();
+    if (b->depth > 0) {
+        uint32_t d = --b->depth;
+        if (d < TPI_ZSTACK && (b->zstack[d] & ZDROPPED))
+            return; /* its BEGIN was dropped: drop the END too */
+    }
+    put1(b, t, TPI_REC_END, 0, 0);
+}
+
+void tp_zone_begin_dyn(tp_session *s, const char *name)
+{
+    if (!s)
+        return;
+    zone_begin(s, tpi_names_intern(name ? name : ""), 0);
+}
+
+void tp_zone_begin_args(tp_session *s, const char *name, const char *args)
+{
+    if (!s)
+        return;
+    uint32_t a = (args && s->settings.record_shapes) ? tpi_names_intern_n(args, 240) : 0;
+    zone_begin(s, tpi_names_intern(name ? name : ""), a);
+}
+
+static void named_record(tp_session *s, uint32_t kind, const char *name)
+{
+    if (!s)
+        return;
+    tpi_tbuf *b = get_buf(s);
+    if (!b)
+        return;
+    uint32_t id = tpi_names_intern(name ? name : "");
+    put1(b, tpi_ticks(), kind, id, 0);
+}
+
+void tp_thread_name(tp_session *s, const char *name) { named_record(s, TPI_REC_THREAD, name); }
+void tp_mark(tp_session *s, const char *name) { named_record(s, TPI_REC_MARK, name); }
+
+void tp_counter(tp_session *s, const char *name, double value)
+{
+    if (!s)
+        return;
+    tpi_tbuf *b = get_buf(s);
+    if (!b)
+        return;
+    uint32_t id = tpi_names_intern(name ? name : "");
+    uint64_t t = tpi_ticks();
+    tpi_rec *r = tpi_tbuf_reserve(b, 2);
+    if (!r)
+        return;
+    r[0].e.ts = t;
+    r[0].e.hdr = TPI_REC_HDR(TPI_REC_COUNTER, id);
+    r[0].e.arg = 0;
+    memcpy(&r[1].x.a, &value, sizeof value);
+    r[1].x.b = 0;
+    tpi_tbuf_commit(b, 2);
+}
+
+static void wake_collector(tp_session *s)
+{
+    __atomic_fetch_add(&s->wake_seq, 1, __ATOMIC_RELEASE);
+    pthread_cond_signal(&s->wake_cond);
+}
+
+void tp_step_begin(tp_session *s)
+{
+    if (!s)
+        return;
+    tpi_tbuf *b = get_buf(s);
+    if (b)
+        put1(b, tpi_ticks(), TPI_REC_STEP_BEGIN, 0, 0);
+}
+
+void tp_step_end(tp_session *s, uint64_t samples)
+{
+    if (!s)
+        return;
+    tpi_tbuf *b = get_buf(s);
+    if (!b)
+        return;
+    uint64_t t = tpi_ticks();
+    tpi_rec *r = tpi_tbuf_reserve(b, 2);
+    if (r) {
+        r[0].e.ts = t;
+        r[0].e.hdr = TPI_REC_HDR(TPI_REC_STEP_END, 0);
+        r[0].e.arg = 0;
+        r[1].x.a = samples;
+        r[1].x.b = 0;
+        tpi_tbuf_commit(b, 2);
+    }
+    __atomic_fetch_add(&s->steps_ended, 1, __ATOMIC_RELAXED);
+    wake_collector(s);
+}
+
+void tp_epoch_end(tp_session *s)
+{
+    if (!s)
+        return;
+    tpi_tbuf *b = get_buf(s);
+    if (b)
+        put1(b, tpi_ticks(), TPI_REC_EPOCH, 0, 0);
+}
+
+uint64_t tp_session_steps(const tp_session *s)
+{
+    return s ? __atomic_load_n(&s->steps_ended, __ATOMIC_RELAXED) : 0;
+}
+
+const char *tp_session_dir(const tp_session *s)
+{
+    return s ? s->run_dir : NULL;
+}
+
+void tp_session_get_stats(const tp_session *s, tp_session_stats *out)
+{
+    if (!out)
+        return;
+    memset(out, 0, sizeof *out);
+    if (!s)
+        return;
+    pthread_mutex_lock((pthread_mutex_t *)&s->stats_lock);
+    *out = s->stats;
+    pthread_mutex_unlock((pthread_mutex_t *)&s->stats_lock);
+    out->steps = tp_session_steps(s);
+}
+
+/* ---- memory glue ---------------------------------------------------------- */
+static uint32_t innermost_zone(const tpi_tbuf *b)
+{
+    if (!b || b->depth == 0 || b->depth > TPI_ZSTACK)
+        return 0;
+    return b->zstack[b->depth - 1] & ~ZDROPPED;
+}
+
+static uint32_t pool_id(tpi_tbuf *b, const char *pool)
+{
+    if (b->pool_ptr != pool || !b->pool_id) {
+        b->pool_id = tpi_names_intern(pool);
+        b->pool_ptr = pool;
+    }
+    return b->pool_id;
+}
+
+static void mem_record(tp_session *s, tpi_tbuf *b, const void *ptr, int64_t bytes,
+                       const char *pool, uint64_t live)
+{
+    if (!b || !s->settings.profile_memory)
+        return;
+    uint32_t pid = pool_id(b, pool);
+    uint64_t t = tpi_ticks();
+    tpi_rec *r = tpi_tbuf_reserve(b, 3);
+    if (!r)
+        return;
+    r[0].e.ts = t;
+    r[0].e.hdr = TPI_REC_HDR(TPI_REC_MEMORY, pid);
+    r[0].e.arg = 0;
+    r[1].x.a = (uint64_t)(uintptr_t)ptr;
+    r[1].x.b = (uint64_t)bytes;
+    r[2].x.a = live;
+    r[2].x.b = live;
+    tpi_tbuf_commit(b, 3);
+}
+
+void tp_mem_alloc(tp_session *s, const void *ptr, size_t bytes, const char *pool)
+{
+    if (!s || s->dead)
+        return;
+    if (!pool)
+        pool = "default";
+    tpi_tbuf *b = get_buf(s);
+    uint64_t live = 0;
+    if (s->alloc)
+        tpi_alloc_record(s->alloc, ptr, bytes, pool, innermost_zone(b), &live);
+    mem_record(s, b, ptr, (int64_t)bytes, pool, live);
+}
+
+void tp_mem_free(tp_session *s, const void *ptr, const char *pool)
+{
+    if (!s || s->dead)
+        return;
+    if (!pool)
+        pool = "default";
+    tpi_tbuf *b = get_buf(s);
+    uint64_t live = 0, size = 0;
+    if (s->alloc)
+        size = tpi_alloc_release(s->alloc, ptr, pool, &live);
+    mem_record(s, b, ptr, -(int64_t)size, pool, live);
+}
+
+void tp_set_device_memory_callback(tp_session *s, tp_device_memory_fn fn, void *user)
+{
+    if (s && s->probes)
+        tpi_probes_set_callback(s->probes, fn, user);
+}
+
+void tpi_session_queue_sample(tp_session *s, const tpi_mem_sample *m)
+{
+    pthread_mutex_lock(&s->sample_lock);
+    if (!s->samples)
+        s->samples = calloc(TPI_SAMPLE_QUEUE, sizeof *s->samples);
+    if (s->samples) {
+        if (s->sample_count == TPI_SAMPLE_QUEUE) { /* full: drop the oldest */
+            s->sample_head = (s->sample_head + 1) % TPI_SAMPLE_QUEUE;
+            s->sample_count--;
+            s->samples_lost++;
+        }
+        s->samples[(s->sample_head + s->sample_count) % TPI_SAMPLE_QUEUE] = *m;
+        s->sample_count++;
+    }
+    pthread_mutex_unlock(&s->sample_lock);
+}
+
+int tpi_session_pop_sample(tp_session *s, tpi_mem_sample *out)
+{
+    int got = 0;
+    pthread_mutex_lock(&s->sample_lock);
+    if (s->sample_count) {
+        *out = s->samples[s->sample_head];
+        s->sample_head = (s->sample_head + 1) % TPI_SAMPLE_QUEUE;
+        s->sample_count--;
+        got = 1;
+    }
+    pthread_mutex_unlock(&s->sample_lock);
+    return got;
+}
+
+static uint64_t last_step_of(tp_session *s)
+{
+    uint64_t n = tp_session_steps(s);
+    return n ? n - 1 : 0;
+}
+
+void tp_memory_sample_now(tp_session *s)
+{
+    if (!s || s->dead || !s->probes)
+        return;
+    tpi_mem_sample m;
+    if (tpi_probes_sample(s->probes, &m) != 0)
+        return;
+    m.ts_ns = tpi_session_ns(s, tpi_ticks());
+    m.step = last_step_of(s);
+    tpi_session_queue_sample(s, &m);
+    wake_collector(s);
+}
+
+void tpi_session_sampler_cb(void *ctx, tpi_mem_sample *m)
+{
+    tp_session *s = ctx;
+    m->ts_ns = tpi_session_ns(s, tpi_ticks());
+    m->step = last_step_of(s);
+    tpi_session_queue_sample(s, m);
+}
+
+/* ---- collector thread ----------------------------------------------------- */
+void *tpi_session_collector_main(void *arg)
+{
+    tp_session *s = arg;
+    uint64_t seen = 0;
+    pthread_setname_np(pthread_self(), "trainprof-coll");
+    while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
+        pthread_mutex_lock(&s->wake_lock);
+        if (__atomic_load_n(&s->wake_seq, __ATOMIC_ACQUIRE) == seen &&
+            !__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += 20 * 1000 * 1000;
+            if (ts.tv_nsec >= 1000000000) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000;
+            }
+            pthread_cond_timedwait(&s->wake_cond, &s->wake_lock, &ts);
+        }
+        pthread_mutex_unlock(&s->wake_lock);
+        seen = __atomic_load_n(&s->wake_seq, __ATOMIC_ACQUIRE);
+        tpi_collector_samples(s->col);
+        tpi_collector_drain(s->col, tpi_ticks());
+        tpi_collector_publish_stats(s->col);
+    }
+    return NULL;
+}
+

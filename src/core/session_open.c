@@ -1,0 +1,218 @@
+/* tp_session_open / tp_session_close: set-up and tear-down of a session. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "core/collector_internal.h"
+#include "core/names.h"
+#include "util/fileio.h"
+
+static void set_err(tp_error *err, int code, const char *msg)
+{
+    if (!err)
+        return;
+    memset(err, 0, sizeof *err);
+    err->code = code;
+    snprintf(err->message, sizeof err->message, "%s", msg);
+}
+
+static void add_sink(tp_session *s, tpi_sink *k)
+{
+    if (!k)
+        return;
+    if (s->n_sinks < TPI_MAX_SINKS) {
+        k->env = &s->env;
+        s->sinks[s->n_sinks++] = k;
+    } else if (k->ops && k->ops->destroy) {
+        k->ops->destroy(k);
+    }
+}
+
+static void open_sinks(tp_session *s)
+{
+    const tpi_sink_env *e = &s->env;
+    add_sink(s, tpi_sink_chrome_json_new(e));
+    add_sink(s, tpi_sink_perfetto_new(e));
+    add_sink(s, tpi_sink_stacks_new(e));
+    add_sink(s, tpi_sink_seed_json_new(e));
+    add_sink(s, tpi_sink_memory_json_new(e));
+    add_sink(s, tpi_sink_jsonl_new(e));
+    add_sink(s, tpi_sink_csv_new(e));
+    add_sink(s, tpi_sink_tensorboard_new(e));
+    add_sink(s, tpi_sink_console_new(e));
+}
+
+static void open_memory(tp_session *s)
+{
+    const tpi_settings *st = &s->settings;
+    if (st->memory || st->profile_memory)
+        s->alloc = tpi_alloc_tracker_new();
+    if (!st->memory)
+        return;
+    tp_error perr;
+    memset(&perr, 0, sizeof perr);
+    s->probes = tpi_probes_open(st, &perr);
+    s->mem_summary = tpi_mem_summary_new();
+    if (s->probes && st->memory_interval_ms > 0)
+        s->sampler = tpi_sampler_start(s->probes, st->memory_interval_ms, tpi_session_sampler_cb, s);
+}
+
+static void free_session(tp_session *s)
+{
+    for (uint32_t i = 0; i < s->n_tbufs; i++)
+        free(s->tbufs[i]);
+    tpi_pool_destroy(&s->pool);
+    pthread_mutex_destroy(&s->reg_lock);
+    pthread_mutex_destroy(&s->wake_lock);
+    pthread_cond_destroy(&s->wake_cond);
+    pthread_mutex_destroy(&s->sample_lock);
+    pthread_mutex_destroy(&s->stats_lock);
+    free(s->samples);
+    free(s);
+}
+
+static int init_session(tp_session *s, const tpi_settings *st, tp_error *err)
+{
+    s->settings = *st;
+    s->pid = (int)getpid();
+    s->opener_tid = tpi_os_tid();
+    tpu_hostname(s->host, sizeof s->host);
+    int rank = tpi_detect_rank(st);
+    if (tpi_rundir_create(st, rank, s->run_dir, sizeof s->run_dir, err) != 0)
+        return -1;
+    const tpi_clock_info *ck = tpi_clock_get();
+    s->ns_per_tick = ck->ns_per_tick;
+    uint64_t mb = st->max_buffer_mb > 0 ? (uint64_t)st->max_buffer_mb : 64;
+    tpi_pool_init(&s->pool, mb << 20);
+    pthread_mutex_init(&s->reg_lock, NULL);
+    pthread_mutex_init(&s->wake_lock, NULL);
+    pthread_cond_init(&s->wake_cond, NULL);
+    pthread_mutex_init(&s->sample_lock, NULL);
+    pthread_mutex_init(&s->stats_lock, NULL);
+    s->env.settings = &s->settings;
+    s->env.run_dir = s->run_dir;
+    s->env.host = s->host;
+    s->env.pid = s->pid;
+    s->env.rank = rank;
+    s->base_ticks = tpi_ticks();
+    s->env.mono_base_ns = tpi_mono_ns();
+    s->env.wall_base_ns = tpi_wall_ns();
+    return 0;
+}
+
+tp_session *tp_session_open(const tp_config *cfg, tp_error *err)
+{
+    tp_config *own = NULL;
+    if (err)
+        memset(err, 0, sizeof *err);
+    if (!cfg) {
+        own = tp_config_new();
+        if (!own) {
+            set_err(err, TP_ERR_NOMEM, "out of memory");
+            return NULL;
+        }
+        if (tp_config_load_env(own, err) != 0) {
+            tp_config_free(own);
+            return NULL;
+        }
+        cfg = own;
+    }
+    const tpi_settings *st = tpi_config_settings(cfg);
+    if (!st || !st->enabled) {
+        if (!st)
+            set_err(err, TP_ERR_INVALID, "invalid configuration");
+        tp_config_free(own);
+        return NULL; /* profiling off: err->code stays TP_OK */
+    }
+    tpi_clock_init();
+    tp_session *s = calloc(1, sizeof *s);
+    if (!s) {
+        tp_config_free(own);
+        set_err(err, TP_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    int rc = init_session(s, st, err);
+    tp_config_free(own);
+    if (rc != 0) {
+        if (err && err->code == TP_OK)
+            set_err(err, TP_ERR_IO, "cannot create the run directory");
+        free(s);
+        return NULL;
+    }
+    tpi_session_live(s, 1);
+    s->col = tpi_collector_new(s);
+    open_memory(s);
+    open_sinks(s);
+    if (!s->col) {
+        set_err(err, TP_ERR_NOMEM, "out of memory");
+        tp_session_close(s, NULL);
+        return NULL;
+    }
+    tpi_col_update_window(s->col, 0); /* step 0 may be active */
+    if (pthread_create(&s->thread, NULL, tpi_session_collector_main, s) == 0)
+        s->thread_started = 1;
+    return s;
+}
+
+/* A fork child's copy: release memory only, write nothing. */
+static int close_in_child(tp_session *s)
+{
+    for (int i = 0; i < s->n_sinks; i++)
+        if (s->sinks[i]->ops->destroy)
+            s->sinks[i]->ops->destroy(s->sinks[i]);
+    tpi_collector_free(s->col);
+    return 0;
+}
+
+int tp_session_close(tp_session *s, tp_error *err)
+{
+    if (err)
+        memset(err, 0, sizeof *err);
+    if (!s)
+        return 0;
+    if (s->dead) {
+        close_in_child(s);
+        free(s);
+        return 0;
+    }
+    uint64_t end = tpi_ticks();
+    if (s->sampler)
+        tpi_sampler_stop(s->sampler);
+    if (s->thread_started) {
+        __atomic_store_n(&s->stop, 1, __ATOMIC_RELEASE);
+        pthread_mutex_lock(&s->wake_lock);
+        pthread_cond_signal(&s->wake_cond);
+        pthread_mutex_unlock(&s->wake_lock);
+        pthread_join(s->thread, NULL);
+    }
+    int rc = 0;
+    if (s->col) {
+        tpi_collector_samples(s->col);
+        tpi_collector_drain(s->col, UINT64_MAX);
+        rc = tpi_collector_finish(s->col, end);
+    }
+    uint64_t io = 0;
+    for (int i = 0; i < s->n_sinks; i++) {
+        tpi_sink *k = s->sinks[i];
+        io += k->io_errors;
+        if (k->ops->destroy)
+            k->ops->destroy(k);
+    }
+    if ((rc != 0 || io) && err) {
+        err->code = TP_ERR_IO;
+        snprintf(err->message, sizeof err->message,
+                 "%llu write error(s) in %.600s (see warnings above)", (unsigned long long)io,
+                 s->run_dir);
+        rc = TP_ERR_IO;
+    }
+    tpi_collector_free(s->col);
+    tpi_probes_close(s->probes);
+    tpi_mem_summary_free(s->mem_summary);
+    tpi_alloc_tracker_free(s->alloc);
+    tpi_session_live(s, 0);
+    free_session(s);
+    return rc;
+}

@@ -1,0 +1,373 @@
+/*
+ * window.c - what happens at step and epoch boundaries: per-step rows,
+ * the schedule's trace windows, memory samples, delivery to the sinks and
+ * the summary at the end of the session.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "core/collector_internal.h"
+#include "core/names.h"
+#include "util/fileio.h"
+
+#define EACH_SINK(c, k)                                                     \
+    for (int k##_i = 0; k##_i < (c)->s->n_sinks; k##_i++)                   \
+        for (tpi_sink *k = (c)->s->sinks[k##_i]; k; k = NULL)               \
+            if (!k->failed)
+
+void tpi_col_deliver(tpi_collector *c, const tpi_event *e)
+{
+    EACH_SINK(c, k)
+    {
+        if (k->ops->event)
+            k->ops->event(k, e);
+    }
+}
+
+void tpi_col_add_step_op(tpi_collector *c, uint32_t name_id, uint64_t dur_ns, int background)
+{
+    tpi_op *op = tpi_col_op(c, name_id);
+    if (!op)
+        return;
+    if (op->step_seq != c->step_seq + 1) {
+        if (c->n_step_ops == c->cap_step_ops) {
+            size_t cap = c->cap_step_ops ? c->cap_step_ops * 2 : 16;
+            tpi_step_op *n = realloc(c->step_ops, cap * sizeof *n);
+            if (!n)
+                return;
+            c->step_ops = n;
+            c->cap_step_ops = cap;
+        }
+        op->step_seq = c->step_seq + 1;
+        op->step_slot = c->n_step_ops++;
+        tpi_step_op *so = &c->step_ops[op->step_slot];
+        memset(so, 0, sizeof *so);
+        so->name_id = name_id;
+        so->name = tpi_names_get(name_id);
+        so->background = background;
+    }
+    tpi_step_op *so = &c->step_ops[op->step_slot];
+    so->count++;
+    so->total_s += (double)dur_ns * 1e-9;
+}
+
+/* Rebuilds c->totals from the op table; percentiles only when asked. */
+void tpi_col_refresh_totals(tpi_collector *c, int with_percentiles)
+{
+    static const double q[3] = {0.50, 0.90, 0.99};
+    size_t n = 0;
+    for (uint32_t id = 1; id < c->ops_cap; id++) {
+        tpi_op *op = &c->ops[id];
+        if (!op->d.count)
+            continue;
+        if (n == c->cap_totals) {
+            size_t cap = c->cap_totals ? c->cap_totals * 2 : 32;
+            tpi_op_stat *t = realloc(c->totals, cap * sizeof *t);
+            if (!t)
+                break;
+            memset(t + c->cap_totals, 0, (cap - c->cap_totals) * sizeof *t);
+            c->totals = t;
+            c->cap_totals = cap;
+        }
+        tpi_op_stat *o = &c->totals[n++];
+        double p[3] = {0, 0, 0};
+        if (with_percentiles) {
+            tpi_hist_quantiles(op->d.hist, q, 3, op->d.min_ns, op->d.max_ns, p);
+        } else if (o->name_id == id) {
+            p[0] = o->p50_s * 1e9, p[1] = o->p90_s * 1e9, p[2] = o->p99_s * 1e9;
+        }
+        o->name_id = id;
+        o->name = tpi_names_get(id);
+        o->count = op->d.count;
+        o->total_s = (double)op->d.total_ns * 1e-9;
+        o->self_s = (double)op->d.self_ns * 1e-9;
+        o->min_s = (double)op->d.min_ns * 1e-9;
+        o->max_s = (double)op->d.max_ns * 1e-9;
+        o->mean_s = op->d.mean * 1e-9;
+        o->stddev_s = tpi_dstat_stddev(&op->d) * 1e-9;
+        o->p50_s = p[0] * 1e-9;
+        o->p90_s = p[1] * 1e-9;
+        o->p99_s = p[2] * 1e-9;
+        o->top_level = op->top_level;
+    }
+    c->n_totals = n;
+}
+
+static void send_thread_names(tpi_collector *c)
+{
+    for (uint32_t i = 0; i < c->n_th; i++) {
+        tpi_thread_state *t = c->th[i];
+        const char *name = t->name_id ? tpi_names_get(t->name_id) : NULL;
+        char fallback[32];
+        if (!name || !*name) {
+            snprintf(fallback, sizeof fallback, "thread %u", t->tid);
+            name = fallback;
+        }
+        EACH_SINK(c, k)
+        {
+            if (k->ops->thread_name)
+                k->ops->thread_name(k, t->tid, name);
+        }
+        t->named_window = c->window_seq;
+    }
+}
+
+static void open_window(tpi_collector *c, int64_t cycle)
+{
+    tp_session *s = c->s;
+    char dir[1200], stem[512];
+    tpu_path_join(dir, sizeof dir, s->run_dir, "profiler_traces");
+    if (tpu_mkdir_p(dir, NULL, 0) != 0)
+        fprintf(stderr, "trainprof: warning: cannot create %s: %s\n", dir, strerror(errno));
+    tpi_trace_stem(&s->settings, stem, sizeof stem, s->host, s->pid, s->env.rank, c->step,
+                   tpi_wall_ns());
+    memset(&c->win, 0, sizeof c->win);
+    c->win.index = (int)c->window_count;
+    c->win.first_step = c->step;
+    c->win.last_step = c->step;
+    snprintf(c->win.stem, sizeof c->win.stem, "%.600s/%.400s", dir, stem);
+    c->window_count++;
+    c->window_seq = c->window_count;
+    c->window_cycle = cycle;
+    EACH_SINK(c, k)
+    {
+        if (k->ops->window_begin && k->ops->window_begin(k, &c->win) != 0)
+            tpi_sink_fail(k, "cannot open trace", c->win.stem, errno);
+    }
+    send_thread_names(c);
+}
+
+static uint64_t total_dropped(tpi_collector *c)
+{
+    uint64_t d = __atomic_load_n(&c->s->dropped_unregistered, __ATOMIC_RELAXED);
+    for (uint32_t i = 0; i < c->n_th; i++)
+        d += __atomic_load_n(&c->s->tbufs[i]->dropped, __ATOMIC_RELAXED);
+    return d;
+}
+
+void tpi_col_close_window(tpi_collector *c)
+{
+    if (!c->window_seq)
+        return;
+    c->win.last_step = c->step > c->win.first_step ? c->step - 1 : c->win.first_step;
+    uint64_t dropped = total_dropped(c);
+    EACH_SINK(c, k)
+    {
+        if (k->ops->window_end && k->ops->window_end(k, &c->win, dropped) != 0)
+            tpi_sink_fail(k, "cannot finish trace", c->win.stem, errno);
+    }
+    c->window_seq = 0;
+}
+
+/* Opens or closes the trace window for the unit the next step belongs to. */
+void tpi_col_update_window(tpi_collector *c, uint64_t ts)
+{
+    (void)ts;
+    uint64_t k = c->s->settings.unit == TPI_UNIT_EPOCH ? c->epoch : c->step;
+    int64_t cycle;
+    tpi_phase ph = tpi_schedule_phase(&c->sched, k, &cycle);
+    int want = ph == TPI_PHASE_ACTIVE;
+    if (c->window_seq && (!want || cycle != c->window_cycle))
+        tpi_col_close_window(c);
+    if (want && !c->window_seq)
+        open_window(c, cycle);
+}
+
+static void step_slice(tpi_collector *c, tpi_thread_state *t, uint64_t end_ns)
+{
+    char name[48];
+    snprintf(name, sizeof name, "ProfilerStep#%llu", (unsigned long long)c->step);
+    tpi_event e = {0};
+    e.kind = TPI_EV_SLICE;
+    e.tid = t->tid;
+    e.name = name;
+    e.cat = "user_annotation";
+    e.ts_ns = c->step_begin_ns;
+    e.dur_ns = end_ns - c->step_begin_ns;
+    e.self_ns = e.dur_ns;
+    e.is_step = 1;
+    e.step = c->step;
+    tpi_col_deliver(c, &e);
+}
+
+static int sample_due(tpi_collector *c)
+{
+    int64_t n = c->s->settings.memory_every_n_steps;
+    return c->s->probes && c->s->settings.memory && n > 0 && (c->step + 1) % (uint64_t)n == 0;
+}
+
+void tpi_col_step_end(tpi_collector *c, tpi_thread_state *t, uint64_t ts, uint64_t samples)
+{
+    /* zones left open on the stepping thread are unbalanced */
+    while (t->depth > 0) {
+        c->unbalanced++;
+        t->orphan_ends++;
+        tpi_col_close_zone(c, t, ts, 1);
+    }
+    if (c->window_seq)
+        step_slice(c, t, ts);
+    c->have_sample_this_step = 0;
+    if (sample_due(c)) {
+        tpi_mem_sample m;
+        if (tpi_probes_sample(c->s->probes, &m) == 0) {
+            m.ts_ns = ts;
+            m.step = c->step;
+            tpi_col_memory(c, &m);
+            c->have_sample_this_step = 1;
+        }
+    }
+    double dt = (double)(ts - c->step_begin_ns) * 1e-9;
+    tpi_hist_add(&c->step_hist, ts - c->step_begin_ns);
+    if (c->step == 0 || dt < c->step_min)
+        c->step_min = dt;
+    if (dt > c->step_max)
+        c->step_max = dt;
+    c->step_time_sum += dt;
+    c->total_samples += samples;
+
+    uint64_t now = tpi_mono_ns();
+    int64_t every = c->s->settings.log_every;
+    int pct = now - c->pct_refresh_ns > 200000000ull ||
+              (every > 0 && (c->step + 1) % (uint64_t)every == 0);
+    if (pct)
+        c->pct_refresh_ns = now;
+    tpi_col_refresh_totals(c, pct);
+
+    int64_t cycle;
+    tpi_step_info si = {0};
+    si.step = c->step;
+    si.batch_idx = c->batch_idx;
+    si.epoch = c->epoch;
+    si.begin_ns = c->step_begin_ns;
+    si.end_ns = ts;
+    si.step_time_s = dt;
+    si.samples = samples;
+    si.samples_per_second = dt > 0 ? (double)samples / dt : 0;
+    si.phase = tpi_schedule_phase(&c->sched,
+                                  c->s->settings.unit == TPI_UNIT_EPOCH ? c->epoch : c->step,
+                                  &cycle);
+    si.ops = c->step_ops;
+    si.n_ops = c->n_step_ops;
+    si.totals = c->totals;
+    si.n_totals = c->n_totals;
+    si.mem = c->have_sample_this_step ? &c->last_sample : NULL;
+    EACH_SINK(c, k)
+    {
+        if (k->ops->step)
+            k->ops->step(k, &si);
+    }
+    if (c->window_seq) {
+        EACH_SINK(c, k)
+        {
+            if (k->ops->flush)
+                k->ops->flush(k);
+        }
+    }
+    /* next step */
+    c->step++;
+    c->batch_idx++;
+    c->step_seq++;
+    c->n_step_ops = 0;
+    c->step_begin_ns = ts;
+    if (c->s->settings.unit == TPI_UNIT_STEP)
+        tpi_col_update_window(c, ts);
+}
+
+void tpi_col_epoch_end(tpi_collector *c)
+{
+    c->epoch++;
+    c->batch_idx = 0;
+    if (c->s->settings.unit == TPI_UNIT_EPOCH)
+        tpi_col_update_window(c, c->last_ns);
+}
+
+static void counter_event(tpi_collector *c, uint32_t name_id, const char *name, uint64_t ts,
+                          double v)
+{
+    tpi_event e = {0};
+    e.kind = TPI_EV_COUNTER;
+    e.tid = c->s->opener_tid;
+    e.name_id = name_id;
+    e.name = name;
+    e.cat = "counter";
+    e.ts_ns = ts;
+    e.step = c->step;
+    e.value = v;
+    tpi_col_deliver(c, &e);
+}
+
+void tpi_col_memory(tpi_collector *c, tpi_mem_sample *m)
+{
+    if (m != &c->last_sample)
+        c->last_sample = *m;
+    if (c->s->mem_summary)
+        tpi_mem_summary_add(c->s->mem_summary, m);
+    EACH_SINK(c, k)
+    {
+        if (k->ops->memory)
+            k->ops->memory(k, m);
+    }
+    if (!c->window_seq)
+        return;
+    if (m->have_process)
+        counter_event(c, c->ctr_rss, "rss_bytes", m->ts_ns, (double)m->rss_bytes);
+    if (m->have_system)
+        counter_event(c, c->ctr_sys, "system_memory_percent", m->ts_ns, m->system_memory_percent);
+    for (int i = 0; i < m->n_devices && i < TPI_MAX_DEVICES; i++) {
+        char name[96];
+        snprintf(name, sizeof name, "%s allocated_bytes", m->devices[i].mem.device);
+        counter_event(c, tpi_names_intern(name), tpi_names_get(tpi_names_intern(name)), m->ts_ns,
+                      (double)m->devices[i].mem.allocated_bytes);
+        snprintf(name, sizeof name, "%s reserved_bytes", m->devices[i].mem.device);
+        counter_event(c, tpi_names_intern(name), tpi_names_get(tpi_names_intern(name)), m->ts_ns,
+                      (double)m->devices[i].mem.reserved_bytes);
+    }
+}
+
+int tpi_collector_finish(tpi_collector *c, uint64_t end_ticks)
+{
+    tp_session *s = c->s;
+    uint64_t end_ns = tpi_session_ns(s, end_ticks);
+    if (end_ns < c->last_ns)
+        end_ns = c->last_ns;
+    tpi_col_close_all_open(c, end_ns);
+    tpi_col_close_window(c);
+    tpi_col_refresh_totals(c, 1);
+    static const double q[2] = {0.5, 0.9};
+    double p[2];
+    uint64_t lo = (uint64_t)(c->step_min * 1e9), hi = (uint64_t)(c->step_max * 1e9 + 0.5);
+    tpi_hist_quantiles(&c->step_hist, q, 2, lo, hi, p);
+    tpi_summary sum = {0};
+    sum.total_steps = c->step;
+    sum.total_samples = c->total_samples;
+    sum.total_time_s = (double)end_ns * 1e-9;
+    sum.step_time_total_s = c->step_time_sum;
+    sum.mean_step_s = c->step ? c->step_time_sum / (double)c->step : 0;
+    sum.median_step_s = p[0] * 1e-9;
+    sum.p90_step_s = p[1] * 1e-9;
+    sum.min_step_s = c->step_min;
+    sum.max_step_s = c->step_max;
+    sum.wall_start_ns = s->env.wall_base_ns;
+    sum.wall_end_ns = s->env.wall_base_ns + end_ns;
+    sum.ops = c->totals;
+    sum.n_ops = c->n_totals;
+    sum.events_recorded = c->events;
+    sum.events_dropped = total_dropped(c);
+    sum.unbalanced_zones = c->unbalanced;
+    sum.trace_files = c->window_count;
+    sum.mem = s->mem_summary;
+    sum.alloc = s->alloc;
+    for (int i = 0; i < s->n_sinks; i++)
+        sum.io_errors += s->sinks[i]->io_errors;
+    int rc = 0;
+    EACH_SINK(c, k)
+    {
+        if (k->ops->close && k->ops->close(k, &sum) != 0)
+            rc = -1;
+    }
+    tpi_collector_publish_stats(c);
+    return rc;
+}

@@ -1,0 +1,111 @@
+/*
+ * console.c - human output on stdout:
+ *   every log_every steps:  --- Profiling Metrics (Step N) ---
+ *                           name: avg=0.0234s, total=2.34s, count=100
+ *   at close:               the top operations table (name, calls, total,
+ *                           self, avg, min, max, p99, % of step time) and
+ *                           the memory / allocation lines of the probes.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sink/seed_json.h"
+
+typedef struct console_sink {
+    tpi_sink base;
+    FILE *out;
+} console_sink;
+
+static void co_step(tpi_sink *k, const tpi_step_info *si)
+{
+    console_sink *c = (console_sink *)k;
+    int64_t every = k->env->settings->log_every;
+    if (every <= 0 || (si->step + 1) % (uint64_t)every != 0)
+        return;
+    fprintf(c->out, "--- Profiling Metrics (Step %llu) ---\n", (unsigned long long)(si->step + 1));
+    for (size_t i = 0; i < si->n_totals; i++) {
+        const tpi_op_stat *o = &si->totals[i];
+        fprintf(c->out, "%s: avg=%.6fs, total=%.4fs, count=%llu\n", o->name, o->mean_s,
+                o->total_s, (unsigned long long)o->count);
+    }
+    fflush(c->out);
+}
+
+/* "1.234 ms" style, 4 significant digits */
+static const char *fmt_time(char *buf, size_t n, double s)
+{
+    if (s >= 1)
+        snprintf(buf, n, "%.3f s", s);
+    else if (s >= 1e-3)
+        snprintf(buf, n, "%.3f ms", s * 1e3);
+    else
+        snprintf(buf, n, "%.3f us", s * 1e6);
+    return buf;
+}
+
+static int co_close(tpi_sink *k, const tpi_summary *sum)
+{
+    console_sink *c = (console_sink *)k;
+    FILE *o = c->out;
+    char a[32], b[32], d[32], e[32], f[32], g[32];
+    int top = k->env->settings->top_n > 0 ? k->env->settings->top_n : 20;
+    size_t *idx = tpi_seed_sorted_ops(sum);
+    fprintf(o, "\n=== trainprof: %llu steps, %.3f s, mean step %s, median %s, %.1f samples/s ===\n",
+            (unsigned long long)sum->total_steps, sum->total_time_s,
+            fmt_time(a, sizeof a, sum->mean_step_s), fmt_time(b, sizeof b, sum->median_step_s),
+            sum->step_time_total_s > 0 ? (double)sum->total_samples / sum->step_time_total_s : 0);
+    fprintf(o, "%-32s %9s %12s %12s %12s %12s %12s %12s %7s\n", "Name", "Calls", "Total", "Self",
+            "Avg", "Min", "Max", "P99", "%Step");
+    for (size_t n = 0; idx && n < sum->n_ops && (int)n < top; n++) {
+        const tpi_op_stat *op = &sum->ops[idx[n]];
+        char total[32];
+        fprintf(o, "%-32.32s %9llu %12s %12s %12s %12s %12s %12s %6.1f%%\n", op->name,
+                (unsigned long long)op->count, fmt_time(total, sizeof total, op->total_s),
+                fmt_time(a, sizeof a, op->self_s), fmt_time(b, sizeof b, op->mean_s),
+                fmt_time(d, sizeof d, op->min_s), fmt_time(e, sizeof e, op->max_s),
+                fmt_time(f, sizeof f, op->p99_s),
+                sum->step_time_total_s > 0 ? 100.0 * op->total_s / sum->step_time_total_s : 0);
+    }
+    (void)g;
+    if (sum->n_ops > (size_t)top)
+        fprintf(o, "(%zu more operations in operations.json)\n", sum->n_ops - (size_t)top);
+    if (sum->events_dropped || sum->unbalanced_zones || sum->io_errors)
+        fprintf(o, "events dropped: %llu, unbalanced zones: %llu, I/O errors: %llu\n",
+                (unsigned long long)sum->events_dropped, (unsigned long long)sum->unbalanced_zones,
+                (unsigned long long)sum->io_errors);
+    if (sum->mem)
+        tpi_mem_summary_print(sum->mem, o);
+    if (sum->alloc)
+        tpi_alloc_print(sum->alloc, o);
+    fprintf(o, "trainprof: results in %s\n", k->env->run_dir);
+    fflush(o);
+    free(idx);
+    return 0;
+}
+
+static void co_destroy(tpi_sink *k)
+{
+    free(k);
+}
+
+static const tpi_sink_ops co_ops = {
+    .name = "console",
+    .step = co_step,
+    .close = co_close,
+    .destroy = co_destroy,
+};
+
+tpi_sink *tpi_sink_console_new(const tpi_sink_env *env)
+{
+    const tpi_settings *st = env->settings;
+    if (!st->timing && !(st->metrics & TPI_METRIC_CONSOLE) && st->log_every <= 0)
+        return NULL;
+    console_sink *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->base.ops = &co_ops;
+    c->base.env = env;
+    c->out = stdout;
+    return &c->base;
+}
