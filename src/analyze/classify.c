@@ -2,7 +2,6 @@
  * parsing/formatting helpers the subcommands share. */
 #include "analyze.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,14 +12,23 @@ static bool sv_eq(tpa_sv s, const char *lit)
     return s.n == n && memcmp(s.p, lit, n) == 0;
 }
 
-/* Case-insensitive substring search in a name (names are short). */
+static inline unsigned char lower(unsigned char c)
+{
+    return (unsigned char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+}
+
+/* Case-insensitive substring search; needle is lower case. Runs on every
+ * kernel name, so the first byte is filtered before comparing the rest. */
 static bool sv_icontains(tpa_sv s, const char *needle)
 {
     size_t n = strlen(needle);
     if (n > s.n) return false;
+    unsigned char c0 = (unsigned char)needle[0];
+    const unsigned char *p = (const unsigned char *)s.p;
     for (size_t i = 0; i + n <= s.n; i++) {
-        size_t k = 0;
-        while (k < n && tolower((unsigned char)s.p[i + k]) == needle[k]) k++;
+        if (lower(p[i]) != c0) continue;
+        size_t k = 1;
+        while (k < n && lower(p[i + k]) == (unsigned char)needle[k]) k++;
         if (k == n) return true;
     }
     return false;

@@ -20,13 +20,23 @@ void tpa_strbufs_free(tpa_strbufs *sb)
     }
 }
 
+/* Word-at-a-time multiply/xorshift hash: names can be long kernel
+ * signatures, hashed once per event. */
 uint64_t tpa_hash_bytes(const char *p, size_t n)
 {
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)p[i];
-        h *= 1099511628211ULL;
+    uint64_t h = 0x243F6A8885A308D3ULL ^ n;
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
+        h ^= h >> 29;
+        p += 8;
+        n -= 8;
     }
+    uint64_t t = 0;
+    memcpy(&t, p, n);
+    h = (h ^ t) * 0xBF58476D1CE4E5B9ULL;
+    h ^= h >> 31;
     return h;
 }
 

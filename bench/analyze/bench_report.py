@@ -1,0 +1,87 @@
+"""Benchmark `trainprof report` against Python's json.load, side by side.
+
+  python3 bench_report.py --bin build/trainprof --gen build/bench/analyze/tp_gen_trace \
+      --fixture ../shared/fixtures/kineto/trace_diff__control__control.json.gz \
+      [--size-mb 4096] [--py-size-mb 512] [--dir /tmp]
+
+Generates a SIZE_MB Kineto-like trace (repeated fixture events), measures
+report's MB/s and peak RSS on it, then generates a PY_SIZE_MB trace (json.load
+needs ~10x the file in RAM) and times report and json.load on that same file,
+interleaved, best of --repeat. Prints ratios; absolute numbers on a shared
+machine are noisy, ratios within one run are what to compare.
+"""
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import time
+
+
+def run_measured(cmd):
+    """Wall seconds, peak RSS (MB) and CPU seconds of a child process."""
+    t0 = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.execvp(cmd[0], cmd)
+    _, status, usage = os.wait4(pid, 0)
+    wall = time.perf_counter() - t0
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"failed: {' '.join(cmd)}")
+    return wall, usage.ru_maxrss / 1024.0, usage.ru_utime + usage.ru_stime
+
+
+def generate(gen, fixture, path, size_mb):
+    if not os.path.exists(path) or os.path.getsize(path) < size_mb * 1e6:
+        subprocess.run([gen, fixture, path, str(size_mb)], check=True)
+    return os.path.getsize(path) / 1e6
+
+
+def best(cmd, repeat):
+    runs = [run_measured(cmd) for _ in range(repeat)]
+    return min(r[0] for r in runs), max(r[1] for r in runs), min(r[2] for r in runs)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--gen", required=True)
+    ap.add_argument("--fixture", required=True)
+    ap.add_argument("--size-mb", type=int, default=4096)
+    ap.add_argument("--py-size-mb", type=int, default=512)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--dir", default="/tmp")
+    ap.add_argument("--keep", action="store_true", help="keep the generated traces")
+    a = ap.parse_args()
+
+    big = os.path.join(a.dir, f"tp_bench_{a.size_mb}mb.json")
+    small = os.path.join(a.dir, f"tp_bench_{a.py_size_mb}mb.json")
+    py = [sys.executable, "-c", "import json,sys; json.load(open(sys.argv[1]))"]
+    try:
+        mb = generate(a.gen, a.fixture, big, a.size_mb)
+        subprocess.run(["cat", big], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
+        wall, rss, cpu = best([a.bin, "report", big], a.repeat)
+        print(f"report on {mb:.0f} MB: {wall:.2f} s wall = {mb / wall:.0f} MB/s "
+              f"({cpu:.2f} s CPU = {mb / cpu:.0f} MB/s per core), peak RSS {rss:.0f} MB")
+
+        smb = generate(a.gen, a.fixture, small, a.py_size_mb)
+        tw, trss, pw, prss, tc, pc = [], 0, [], 0, [], []
+        for _ in range(a.repeat):  # interleaved so both see the same machine load
+            w, r, c = run_measured([a.bin, "report", small]); tw.append(w); trss = max(trss, r); tc.append(c)
+            w, r, c = run_measured(py + [small]); pw.append(w); prss = max(prss, r); pc.append(c)
+        t, p = min(tw), min(pw)
+        print(f"same {smb:.0f} MB file: trainprof report {t:.2f} s ({smb / t:.0f} MB/s, RSS {trss:.0f} MB), "
+              f"python json.load {p:.2f} s ({smb / p:.0f} MB/s, RSS {prss:.0f} MB)")
+        print(f"ratio: report is {p / t:.1f}x faster than json.load alone (wall), "
+              f"{min(pc) / min(tc):.1f}x by CPU time, using {prss / max(trss, 1):.0f}x less memory")
+    finally:
+        if not a.keep:
+            for f in (big, small):
+                if os.path.exists(f):
+                    os.remove(f)
+
+
+if __name__ == "__main__":
+    main()
