@@ -106,9 +106,8 @@ static int apply(tp_config *cfg, int d, int t, int64_t v, tp_error *err)
     e->v.i = v;
     e->layer = dl;
     e->writer = d;
-    char src[TPC_SRC_MAX];
-    source_of(ds, d, src, sizeof src);
-    snprintf(e->source, sizeof e->source, "%s -> %s=%" PRId64, src, tpc_key_at(t)->name, v);
+    snprintf(e->source, sizeof e->source, "%s: %s=%" PRId64 " -> %s=%" PRId64, ds->source,
+             ds->spelling, ds->v.i, tpc_key_at(t)->name, v);
     return 0;
 }
 
@@ -164,7 +163,8 @@ static void derive_wandb(tp_config *cfg)
     tpc_eff *e = &cfg->eff[TPC_K_METRICS];
     e->v.i |= TPI_METRIC_JSONL;
     size_t n = strlen(e->source);
-    snprintf(e->source + n, sizeof e->source - n, " + jsonl from %s", ws->source);
+    snprintf(e->source + n, sizeof e->source - n, ", + jsonl from %s: %s=true", ws->source,
+             ws->spelling);
 }
 
 static void fill_text(tp_config *cfg)

@@ -111,23 +111,27 @@ void tpc_value_accepted(int k, char *out, size_t outlen)
     }
 }
 
-/* Reads a decimal number (integer or fraction) and the unit after it. */
+/* Reads a decimal number (digits with at most one '.', no sign, no
+ * exponent) and points unit at what follows it. */
 static int split_number(const char *text, double *num, const char **unit)
 {
-    char *end;
-    errno = 0;
+    char digits[64];
     while (isspace((unsigned char)*text))
         text++;
-    if (!*text || (!isdigit((unsigned char)*text) && *text != '.' && *text != '+'))
+    size_t n = strspn(text, "0123456789.");
+    const char *dot = memchr(text, '.', n);
+    if (n == 0 || n >= sizeof digits || (dot && memchr(dot + 1, '.', n - (size_t)(dot - text) - 1)) ||
+        (n == 1 && dot))
         return -1;
-    *num = strtod(text, &end);
-    if (end == text || errno == ERANGE || !isfinite(*num) || *num < 0)
+    memcpy(digits, text, n);
+    digits[n] = '\0';
+    *num = strtod(digits, NULL);
+    if (!isfinite(*num))
         return -1;
-    if ((*end == 'e' || *end == 'E'))
-        return -1;
-    while (isspace((unsigned char)*end))
-        end++;
-    *unit = end;
+    text += n;
+    while (isspace((unsigned char)*text))
+        text++;
+    *unit = text;
     return 0;
 }
 
@@ -235,12 +239,43 @@ static int has_control_chars(const char *s)
     return 0;
 }
 
+/* The choice nearest to a wrong word (of an enum or list value), or "". */
+static void nearest_choice(const tpc_key *key, const char *text, char *out, size_t outlen)
+{
+    char c[64], word[64];
+    int best = 3;
+    out[0] = '\0';
+    for (const char *p = text; key->choices && *p;) {
+        p += strspn(p, " ,+[]\t");
+        size_t len = strcspn(p, " ,+[]\t");
+        if (len == 0 || len >= sizeof word)
+            break;
+        memcpy(word, p, len);
+        word[len] = '\0';
+        p += len;
+        if (choice_index(key->choices, word, len) >= 0)
+            continue;
+        for (int i = 0; choice_at(key->choices, i, c, sizeof c) >= 0; i++) {
+            int d = tpc_edit_distance(word, c);
+            if (d < best || (strncmp(word, c, len) == 0 && best > 1)) {
+                best = d < 1 ? d : 1;
+                snprintf(out, outlen, "%s", c);
+            }
+        }
+        return;
+    }
+}
+
 static int bad(int k, const char *text, const char *why, char *msg, size_t msglen)
 {
-    char accepted[256];
+    char accepted[256], near[64];
+    const tpc_key *key = tpc_key_at(k);
     tpc_value_accepted(k, accepted, sizeof accepted);
-    snprintf(msg, msglen, "profiling.%s: `%.200s` %s; accepted: %s", tpc_key_at(k)->name, text,
-             why, accepted);
+    near[0] = '\0';
+    if (key->type == TPC_ENUM || key->type == TPC_LIST)
+        nearest_choice(key, text, near, sizeof near);
+    snprintf(msg, msglen, "profiling.%s: `%.200s` %s; accepted: %s%s%s%s", key->name, text, why,
+             accepted, near[0] ? " (did you mean `" : "", near, near[0] ? "`?)" : "");
     return TP_ERR_BAD_VALUE;
 }
 

@@ -8,7 +8,8 @@
  * value, a duplicate key (also through an alias: `wait` and `wait_steps`)
  * are errors with file, line and column. `profiling: false` (a scalar)
  * sets enabled. A list value (metrics: [jsonl, csv]) is joined with ','.
- * The whole file is one batch: on any error the configuration is unchanged.
+ * Several documents (---) overlay each other in order. The whole file is one
+ * batch: on any error the configuration is unchanged.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -277,6 +278,9 @@ static int read_stream(yctx *y)
             return rc;
         if (y->ev.type != YAML_DOCUMENT_START_EVENT)
             continue;
+        /* each document overlays the previous one */
+        memset(y->seen_line, 0, sizeof y->seen_line);
+        y->section_line = 0;
         rc = next(y);
         if (!rc && y->ev.type == YAML_MAPPING_START_EVENT)
             rc = top_mapping(y);
