@@ -10,6 +10,7 @@
  * with the wider header and empty cells in the earlier rows.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -252,18 +253,12 @@ static int csv_widen(csv_sink *c)
 
 static void csv_row(csv_sink *c, tpu_buf *b)
 {
-    char num[64];
     for (size_t i = 0; i < c->ncols; i++) {
         if (i)
             tpu_buf_putc(b, ',');
-        if (!c->set[i])
-            continue;
         double v = c->vals[i];
-        if (v == (double)(int64_t)v && v < 9e15 && v > -9e15)
-            snprintf(num, sizeof num, "%lld", (long long)v);
-        else
-            snprintf(num, sizeof num, "%.9g", v);
-        tpu_buf_puts(b, num);
+        if (c->set[i] && isfinite(v)) /* shortest text that reads back as v */
+            tpu_json_format_double(b, v);
     }
     tpu_buf_putc(b, '\n');
 }

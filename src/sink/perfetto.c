@@ -174,13 +174,15 @@ static void add_slice(pf_sink *p, const tpi_event *e)
 {
     uint32_t seq = seq_index(p, e->tid);
     uint32_t name = intern(p, e->name ? e->name : "?"), cat = intern(p, e->cat);
+    /* a step slice encloses the zones of depth 0 that share its timestamps */
+    int32_t depth = e->is_step ? -1 : e->depth;
     pf_rec *b = push(p), *x;
     if (!b)
         goto oom;
-    *b = (pf_rec){ e->ts_ns, seq, b->order, e->depth, TPI_PF_SLICE_BEGIN, 1, name, cat, 0, 0 };
+    *b = (pf_rec){ e->ts_ns, seq, b->order, depth, TPI_PF_SLICE_BEGIN, 1, name, cat, 0, 0 };
     if (!(x = push(p)))
         goto oom;
-    *x = (pf_rec){ e->ts_ns + e->dur_ns, seq, x->order, -e->depth, TPI_PF_SLICE_END,
+    *x = (pf_rec){ e->ts_ns + e->dur_ns, seq, x->order, -depth, TPI_PF_SLICE_END,
                    e->dur_ns ? 0 : 2, 0, 0, 0, 0 };
     return;
 oom:

@@ -4,9 +4,11 @@
  *     ProfilerStep#3;forward;linear 1234
  * built from the slices of a trace window (tpi_event.stack / depth /
  * self_ns), so it costs one hash update per slice and nothing on the
- * training thread. Paths are aggregated by name ids while the window runs
- * and turned into text at window end, when every enclosing zone's name has
- * been seen. Lines are sorted, so equal runs give equal files. Frames keep
+ * training thread. Paths are aggregated by name ids (per thread and step)
+ * while the window runs and turned into text at window end, when every
+ * enclosing zone's name has been seen; zones of the thread that ends steps
+ * sit under their ProfilerStep#N frame, whose own line is the step time not
+ * spent in any zone. Lines are sorted, so equal runs give equal files. Frames keep
  * their exact names (';' becomes ':', newlines become spaces). Paths whose
  * self time rounds to 0 us are left out (flamegraph tools ignore them).
  */
@@ -35,9 +37,13 @@ typedef struct stk_sink {
     tpi_strmap synth;      /* name -> synthetic id, for name_id 0 */
     char **synth_names;
     size_t n_synth;
-    tpi_strmap paths;      /* "id,id,id" -> index in self_ns */
+    tpi_strmap paths;      /* see stk_event -> index in self_ns */
     uint64_t *self_ns;
     size_t n_paths, cap_paths;
+    tpi_strmap top;        /* "<tid>:<step>" -> index in top_ns */
+    uint64_t *top_ns;      /* time in depth-0 zones of that thread and step */
+    size_t n_top, cap_top;
+    tpi_strmap steps;      /* "<tid>:<step>" -> frame id of the step slice's name */
     int active;
 } stk_sink;
 
@@ -93,33 +99,57 @@ static const char *frame_name(const stk_sink *s, uint32_t id)
     return n ? n : "?";
 }
 
-static void add_path(stk_sink *s, const char *key, uint64_t self_ns)
+/* Adds v to the counter of key in (map, arr); arr grows with the map. */
+static void add_to(tpi_strmap *map, uint64_t **arr, size_t *n, size_t *cap, const char *key,
+                   uint64_t v)
 {
     uint32_t idx;
-    if (tpi_strmap_get(&s->paths, key, &idx)) {
-        s->self_ns[idx] += self_ns;
+    if (tpi_strmap_get(map, key, &idx)) {
+        (*arr)[idx] += v;
         return;
     }
-    if (s->n_paths == s->cap_paths) {
-        size_t cap = s->cap_paths ? s->cap_paths * 2 : 256;
-        uint64_t *p = realloc(s->self_ns, cap * sizeof *p);
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 256;
+        uint64_t *p = realloc(*arr, c * sizeof *p);
         if (!p)
             return;
-        s->self_ns = p;
-        s->cap_paths = cap;
+        *arr = p;
+        *cap = c;
     }
-    if (tpi_strmap_put(&s->paths, key, (uint32_t)s->n_paths) != 0)
+    if (tpi_strmap_put(map, key, (uint32_t)*n) != 0)
         return;
-    s->self_ns[s->n_paths++] = self_ns;
+    (*arr)[(*n)++] = v;
 }
 
+static void add_path(stk_sink *s, const char *key, uint64_t self_ns)
+{
+    add_to(&s->paths, &s->self_ns, &s->n_paths, &s->cap_paths, key, self_ns);
+}
+
+/*
+ * Keys: "<tid>:<step>|<id>,<id>,...<own id>" for zones, "<tid>:<step>|S<id>"
+ * for a step slice. The core's step slice is not in the zones' stacks and
+ * its self_ns is its whole duration, so the sink prefixes the zones of the
+ * step's thread with the step name and takes their depth-0 time off the
+ * step's own line at window end.
+ */
 static void stk_event(tpi_sink *k, const tpi_event *e)
 {
     stk_sink *s = (stk_sink *)k;
     if (k->failed || !s->active || e->kind != TPI_EV_SLICE)
         return;
-    char key[1024];
-    size_t len = 0;
+    char key[1024], ts[48];
+    snprintf(ts, sizeof ts, "%" PRIx32 ":%" PRIx64, e->tid, e->step);
+    size_t len = (size_t)snprintf(key, sizeof key, "%s|", ts);
+    if (e->is_step) {
+        uint32_t id = frame_id(s, e);
+        tpi_strmap_put(&s->steps, ts, id);
+        snprintf(key + len, sizeof key - len, "S%" PRIx32, id);
+        add_path(s, key, e->dur_ns);
+        return;
+    }
+    if (e->depth == 0)
+        add_to(&s->top, &s->top_ns, &s->n_top, &s->cap_top, ts, e->dur_ns);
     for (int i = 0; e->stack && i < e->depth && len + 12 < sizeof key; i++)
         len += (size_t)snprintf(key + len, sizeof key - len, "%" PRIx32 ",", e->stack[i]);
     snprintf(key + len, sizeof key - len, "%" PRIx32, frame_id(s, e));
@@ -136,7 +166,9 @@ static int stk_window_begin(tpi_sink *k, const tpi_window *w)
         return -1;
     }
     tpi_strmap_free(&s->paths);
-    s->n_paths = 0;
+    tpi_strmap_free(&s->top);
+    tpi_strmap_free(&s->steps);
+    s->n_paths = s->n_top = 0;
     s->active = 1;
     return 0;
 }
@@ -148,37 +180,73 @@ static void put_frame(tpu_buf *b, const char *name)
         tpu_buf_putc(b, *p == ';' ? ':' : (*p == '\n' || *p == '\r') ? ' ' : *p);
 }
 
+/* Turns one key into its folded path in b; returns the self time. */
+static uint64_t render_key(stk_sink *s, const char *key, uint64_t self_ns, tpu_buf *b)
+{
+    const char *bar = strchr(key, '|');
+    char ts[48];
+    uint32_t id;
+    size_t tl = bar ? (size_t)(bar - key) : 0;
+    snprintf(ts, sizeof ts, "%.*s", (int)(tl < sizeof ts ? tl : sizeof ts - 1), key);
+    const char *p = bar ? bar + 1 : key;
+    tpu_buf_reset(b);
+    if (*p == 'S') {
+        uint32_t top;
+        uint64_t children = tpi_strmap_get(&s->top, ts, &top) ? s->top_ns[top] : 0;
+        put_frame(b, frame_name(s, (uint32_t)strtoul(p + 1, NULL, 16)));
+        return self_ns > children ? self_ns - children : 0;
+    }
+    if (tpi_strmap_get(&s->steps, ts, &id))
+        put_frame(b, frame_name(s, id));
+    while (*p) {
+        char *end;
+        id = (uint32_t)strtoul(p, &end, 16);
+        if (b->len)
+            tpu_buf_putc(b, ';');
+        put_frame(b, frame_name(s, id));
+        p = *end == ',' ? end + 1 : end;
+        if (end == p && *p) /* malformed: stop */
+            break;
+    }
+    return self_ns;
+}
+
 static int cmp_lines(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Renders every path of the window as a folded line (malloc'd strings). */
-static size_t render_lines(stk_sink *s, char **lines)
+/* Folded lines of the window, merged and sorted, into out. */
+static void render(stk_sink *s, tpu_buf *out)
 {
-    size_t n = 0;
+    tpi_strmap lines = { 0 };
+    uint64_t *ns = NULL;
+    size_t n = 0, cap = 0;
     tpu_buf b = { 0 };
     for (size_t i = 0; i < s->paths.cap; i++) {
-        const char *key = s->paths.keys[i];
-        if (!key)
+        if (!s->paths.keys[i])
             continue;
-        uint64_t us = (s->self_ns[s->paths.vals[i]] + 500) / 1000;
-        if (us == 0)
-            continue;
-        tpu_buf_reset(&b);
-        for (const char *p = key; *p;) {
-            char *end;
-            uint32_t id = (uint32_t)strtoul(p, &end, 16);
-            if (b.len)
-                tpu_buf_putc(&b, ';');
-            put_frame(&b, frame_name(s, id));
-            p = *end == ',' ? end + 1 : end;
-        }
-        tpu_buf_printf(&b, " %" PRIu64 "\n", us);
-        lines[n++] = tpu_buf_detach(&b);
+        uint64_t self = render_key(s, s->paths.keys[i], s->self_ns[s->paths.vals[i]], &b);
+        add_to(&lines, &ns, &n, &cap, tpu_buf_cstr(&b), self);
     }
+    char **sorted = calloc(lines.n + 1, sizeof *sorted);
+    size_t m = 0;
+    for (size_t i = 0; sorted && i < lines.cap; i++)
+        if (lines.keys[i] && (ns[lines.vals[i]] + 500) / 1000 > 0)
+            sorted[m++] = lines.keys[i];
+    if (!sorted)
+        out->oom = 1;
+    else
+        qsort(sorted, m, sizeof *sorted, cmp_lines);
+    for (size_t i = 0; i < m; i++) {
+        uint32_t idx = 0;
+        tpi_strmap_get(&lines, sorted[i], &idx);
+        tpu_buf_printf(out, "%s %" PRIu64 "\n", sorted[i], (ns[idx] + 500) / 1000);
+    }
+    free(sorted);
+    free(ns);
     tpu_buf_free(&b);
-    return n;
+    tpi_strmap_free(&lines);
 }
 
 static int stk_window_end(tpi_sink *k, const tpi_window *w, uint64_t dropped)
@@ -189,19 +257,8 @@ static int stk_window_end(tpi_sink *k, const tpi_window *w, uint64_t dropped)
     if (k->failed || !s->active)
         return -1;
     s->active = 0;
-    char **lines = calloc(s->n_paths + 1, sizeof *lines);
-    if (!lines) {
-        tpi_sink_fail(k, "out of memory writing", s->path, ENOMEM);
-        return -1;
-    }
-    size_t n = render_lines(s, lines);
-    qsort(lines, n, sizeof *lines, cmp_lines);
     tpu_buf out = { 0 };
-    for (size_t i = 0; i < n; i++) {
-        tpu_buf_puts(&out, lines[i] ? lines[i] : "");
-        free(lines[i]);
-    }
-    free(lines);
+    render(s, &out);
     char err[512];
     int rc = out.oom ? -1 : tpu_write_file_atomic(s->path, out.data ? out.data : "", out.len, err, sizeof err);
     if (rc != 0)
@@ -220,8 +277,11 @@ static void stk_destroy(tpi_sink *k)
     free(s->by_id);
     free(s->synth_names);
     free(s->self_ns);
+    free(s->top_ns);
     tpi_strmap_free(&s->synth);
     tpi_strmap_free(&s->paths);
+    tpi_strmap_free(&s->top);
+    tpi_strmap_free(&s->steps);
     free(s);
 }
 
