@@ -1,0 +1,47 @@
+/* Helpers for core tests that open real sessions in a temporary directory. */
+#ifndef TP_TEST_CORE_COMMON_H
+#define TP_TEST_CORE_COMMON_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "trainprof.h"
+#include "util/fileio.h"
+
+/* A config writing into a fresh directory under /tmp; extra "key=value" pairs. */
+static tp_config *test_config(const char *tag, const char *const *kv)
+{
+    char dir[256];
+    snprintf(dir, sizeof dir, "/tmp/tp_core_%s_%d", tag, (int)getpid());
+    tp_config *cfg = tp_config_new();
+    tp_error err;
+    if (tp_config_set(cfg, "log_dir", dir, &err) != 0)
+        fprintf(stderr, "log_dir: %s\n", err.message);
+    tp_config_set(cfg, "log_every", "0", &err);
+    for (; kv && kv[0]; kv += 2)
+        if (tp_config_set(cfg, kv[0], kv[1], &err) != 0)
+            fprintf(stderr, "%s: %s\n", kv[0], err.message);
+    return cfg;
+}
+
+static char *read_in(const char *dir, const char *name)
+{
+    char path[1200], *data = NULL;
+    size_t len;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (tpu_read_file(path, &data, &len, NULL, 0) != 0)
+        return NULL;
+    return data;
+}
+
+static void rm_rf(const char *dir)
+{
+    char cmd[1300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "cannot remove %s\n", dir);
+}
+
+#endif

@@ -1,0 +1,57 @@
+/* fork(): the child records nothing and never writes the parent's files. */
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "test_common.h"
+#include "tp_test.h"
+
+TP_TEST(child_does_not_write)
+{
+    static const char *const kv[] = {"active", "100", NULL};
+    tp_config *cfg = test_config("fork", kv);
+    tp_error err;
+    tp_session *s = tp_session_open(cfg, &err);
+    tp_config_free(cfg);
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    char dir[1024], path[1200];
+    snprintf(dir, sizeof dir, "%s", tp_session_dir(s));
+    for (int i = 0; i < 3; i++) {
+        TP_ZONE(s, "before_fork");
+        tp_step_end(s, 1);
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        for (int i = 0; i < 1000; i++) {
+            TP_ZONE(s, "in_child");
+            tp_step_end(s, 1);
+        }
+        tp_session_close(s, NULL);
+        _exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    struct stat sb;
+    snprintf(path, sizeof path, "%s/training_summary.json", dir);
+    CHECK(stat(path, &sb) != 0); /* the child wrote nothing */
+    for (int i = 0; i < 2; i++) {
+        TP_ZONE(s, "after_fork");
+        tp_step_end(s, 1);
+    }
+    CHECK_EQ_INT(tp_session_close(s, &err), 0);
+    char *sum = read_in(dir, "training_summary.json");
+    CHECK_CONTAINS(sum, "\"total_steps\": 5");
+    free(sum);
+    char *ops = read_in(dir, "operations.json");
+    CHECK(ops && !strstr(ops, "in_child"));
+    free(ops);
+    rm_rf(dir);
+}
+
+int main(void)
+{
+    RUN(child_does_not_write);
+    return tp_test_finish();
+}
