@@ -115,6 +115,8 @@ void tpa_reader_set_lenient(tpa_reader *r, bool lenient);
 /* Caps each read (tests and fuzzing: exercise refills at every byte). */
 void tpa_reader_set_max_read(tpa_reader *r, size_t n);
 void tpa_reader_close(tpa_reader *r);
+/* Progress lines on stderr every 256 MB (the CLI enables it on a terminal). */
+void tpa_set_progress(bool on);
 
 /* ---- common filters ---------------------------------------------------- */
 typedef struct tpa_range { int64_t lo, hi; bool set; } tpa_range;

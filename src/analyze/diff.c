@@ -102,27 +102,27 @@ static void text_steps(FILE *f, const tpa_steps_result *sa, const tpa_steps_resu
     char x[32], y[32], z[32];
     fprintf(f, "Steps: %zu vs %zu\n", sa->n, sb->n);
     if (!sa->n || !sb->n) { fputc('\n', f); return; }
-    fprintf(f, "%-8s %14s %14s %14s %8s\n", "", "A", "B", "change", "");
+    fprintf(f, "%-15s %14s %14s %14s\n", "", "A", "B", "change");
     static const char *const names[3] = { "mean", "median", "p90" };
     for (int s = 0; s < 3; s++) {
         int64_t va = s ? tpa_steps_quantile(sa, -1, s == 1 ? 0.5 : 0.9) : tpa_steps_mean(sa, -1);
         int64_t vb = s ? tpa_steps_quantile(sb, -1, s == 1 ? 0.5 : 0.9) : tpa_steps_mean(sb, -1);
         tpa_fmt_dur(x, sizeof x, va); tpa_fmt_dur(y, sizeof y, vb); tpa_fmt_dur(z, sizeof z, vb - va);
-        fprintf(f, "%-8s %14s %14s %14s %+7.1f%%\n", names[s], x, y, z, pct(va, vb));
+        fprintf(f, "%-15s %14s %14s %14s %+8.1f%%\n", names[s], x, y, z, pct(va, vb));
     }
     for (int p = 0; p < TPA_P_COUNT; p++) {
         int64_t va = tpa_steps_mean(sa, p), vb = tpa_steps_mean(sb, p);
         if (!va && !vb) continue;
         tpa_fmt_dur(x, sizeof x, va); tpa_fmt_dur(y, sizeof y, vb); tpa_fmt_dur(z, sizeof z, vb - va);
-        fprintf(f, "  %-13s %9s %14s %14s %+7.1f%%\n", tpa_part_names[p], x, y, z, pct(va, vb));
+        fprintf(f, "  %-13s %14s %14s %14s %+8.1f%%\n", tpa_part_names[p], x, y, z, pct(va, vb));
     }
-    fprintf(f, "\n%-18s %14s %14s %8s\n", "step (A / B)", "A", "B", "change");
+    fprintf(f, "\n%-15s %14s %14s %9s\n", "step (A / B)", "A", "B", "change");
     size_t n = sa->n < sb->n ? sa->n : sb->n;
     for (size_t i = 0; i < n; i++) {
         char label[48];
         snprintf(label, sizeof label, "#%" PRId64 " / #%" PRId64, sa->rows[i].num, sb->rows[i].num);
         tpa_fmt_dur(x, sizeof x, sa->rows[i].dur_ns); tpa_fmt_dur(y, sizeof y, sb->rows[i].dur_ns);
-        fprintf(f, "%-18s %14s %14s %+7.1f%%\n", label, x, y, pct(sa->rows[i].dur_ns, sb->rows[i].dur_ns));
+        fprintf(f, "%-15s %14s %14s %+8.1f%%\n", label, x, y, pct(sa->rows[i].dur_ns, sb->rows[i].dur_ns));
     }
     fputc('\n', f);
 }

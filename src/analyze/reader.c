@@ -28,6 +28,12 @@
 #define MAX_WINDOW ((size_t)1 << 30)         /* one element may not exceed 1 GiB */
 #define MAX_MEMBER_BYTES ((size_t)64 << 20)  /* raw top-level members kept */
 
+#define PROGRESS_EVERY ((uint64_t)256 << 20)
+
+static bool g_progress;  /* set by the CLI when stderr is a terminal */
+
+void tpa_set_progress(bool on) { g_progress = on; }
+
 enum state { S_START, S_OBJ_FIRST, S_OBJ_MEMBER, S_OBJ_NEXT, S_ARR_FIRST, S_ARR_ELEM,
              S_ARR_NEXT, S_END, S_DONE };
 
@@ -42,6 +48,7 @@ struct tpa_reader {
     uint64_t buf_off;          /* input offset of buf[0] */
     bool eof, gz_truncated, lenient, in_events;
     size_t max_read;           /* 0 = unlimited; tests use tiny reads */
+    bool showed_progress;
     enum state st;
     size_t member_bytes;
     tpa_meta meta;
@@ -166,6 +173,7 @@ const char *tpa_reader_path(const tpa_reader *r) { return r->path; }
 void tpa_reader_close(tpa_reader *r)
 {
     if (!r) return;
+    if (r->showed_progress) fputs("\r\033[K", stderr);
 #ifdef TP_HAVE_ZLIB
     if (r->gz) gzclose(r->gz);
 #endif
@@ -251,7 +259,13 @@ static int refill(tpa_reader *r, tpa_error *err)
     if (got < 0) return -1;
     if (got == 0) { r->eof = true; return 0; }
     r->len += (size_t)got;
+    uint64_t before = r->meta.bytes;
     r->meta.bytes = r->buf_off + r->len;
+    if (g_progress && before / PROGRESS_EVERY != r->meta.bytes / PROGRESS_EVERY) {
+        fprintf(stderr, "\rtrainprof: %s: %llu MB read", r->path,
+                (unsigned long long)(r->meta.bytes >> 20));
+        r->showed_progress = true;
+    }
     return 1;
 }
 

@@ -5,6 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+void cli_init(void)
+{
+    tpa_set_progress(isatty(2));
+}
 
 bool cli_is_help(const char *arg)
 {

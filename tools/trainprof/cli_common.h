@@ -10,6 +10,8 @@
 
 enum { CLI_OK = 0, CLI_FINDINGS = 1, CLI_BAD_INPUT = 2 };
 
+/* Per-command setup: progress on stderr when it is a terminal. */
+void cli_init(void);
 bool cli_is_help(const char *arg);
 /* Matches "--name VALUE" or "--name=VALUE"; advances *i past the value.
  * Returns true when argv[*i] is this option; *val is NULL when missing. */

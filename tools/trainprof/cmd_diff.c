@@ -29,6 +29,7 @@ static int load(const char *path, tpa_report *rep, tpa_steps_result *st, tpa_err
 
 int cmd_diff(int argc, char **argv)
 {
+    cli_init();
     const char *cmd = argv[0], *files[2] = {0}, *v;
     int nfiles = 0;
     bool json = false, gate = false;

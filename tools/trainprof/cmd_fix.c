@@ -17,6 +17,7 @@ static const char USAGE[] =
 
 int cmd_fix(int argc, char **argv)
 {
+    cli_init();
     const char *cmd = argv[0], *in = NULL, *out = NULL, *v;
     bool json = false;
     for (int i = 1; i < argc; i++) {

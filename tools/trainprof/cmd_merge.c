@@ -19,6 +19,7 @@ static const char USAGE[] =
 
 int cmd_merge(int argc, char **argv)
 {
+    cli_init();
     const char *cmd = argv[0], *out = NULL, *v;
     const char *files[1024];
     size_t n = 0;

@@ -70,6 +70,7 @@ static int parse(int argc, char **argv, report_args *a)
 
 int cmd_report(int argc, char **argv)
 {
+    cli_init();
     report_args a;
     memset(&a, 0, sizeof a);
     int rc = parse(argc, argv, &a);

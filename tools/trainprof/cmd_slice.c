@@ -21,6 +21,7 @@ static const char USAGE[] =
 
 int cmd_slice(int argc, char **argv)
 {
+    cli_init();
     const char *cmd = argv[0], *in = NULL, *out = NULL, *v;
     tpa_slice_opts o;
     memset(&o, 0, sizeof o);
