@@ -55,7 +55,7 @@ long tpi_proc_read(const char *rel, char *buf, size_t cap)
 static int next_u64(const char **p, uint64_t *out)
 {
     const char *s = *p;
-    while (*s == ' ')
+    while (*s == ' ' || *s == '\t')
         s++;
     if (*s == '-')          /* negative fields (priority) read as 0 */
         s++;

@@ -144,7 +144,7 @@ static void on_memory(tpi_sink *base, const tpi_mem_sample *m)
     mem_sink *k = (mem_sink *)base;
     if (base->failed || !m)
         return;
-    tpu_buf_puts(&k->pending, k->rows_written || k->rows_pending ? ",\n" : "");
+    tpu_buf_puts(&k->pending, k->rows_written || k->rows_pending ? ",\n" : "\n");
     write_row(k, m);
     k->rows_pending++;
     if (k->rows_pending >= FLUSH_ROWS || mono_ns() - k->last_flush_ns >= FLUSH_NS)

@@ -256,7 +256,7 @@ static void take_sample(run_state *st)
         char name[64];
         snprintf(name, sizeof name, "GPU memory %.31s (MB)", g[i].device);
         counter(st, name, "used_mb", g[i].allocated_bytes / MB, t * 1e6);
-        if (g[i].allocated_bytes > st->gpu_peak) {
+        if (g[i].allocated_bytes > st->gpu_peak || !st->gpu_peak_dev[0]) {
             st->gpu_peak = g[i].allocated_bytes;
             snprintf(st->gpu_peak_dev, sizeof st->gpu_peak_dev, "%.31s", g[i].device);
         }

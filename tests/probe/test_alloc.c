@@ -1,0 +1,112 @@
+/* Allocation tracking: pools, peaks, bad frees, leaks, threads. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "probe/probe.h"
+#include "tp_test.h"
+#include "util/json.h"
+
+static char *report(tpi_alloc_tracker *t)
+{
+    tpu_buf b = {0};
+    tpu_json j;
+    tpu_json_init(&j, &b, 0);
+    tpu_json_begin_object(&j);
+    tpi_alloc_write_json(t, &j);
+    tpu_json_end_object(&j);
+    return tpu_buf_detach(&b);
+}
+
+TP_TEST(pools_and_peaks)
+{
+    tpi_alloc_tracker *t = tpi_alloc_tracker_new();
+    uint64_t live = 0;
+    char blocks[8];
+    tpi_alloc_record(t, &blocks[0], 100, "weights", 0, &live);
+    CHECK_EQ_INT(live, 100);
+    tpi_alloc_record(t, &blocks[1], 50, "activations", 3, &live);
+    CHECK_EQ_INT(live, 150);
+    CHECK_EQ_INT(tpi_alloc_release(t, &blocks[1], "activations", &live), 50);
+    CHECK_EQ_INT(live, 100);
+    CHECK_EQ_INT(tpi_alloc_release(t, &blocks[5], "activations", &live), 0); /* unknown */
+    CHECK_EQ_INT(tpi_alloc_release(t, NULL, NULL, &live), 0);               /* like free(NULL) */
+    tpi_alloc_record(t, &blocks[0], 30, "weights", 0, &live);               /* twice: replaced */
+    CHECK_EQ_INT(live, 30);
+    tpi_alloc_record(t, &blocks[2], 7, NULL, 0, &live);
+    char *js = report(t);
+    CHECK_CONTAINS(js, "\"pool\":\"weights\",\"live_bytes\":30,\"peak_bytes\":100");
+    CHECK_CONTAINS(js, "\"pool\":\"activations\",\"live_bytes\":0,\"peak_bytes\":50");
+    CHECK_CONTAINS(js, "\"unknown_frees\":1");
+    CHECK_CONTAINS(js, "\"pool\":\"default\"");
+    CHECK_CONTAINS(js, "\"recorded_twice\":1");
+    CHECK_CONTAINS(js, "\"possible_leak_groups\":2");
+    CHECK_CONTAINS(js, "\"zone\":\"(no zone)\",\"blocks\":1,\"bytes\":30");
+    free(js);
+    tpi_alloc_tracker_free(t);
+}
+
+/* Many blocks: growth and backward-shift deletion keep every block findable. */
+TP_TEST(many_blocks)
+{
+    tpi_alloc_tracker *t = tpi_alloc_tracker_new();
+    enum { N = 200000 };
+    char *base = malloc(N * 16);
+    uint64_t live = 0;
+    for (int i = 0; i < N; i++)
+        tpi_alloc_record(t, base + i * 16, 16, "p", (uint32_t)(i % 3), &live);
+    CHECK_EQ_INT(live, (uint64_t)N * 16);
+    int bad = 0;
+    for (int i = 0; i < N; i += 2)
+        bad += tpi_alloc_release(t, base + i * 16, "p", &live) != 16;
+    CHECK_EQ_INT(bad, 0);
+    for (int i = 1; i < N; i += 2)
+        bad += tpi_alloc_release(t, base + i * 16, "p", &live) != 16;
+    CHECK_EQ_INT(bad, 0);
+    CHECK_EQ_INT(live, 0);
+    char *js = report(t);
+    CHECK_CONTAINS(js, "\"possible_leak_groups\":0");
+    free(js);
+    free(base);
+    tpi_alloc_tracker_free(t);
+}
+
+static tpi_alloc_tracker *shared;
+static void *worker(void *arg)
+{
+    char *base = arg;
+    for (int r = 0; r < 20; r++)
+        for (int i = 0; i < 5000; i++) {
+            tpi_alloc_record(shared, base + i, 10, (i & 1) ? "a" : "b", 1, NULL);
+            if (r < 19 || i >= 100)
+                tpi_alloc_release(shared, base + i, NULL, NULL);
+        }
+    return NULL;
+}
+
+TP_TEST(threads)
+{
+    shared = tpi_alloc_tracker_new();
+    pthread_t th[4];
+    char *mem = malloc(4 * 5000);
+    for (int i = 0; i < 4; i++)
+        pthread_create(&th[i], NULL, worker, mem + i * 5000);
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    char *js = report(shared);
+    CHECK_CONTAINS(js, "\"allocations\":{\"live_bytes\":4000,");
+    CHECK_CONTAINS(js, "\"unknown_frees\":0");
+    free(js);
+    tpi_alloc_print(shared, stdout);
+    tpi_alloc_tracker_free(shared);
+    free(mem);
+}
+
+int main(void)
+{
+    RUN(pools_and_peaks);
+    RUN(many_blocks);
+    RUN(threads);
+    tpi_alloc_tracker_free(NULL);
+    return tp_test_finish();
+}

@@ -1,0 +1,134 @@
+"""`trainprof run`: outputs checked with Python's json, exit statuses,
+signals, missing commands, fake GPUs. argv[1]: the fake libnvidia-ml.so.1."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+BIN = os.environ["TRAINPROF_BIN"]
+FAKE_NVML = sys.argv[1]
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what, file=sys.stderr)
+
+
+def run(args, env=None, **kw):
+    e = dict(os.environ, TRAINPROF_NVML_LIB="/nonexistent/libnvidia-ml.so.1")
+    e.update(env or {})
+    return subprocess.run([BIN, "run"] + args, env=e, capture_output=True, text=True,
+                          timeout=60, **kw)
+
+
+def outputs(d):
+    rows = json.load(open(os.path.join(d, "memory_profile.json")))
+    trace = json.load(open(os.path.join(d, "trace.json")))
+    summ = json.load(open(os.path.join(d, "run_summary.json")))
+    return rows, trace, summ
+
+
+CHILD = """
+import subprocess, sys, time
+a = bytearray(200 * 1024 * 1024)          # zero-filled: touched
+p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.8)"])
+t = time.time()
+while time.time() - t < 0.8:
+    pass                                  # busy: CPU shows up
+p.wait()
+sys.exit(3)
+"""
+
+
+def test_normal(tmp):
+    d = os.path.join(tmp, "normal")
+    r = run(["--interval", "50ms", "-o", d, "--", sys.executable, "-c", CHILD])
+    check(r.returncode == 3, "exit status passed through: %d %s" % (r.returncode, r.stderr))
+    rows, trace, summ = outputs(d)
+    check(len(rows) >= 8, "rows: %d" % len(rows))
+    for k in ("step", "batch_idx", "cpu_memory_percent", "rss_bytes", "time_s", "processes"):
+        check(all(k in x for x in rows), "field %s in every row" % k)
+    check(not any("gpu_memory_allocated_gb" in x for x in rows), "no GPU fields without GPU")
+    check(max(x["rss_bytes"] for x in rows) >= 200 << 20, "tree RSS sees 200 MB")
+    check(max(x["processes"] for x in rows) >= 2, "grandchild counted in the tree")
+    check(summ["peak_rss_bytes"] >= 200 << 20, "summary peak RSS")
+    check(summ["average_cpu_percent"] > 20, "summary CPU %.1f" % summ["average_cpu_percent"])
+    check(summ["exit_status"] == 3, "summary exit status")
+    ev = trace["traceEvents"]
+    check(ev and all(e["ph"] == "C" for e in ev), "counter events")
+    check(any(e["name"] == "RSS (MB)" for e in ev), "RSS track")
+    check("no GPU monitoring" in r.stderr, "one info line without GPU")
+    check("peak RSS" in r.stderr and "average CPU" in r.stderr, "printed summary")
+
+
+def test_fake_gpu(tmp):
+    d = os.path.join(tmp, "gpu")
+    r = run(["--interval", "20ms", "-o", d, "--", "sleep", "0.3"],
+            env={"TRAINPROF_NVML_LIB": FAKE_NVML, "FAKE_NVML_USED": str(3 << 30)})
+    check(r.returncode == 0, "gpu run status %d %s" % (r.returncode, r.stderr))
+    rows, trace, summ = outputs(d)
+    check(rows and all(abs(x["gpu_memory_reserved_gb"] - 3.0) < 1e-9 for x in rows),
+          "gpu_memory_reserved_gb from fake NVML")
+    check(rows and rows[-1]["memory"]["cuda:1"]["bytes_limit"] == 80 << 30, "nested memory")
+    check("peak_bytes_in_use" in rows[-1]["memory"]["cuda:0"], "peak_bytes_in_use")
+    check(any(e["name"].startswith("GPU memory cuda:0") for e in trace["traceEvents"]), "GPU track")
+    check("peak GPU memory" in r.stderr, "GPU in summary line")
+
+
+def test_missing_command(tmp):
+    r = run(["-o", os.path.join(tmp, "missing"), "--", "no-such-command-xyz", "a"])
+    check(r.returncode == 127, "missing command -> 127, got %d" % r.returncode)
+    check("cannot run 'no-such-command-xyz': No such file or directory" in r.stderr,
+          "clear message: " + r.stderr)
+    plain = os.path.join(tmp, "not-executable")
+    open(plain, "w").write("data\n")
+    r = run(["-o", os.path.join(tmp, "noexec"), "--", plain])
+    check(r.returncode == 126, "not executable -> 126, got %d" % r.returncode)
+
+
+def test_killed_by_signal(tmp):
+    d = os.path.join(tmp, "killed")
+    r = run(["--interval", "20ms", "-o", d, "--", sys.executable, "-c",
+             "import os, signal, time; time.sleep(0.2); os.kill(os.getpid(), signal.SIGKILL)"])
+    check(r.returncode == 128 + 9, "SIGKILL -> 137, got %d" % r.returncode)
+    rows, _, summ = outputs(d)
+    check(len(rows) >= 3 and summ["exit_status"] == 137, "rows kept when the child dies")
+
+
+def test_forward_sigterm(tmp):
+    d = os.path.join(tmp, "term")
+    e = dict(os.environ, TRAINPROF_NVML_LIB="/nonexistent")
+    p = subprocess.Popen([BIN, "run", "--interval", "20ms", "-o", d, "--", "sleep", "30"],
+                         env=e, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.5)
+    t0 = time.time()
+    p.send_signal(signal.SIGTERM)
+    rc = p.wait(timeout=10)
+    check(rc == 128 + 15, "SIGTERM forwarded -> 143, got %d" % rc)
+    check(time.time() - t0 < 2, "stops promptly")
+    rows, _, _ = outputs(d)
+    check(len(rows) >= 5, "rows written before the signal")
+
+
+def test_usage():
+    check(run(["--interval", "5ms", "--", "true"]).returncode == 2, "interval too short")
+    check(run(["--interval", "abc", "--", "true"]).returncode == 2, "bad interval")
+    check(run([]).returncode == 2, "no command")
+    check(run(["--bogus", "x"]).returncode == 2, "unknown option")
+    check(run(["--help"]).returncode == 0, "help")
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    test_normal(tmp)
+    test_fake_gpu(tmp)
+    test_missing_command(tmp)
+    test_killed_by_signal(tmp)
+    test_forward_sigterm(tmp)
+    test_usage()
+print("%d failures" % len(failures))
+sys.exit(1 if failures else 0)
