@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "trainprof.h"
 
@@ -214,6 +215,19 @@ static void sgd(mlp *m, const mlp *g, float lr)
         p[i] -= lr * q[i];
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
 static long arg_long(int argc, char **argv, const char *flag, long def)
 {
     for (int i = 1; i + 1 < argc; i++)
@@ -265,7 +279,9 @@ int main(int argc, char **argv)
     pthread_create(&th, NULL, loader_main, &L);
 
     float lr0 = 0.1f, first_loss = 0, loss = 0, avg = 0;
+    double *step_us = calloc((size_t)max_steps + 1, sizeof *step_us);
     for (long step = 0; step < max_steps; step++) {
+        double t0 = now_us();
         float lr = lr0 / (1.0f + (float)step / 2000.0f);
         tp_step_begin(prof);
         batch *b;
@@ -289,6 +305,8 @@ int main(int argc, char **argv)
         tp_counter(prof, "learning_rate", lr);
         free(b);
         tp_step_end(prof, (uint64_t)bs);
+        if (step_us)
+            step_us[step] = now_us() - t0;
         if ((step + 1) % epoch_steps == 0)
             tp_epoch_end(prof);
         avg = step == 0 ? loss : 0.95f * avg + 0.05f * loss;
@@ -298,8 +316,15 @@ int main(int argc, char **argv)
             printf("step %5ld  loss %.4f  (smoothed %.4f)  lr %.4f\n", step, loss, avg, lr);
     }
     pthread_join(th, NULL);
-    if (max_steps > 0)
+    if (max_steps > 0) {
         printf("loss: first %.4f -> last smoothed %.4f\n", first_loss, avg);
+        if (step_us) {
+            qsort(step_us, (size_t)max_steps, sizeof *step_us, cmp_double);
+            printf("median step %.2f us, max step %.2f us (measured by the example)\n",
+                   step_us[max_steps / 2], step_us[max_steps - 1]);
+        }
+    }
+    free(step_us);
     tp_session_stats st;
     tp_session_get_stats(prof, &st);
     char dir[1024];
