@@ -35,7 +35,8 @@
 
 #define PF_CHUNK (256u * 1024u)
 #define PF_PROCESS_SEQ 1u
-#define PF_COUNTER_UUID_BASE 0x3000000000000000ull
+#define PF_COUNTER_UUID_BASE 16u /* small: one varint byte per counter event; thread and
+                                  * process uuids are >= 2^32, so no clash */
 
 typedef struct pf_rec {
     uint64_t ts;          /* session ns */
@@ -82,6 +83,7 @@ typedef struct pf_sink {
     tpu_buf out;          /* compressed chunk */
     uint64_t last_ts;     /* latest session ts seen, for the drop marker */
     int active;
+    int compress;         /* zlib chunks (TRAINPROF_PERFETTO_COMPRESS=0: plain packets) */
 } pf_sink;
 
 static uint64_t process_uuid(const pf_sink *p)
@@ -347,8 +349,8 @@ static void write_pending(pf_sink *p)
 #ifdef TP_HAVE_ZLIB
     uLongf zlen = compressBound((uLong)len);
     tpu_buf_reset(&p->out);
-    if (tpu_buf_reserve(&p->out, zlen + 16) == 0 &&
-        compress2((Bytef *)p->out.data, &zlen, (const Bytef *)data, (uLong)len, 6) == Z_OK) {
+    if (p->compress && tpu_buf_reserve(&p->out, zlen + 16) == 0 &&
+        compress2((Bytef *)p->out.data, &zlen, (const Bytef *)data, (uLong)len, 1) == Z_OK) {
         tpu_buf z = { 0 };
         tpi_pf_compressed(&z, p->out.data, zlen);
         tpu_buf_reset(&p->out);
@@ -487,5 +489,7 @@ tpi_sink *tpi_sink_perfetto_new(const tpi_sink_env *env)
         return NULL;
     p->base.ops = &pf_ops;
     p->base.env = env;
+    const char *z = getenv("TRAINPROF_PERFETTO_COMPRESS");
+    p->compress = !(z && strcmp(z, "0") == 0);
     return &p->base;
 }
