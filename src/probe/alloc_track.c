@@ -32,17 +32,23 @@ typedef struct block {
     uint32_t pool;
 } block;
 
+/* Per-pool counts kept per stripe, under the stripe lock: no atomics. */
+typedef struct stripe_counts {
+    uint64_t allocs, frees, total_bytes;
+} stripe_counts;
+
 typedef struct stripe {
     atomic_int lock;
     uint32_t count, mask; /* mask = capacity - 1, capacity a power of two */
     block *slots;
-    char pad[64 - sizeof(atomic_int) - 2 * sizeof(uint32_t) - sizeof(block *)];
+    stripe_counts *counts; /* [MAX_POOLS], allocated with the first slots */
+    char pad[64 - sizeof(atomic_int) - 2 * sizeof(uint32_t) - 2 * sizeof(void *)];
 } stripe;
 
 typedef struct pool {
     _Atomic(const char *) key; /* the first name pointer seen (fast compare) */
     char name[POOL_NAME_MAX];
-    atomic_uint_fast64_t live, peak, allocs, frees, bad_frees, total_bytes;
+    atomic_uint_fast64_t live, peak, bad_frees;
 } pool;
 
 struct tpi_alloc_tracker {
@@ -93,8 +99,10 @@ void tpi_alloc_tracker_free(tpi_alloc_tracker *t)
 {
     if (!t)
         return;
-    for (int i = 0; i < N_STRIPES; i++)
+    for (int i = 0; i < N_STRIPES; i++) {
         free(t->stripes[i].slots);
+        free(t->stripes[i].counts);
+    }
     free(t);
 }
 
@@ -129,6 +137,8 @@ static uint32_t pool_index(tpi_alloc_tracker *t, const char *name)
 
 static int stripe_grow(stripe *s)
 {
+    if (!s->counts && !(s->counts = calloc(MAX_POOLS, sizeof *s->counts)))
+        return -1;
     uint32_t cap = s->slots ? (s->mask + 1) * 2 : 64;
     block *nb = calloc(cap, sizeof *nb);
     if (!nb)
@@ -180,8 +190,6 @@ static void pool_add(tpi_alloc_tracker *t, uint32_t pi, uint64_t bytes, uint64_t
     pool *p = &t->pools[pi];
     uint64_t live = atomic_fetch_add_explicit(&p->live, bytes, memory_order_relaxed) + bytes;
     max_update(&p->peak, live);
-    atomic_fetch_add_explicit(&p->allocs, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&p->total_bytes, bytes, memory_order_relaxed);
     uint64_t tl = atomic_fetch_add_explicit(&t->live, bytes, memory_order_relaxed) + bytes;
     max_update(&t->peak, tl);
     if (total_live)
@@ -191,7 +199,6 @@ static void pool_add(tpi_alloc_tracker *t, uint32_t pi, uint64_t bytes, uint64_t
 static void pool_sub(tpi_alloc_tracker *t, uint32_t pi, uint64_t bytes, uint64_t *total_live)
 {
     atomic_fetch_sub_explicit(&t->pools[pi].live, bytes, memory_order_relaxed);
-    atomic_fetch_add_explicit(&t->pools[pi].frees, 1, memory_order_relaxed);
     uint64_t tl = atomic_fetch_sub_explicit(&t->live, bytes, memory_order_relaxed) - bytes;
     if (total_live)
         *total_live = tl;
@@ -222,6 +229,10 @@ void tpi_alloc_record(tpi_alloc_tracker *t, const void *ptr, uint64_t bytes, con
     s->slots[i] = (block){p, bytes, zone_id, pi};
     if (!old.ptr)
         s->count++;
+    s->counts[pi].allocs++;
+    s->counts[pi].total_bytes += bytes;
+    if (old.ptr)
+        s->counts[old.pool].frees++;
     spin_unlock(&s->lock);
     if (old.ptr) { /* recorded twice without a free: the first is gone */
         atomic_fetch_add_explicit(&t->reused, 1, memory_order_relaxed);
@@ -246,8 +257,10 @@ uint64_t tpi_alloc_release(tpi_alloc_tracker *t, const void *ptr, const char *po
     if (s->slots) {
         uint32_t i = stripe_find(s, p, h);
         b = s->slots[i];
-        if (b.ptr)
+        if (b.ptr) {
             stripe_remove(s, i);
+            s->counts[b.pool].frees++;
+        }
     }
     spin_unlock(&s->lock);
     if (!b.ptr) {
@@ -318,6 +331,23 @@ static const char *zone_name(uint32_t zone)
 
 #define LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
 
+/* Sums one pool's per-stripe counts. */
+static stripe_counts pool_counts(tpi_alloc_tracker *t, int pi)
+{
+    stripe_counts c = {0, 0, 0};
+    for (int i = 0; i < N_STRIPES; i++) {
+        stripe *s = &t->stripes[i];
+        spin_lock(&s->lock);
+        if (s->counts) {
+            c.allocs += s->counts[pi].allocs;
+            c.frees += s->counts[pi].frees;
+            c.total_bytes += s->counts[pi].total_bytes;
+        }
+        spin_unlock(&s->lock);
+    }
+    return c;
+}
+
 static void write_pools(tpi_alloc_tracker *t, tpu_json *j)
 {
     int n = atomic_load_explicit(&t->n_pools, memory_order_acquire);
@@ -325,14 +355,15 @@ static void write_pools(tpi_alloc_tracker *t, tpu_json *j)
     tpu_json_begin_array(j);
     for (int i = 0; i < n; i++) {
         pool *p = &t->pools[i];
+        stripe_counts c = pool_counts(t, i);
         tpu_json_begin_object(j);
         tpu_json_kv_string(j, "pool", p->name);
         tpu_json_kv_uint(j, "live_bytes", LOAD(p->live));
         tpu_json_kv_uint(j, "peak_bytes", LOAD(p->peak));
-        tpu_json_kv_uint(j, "allocations", LOAD(p->allocs));
-        tpu_json_kv_uint(j, "frees", LOAD(p->frees));
+        tpu_json_kv_uint(j, "allocations", c.allocs);
+        tpu_json_kv_uint(j, "frees", c.frees);
         tpu_json_kv_uint(j, "unknown_frees", LOAD(p->bad_frees));
-        tpu_json_kv_uint(j, "total_allocated_bytes", LOAD(p->total_bytes));
+        tpu_json_kv_uint(j, "total_allocated_bytes", c.total_bytes);
         tpu_json_end_object(j);
     }
     tpu_json_end_array(j);
@@ -377,9 +408,10 @@ void tpi_alloc_print(const tpi_alloc_tracker *tc, void *file)
     int np = atomic_load_explicit(&t->n_pools, memory_order_acquire);
     for (int i = 0; i < np; i++) {
         pool *p = &t->pools[i];
+        stripe_counts c = pool_counts(t, i);
         fprintf(f, "Pool %-16s peak %10.2f MB  live %10.2f MB  %llu allocs  %llu frees",
                 p->name, LOAD(p->peak) / 1048576.0, LOAD(p->live) / 1048576.0,
-                (unsigned long long)LOAD(p->allocs), (unsigned long long)LOAD(p->frees));
+                (unsigned long long)c.allocs, (unsigned long long)c.frees);
         if (LOAD(p->bad_frees))
             fprintf(f, "  %llu frees of unknown blocks", (unsigned long long)LOAD(p->bad_frees));
         fputc('\n', f);
