@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "config/cfg_internal.h"
+#include "util/fileio.h"
 #include "util/json.h"
 
 /* Derived spellings that were given, as "# start_step = 10  (flag --start_step)". */
@@ -126,4 +127,25 @@ char *tp_config_to_json(const tp_config *cfg)
         return NULL;
     }
     return tpu_buf_detach(&b);
+}
+
+int tpi_config_write_json(const tp_config *cfg, const char *run_dir, tp_error *err)
+{
+    char path[4096], errbuf[512];
+    tp_config *own = NULL;
+    if (!run_dir)
+        return tpc_error(err, TP_ERR_INVALID, NULL, 0, 0, "tpi_config_write_json: NULL run_dir");
+    if (!cfg)
+        cfg = own = tp_config_new();
+    char *json = cfg ? tp_config_to_json(cfg) : NULL;
+    tp_config_free(own);
+    if (!json)
+        return tpc_error(err, TP_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    int rc = 0;
+    if (tpu_path_join(path, sizeof path, run_dir, "config.json") != 0)
+        rc = tpc_error(err, TP_ERR_IO, run_dir, 0, 0, "%s: path too long", run_dir);
+    else if (tpu_write_file_atomic(path, json, strlen(json), errbuf, sizeof errbuf) != 0)
+        rc = tpc_error(err, TP_ERR_IO, path, 0, 0, "%s", errbuf);
+    tp_free(json);
+    return rc;
 }

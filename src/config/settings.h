@@ -63,6 +63,11 @@ int tpi_detect_rank(const tpi_settings *s);
  * one job may share one directory). Writes the path into out. */
 int tpi_rundir_create(const tpi_settings *s, int rank, char *out, size_t out_size, tp_error *err);
 
+/* Writes the effective configuration with the source of each value
+ * (tp_config_to_json) to <run_dir>/config.json, atomically. cfg NULL: the
+ * defaults. Returns 0 or TP_ERR_IO / TP_ERR_NOMEM with err filled. */
+int tpi_config_write_json(const tp_config *cfg, const char *run_dir, tp_error *err);
+
 /* Expands the trace_filename pattern into out (a file stem, no extension,
  * no directory), sanitized. */
 void tpi_trace_stem(const tpi_settings *s, char *out, size_t out_size, const char *host,

@@ -127,6 +127,19 @@ TP_TEST(names_are_sanitized)
     CHECK_EQ_INT(tp_config_set(cfg, "name", "..", NULL), 0);
     CHECK_EQ_INT(tpi_rundir_create(tpi_config_settings(cfg), -1, path, sizeof path, NULL), 0);
     CHECK(strstr(path, "/../") == NULL);
+    /* the effective configuration goes into the run directory */
+    CHECK_EQ_INT(tpi_config_write_json(cfg, path, NULL), 0);
+    char json_path[1100];
+    snprintf(json_path, sizeof json_path, "%s/config.json", path);
+    FILE *f = fopen(json_path, "r");
+    char head[64] = {0};
+    CHECK(f && fread(head, 1, sizeof head - 1, f) > 0);
+    if (f)
+        fclose(f);
+    CHECK_CONTAINS(head, "{\n  \"profiling.enabled\": {");
+    tp_error err = {0};
+    CHECK_EQ_INT(tpi_config_write_json(cfg, "/nonexistent/dir", &err), TP_ERR_IO);
+    CHECK_CONTAINS(err.message, "/nonexistent/dir");
     tp_config_free(cfg);
     rm_rf(base);
 }
