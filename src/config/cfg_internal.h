@@ -56,6 +56,7 @@ typedef struct tpc_key {
     const char *bare;     /* aliases also accepted as bare --flags (distinctive names) */
     int derived;          /* 1: expands onto canonical keys (not a setting itself) */
     const char *doc;      /* one line */
+    const char *example;  /* a typical value, for docs/CONFIG.md */
 } tpc_key;
 
 /* A parsed value: i for everything but strings, s for strings. */

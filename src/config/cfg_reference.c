@@ -223,21 +223,24 @@ static void key_row(int k, tpu_buf *b)
         tpu_buf_printf(b, "`%s`", key->def);
     tpu_buf_printf(b, " | %s | `%s` | ", accepted, env);
     aliases_cell(key, b);
-    tpu_buf_printf(b, " | %s |\n", key->doc);
+    tpu_buf_puts(b, " | ");
+    for (const char *p = key->doc; *p; p++) /* keep <stem> from reading as HTML */
+        tpu_buf_puts(b, *p == '<' ? "&lt;" : *p == '>' ? "&gt;" : (char[2]){*p, 0});
+    tpu_buf_printf(b, " | `%s: %s` |\n", key->name, key->example);
 }
 
 char *tp_config_reference_markdown(void)
 {
     tpu_buf b = {0};
     static const char HEAD[] = "| Key | Type | Default | Accepted | Environment | Aliases | "
-                               "Description |\n|---|---|---|---|---|---|---|\n";
+                               "Description | Example (YAML) |\n|---|---|---|---|---|---|---|---|\n";
     tpu_buf_puts(&b, INTRO);
     tpu_buf_puts(&b, "## Keys\n\n");
     tpu_buf_puts(&b, HEAD);
     for (int k = 0; k < TPC_NCANONICAL; k++)
         key_row(k, &b);
     tpu_buf_puts(&b, "\n### Spellings that set other keys\n\n"
-                     "These are not settings of their own: they set schedule keys (see "
+                     "These are not settings of their own: they set other keys (see "
                      "[Schedule](#schedule)).\n\n");
     tpu_buf_puts(&b, HEAD);
     for (int k = TPC_NCANONICAL; k < TPC_NKEYS; k++)

@@ -32,7 +32,11 @@ TP_TEST(every_key_alias_and_default_is_documented)
         const tpc_key *key = tpc_key_at(k);
         snprintf(want, sizeof want, "| `profiling.%s` |", key->name);
         CHECK_CONTAINS(md, want);
+        tpc_value v;
+        char msg[512];
+        CHECK_EQ_INT(tpc_value_parse(k, key->example, &v, msg, sizeof msg), 0); /* examples are valid */
         if (!key->derived) {
+            CHECK_EQ_INT(tpc_value_parse(k, key->def, &v, msg, sizeof msg), 0);
             snprintf(want, sizeof want, "`%s`", key->def);
             CHECK_CONTAINS(md, want);
         }
