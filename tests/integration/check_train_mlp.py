@@ -181,6 +181,10 @@ def scenario_kill9(tmp):
     cmd = [EXE, "--quiet", "--max_steps", "100000000", "--profiling.log_dir", tmp,
            "--profiling.active", "1000000", "--profiling.log_every", "0"]
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    pattern = os.path.join(tmp, "*", "profiler_traces", "*.pt.trace.json")
+    deadline = time.time() + 30
+    while time.time() < deadline and not glob.glob(pattern):
+        time.sleep(0.1)
     time.sleep(1.5)
     os.kill(p.pid, signal.SIGKILL)
     p.wait()
