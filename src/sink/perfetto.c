@@ -300,7 +300,8 @@ static void start_seq(pf_sink *p, pf_seq *s, uint64_t abs)
     s->started = 1;
     s->name_changed = 0;
     s->last_abs = abs;
-    memset(s->sent, 0, s->sent_cap);
+    if (s->sent)
+        memset(s->sent, 0, s->sent_cap);
 }
 
 static void write_rec(pf_sink *p, const pf_rec *r)
@@ -403,7 +404,8 @@ static int pf_window_begin(tpi_sink *k, const tpi_window *w)
     p->n_recs = 0;
     for (size_t i = 0; i < p->n_seqs; i++)
         p->seqs[i].started = 0;
-    memset(p->counter_sent, 0, p->n_counters);
+    if (p->counter_sent)
+        memset(p->counter_sent, 0, p->n_counters);
     char pname[160];
     if (env->rank >= 0)
         snprintf(pname, sizeof pname, "trainprof %s rank %d", env->host ? env->host : "", env->rank);
