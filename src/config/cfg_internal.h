@@ -156,6 +156,8 @@ int tpc_load_yaml_text(tp_config *cfg, const char *path, const char *text, size_
                        tp_error *err);
 
 /* ---- cfg_resolve.c ---- */
+/* Do keys a and b set a common canonical key (start_step and wait ...)? */
+int tpc_keys_overlap(int a, int b);
 /* Computes cfg->eff and cfg->settings from the slots. */
 int tpc_resolve(tp_config *cfg, tp_error *err);
 

@@ -40,6 +40,30 @@ static const char *why(int k)
     }
 }
 
+/* Canonical keys that key k sets (a bit per key index). */
+static uint64_t targets(int k)
+{
+    const uint64_t B = 1;
+    switch (k) {
+    case TPC_K_START_STEP:
+        return B << TPC_K_SKIP_FIRST | B << TPC_K_WAIT | B << TPC_K_WARMUP;
+    case TPC_K_END_STEP:
+    case TPC_K_PROFILE_STEPS:
+        return B << TPC_K_ACTIVE | B << TPC_K_REPEAT;
+    case TPC_K_EVERY_N_STEPS:
+        return B << TPC_K_WAIT | B << TPC_K_REPEAT;
+    case TPC_K_LOG_TO_WANDB:
+        return 0; /* adds to metrics, never contradicts it */
+    default:
+        return B << k;
+    }
+}
+
+int tpc_keys_overlap(int a, int b)
+{
+    return a != b && (targets(a) & targets(b)) != 0;
+}
+
 /* The highest layer that set key k, or 0 (default). */
 static int top_layer(const tp_config *cfg, int k)
 {

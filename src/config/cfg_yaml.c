@@ -8,8 +8,9 @@
  * value, a duplicate key (also through an alias: `wait` and `wait_steps`)
  * are errors with file, line and column. `profiling: false` (a scalar)
  * sets enabled. A list value (metrics: [jsonl, csv]) is joined with ','.
- * Several documents (---) overlay each other in order. The whole file is one
- * batch: on any error the configuration is unchanged.
+ * Several documents (---), and several files, overlay each other in order
+ * (see drop_overlapped). The whole file is one batch: on any error the
+ * configuration is unchanged.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -269,6 +270,21 @@ static int top_mapping(yctx *y)
     }
 }
 
+/* A later document or file replaces what an earlier one said: keys given
+ * here drop the file-layer values of keys they would contradict (wait from
+ * an earlier file when this one gives start_step). Inside one document both
+ * are given together, and that stays an error. */
+static void drop_overlapped(yctx *y)
+{
+    for (int k = 0; k < TPC_NKEYS; k++) {
+        if (!y->seen_line[k])
+            continue;
+        for (int j = 0; j < TPC_NKEYS; j++)
+            if (!y->seen_line[j] && tpc_keys_overlap(k, j))
+                y->cfg->slot[j][TPC_L_FILE].set = 0;
+    }
+}
+
 static int read_stream(yctx *y)
 {
     int rc = next(y); /* STREAM_START */
@@ -288,6 +304,8 @@ static int read_stream(yctx *y)
             rc = fail_at(y, TP_ERR_PARSE, &y->ev,
                          "expected a mapping at the top level (with a `profiling:` section)%s%s",
                          NULL, NULL);
+        if (!rc)
+            drop_overlapped(y);
         if (!rc)
             rc = next(y); /* DOCUMENT_END */
     }

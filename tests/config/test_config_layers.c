@@ -183,6 +183,27 @@ TP_TEST(derived_keys_across_layers)
     tp_config_free(cfg);
 }
 
+TP_TEST(later_file_replaces_earlier_file)
+{
+    tp_config *cfg = tp_config_new();
+    write_yaml("profiling:\n  wait: 2\n  warmup: 2\n  name: first\n");
+    CHECK_EQ_INT(tp_config_load_file(cfg, yaml_path, NULL), 0);
+    unlink(yaml_path);
+    write_yaml("profiling:\n  start_step: 7\n");
+    tp_error err = {0};
+    CHECK_EQ_INT(tp_config_load_file(cfg, yaml_path, &err), 0);
+    unlink(yaml_path);
+    CHECK_STR(tp_config_get(cfg, "skip_first"), "7");
+    CHECK_STR(tp_config_get(cfg, "wait"), "0");
+    CHECK_STR(tp_config_get(cfg, "name"), "first"); /* untouched keys stay */
+    write_yaml("profiling:\n  wait: 4\n");
+    CHECK_EQ_INT(tp_config_load_file(cfg, yaml_path, &err), 0);
+    unlink(yaml_path);
+    CHECK_STR(tp_config_get(cfg, "wait"), "4");
+    CHECK_STR(tp_config_get(cfg, "skip_first"), "0"); /* start_step was dropped */
+    tp_config_free(cfg);
+}
+
 TP_TEST(settings_follow_the_config)
 {
     tpi_settings d;
@@ -245,6 +266,7 @@ int main(void)
     RUN(parse_args_value_missing);
     RUN(bool_flag_before_program_flag);
     RUN(derived_keys_across_layers);
+    RUN(later_file_replaces_earlier_file);
     RUN(settings_follow_the_config);
     RUN(json_and_describe);
     return tp_test_finish();
