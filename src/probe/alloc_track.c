@@ -308,7 +308,8 @@ static leak_group *collect_leaks(tpi_alloc_tracker *t, size_t *n_out)
                                       s->slots[k].bytes};
         spin_unlock(&s->lock);
     }
-    qsort(g, n, sizeof *g, by_key);
+    if (n > 1)
+        qsort(g, n, sizeof *g, by_key);
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
         if (m && g[m - 1].key == g[i].key) {
@@ -318,7 +319,8 @@ static leak_group *collect_leaks(tpi_alloc_tracker *t, size_t *n_out)
             g[m++] = g[i];
         }
     }
-    qsort(g, m, sizeof *g, by_bytes_desc);
+    if (m > 1)
+        qsort(g, m, sizeof *g, by_bytes_desc);
     *n_out = m;
     return g;
 }
