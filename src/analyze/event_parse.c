@@ -34,7 +34,8 @@ uint64_t tpa_hash_bytes(const char *p, size_t n)
         n -= 8;
     }
     uint64_t t = 0;
-    memcpy(&t, p, n);
+    if (n)
+        memcpy(&t, p, n); /* p may be NULL when n == 0 */
     h = (h ^ t) * 0xBF58476D1CE4E5B9ULL;
     h ^= h >> 31;
     return h;

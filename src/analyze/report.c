@@ -116,7 +116,8 @@ static uint32_t op_lookup(tpa_report *rep, int table, const char *p, size_t n)
     memset(op, 0, sizeof *op);
     op->name = malloc(n + 1);
     if (!op->name) abort();
-    memcpy(op->name, p, n);
+    if (n)
+        memcpy(op->name, p, n); /* p is NULL for an empty name */
     op->name[n] = 0;
     op->table = table;
     op->min_ns = INT64_MAX;

@@ -17,7 +17,7 @@
 
 #ifdef TP_SMALL_LIMITS
 #define TPI_CHUNK_RECS 32
-#define TPI_MAX_THREADS 8
+#define TPI_MAX_THREADS 16
 #else
 #define TPI_CHUNK_RECS 4096
 #define TPI_MAX_THREADS 1024

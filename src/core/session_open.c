@@ -103,6 +103,15 @@ static int init_session(tp_session *s, const tpi_settings *st, tp_error *err)
     return 0;
 }
 
+/* config.json: every key's value and where it came from. A failure is a
+ * warning: profiling goes on without it. */
+static void write_effective_config(const tp_config *cfg, const char *run_dir)
+{
+    tp_error e;
+    if (tpi_config_write_json(cfg, run_dir, &e) != 0)
+        fprintf(stderr, "trainprof: warning: %s\n", e.message);
+}
+
 tp_session *tp_session_open(const tp_config *cfg, tp_error *err)
 {
     tp_config *own = NULL;
@@ -135,6 +144,8 @@ tp_session *tp_session_open(const tp_config *cfg, tp_error *err)
         return NULL;
     }
     int rc = init_session(s, st, err);
+    if (rc == 0)
+        write_effective_config(cfg, s->run_dir);
     tp_config_free(own);
     if (rc != 0) {
         if (err && err->code == TP_OK)
@@ -157,12 +168,34 @@ tp_session *tp_session_open(const tp_config *cfg, tp_error *err)
     return s;
 }
 
+/* Frees every chunk still linked to a thread buffer: the chunk the
+ * collector was reading and its successors, or the whole chain of a buffer
+ * it never read (chunks already drained are in the pool's free list). Only
+ * once the collector has stopped and the last drain is done. No pool lock:
+ * in a fork child it may be held by a thread that no longer exists. */
+static void release_chunks(tp_session *s)
+{
+    for (uint32_t i = 0; i < s->n_tbufs; i++) {
+        tpi_chunk *ch = s->tbufs[i]->first;
+        if (s->col && i < s->col->n_th && s->col->th[i]->cur.chunk)
+            ch = s->col->th[i]->cur.chunk;
+        while (ch) {
+            tpi_chunk *next = ch->next;
+            free(ch);
+            ch = next;
+        }
+        s->tbufs[i]->first = s->tbufs[i]->cur = NULL;
+        s->tbufs[i]->pos = s->tbufs[i]->cap = 0;
+    }
+}
+
 /* A fork child's copy: release memory only, write nothing. */
 static int close_in_child(tp_session *s)
 {
     for (int i = 0; i < s->n_sinks; i++)
         if (s->sinks[i]->ops->destroy)
             s->sinks[i]->ops->destroy(s->sinks[i]);
+    release_chunks(s);
     tpi_collector_free(s->col);
     return 0;
 }
@@ -175,7 +208,7 @@ int tp_session_close(tp_session *s, tp_error *err)
         return 0;
     if (s->dead) {
         close_in_child(s);
-        free(s);
+        free_session(s);
         return 0;
     }
     uint64_t end = tpi_ticks();
@@ -208,6 +241,7 @@ int tp_session_close(tp_session *s, tp_error *err)
                  s->run_dir);
         rc = TP_ERR_IO;
     }
+    release_chunks(s);
     tpi_collector_free(s->col);
     tpi_probes_close(s->probes);
     tpi_mem_summary_free(s->mem_summary);
