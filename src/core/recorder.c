@@ -46,13 +46,18 @@ void tpi_pool_put(tpi_pool *p, tpi_chunk *c)
     pthread_mutex_unlock(&p->lock);
 }
 
-void tpi_pool_destroy(tpi_pool *p)
+void tpi_pool_free_chunks(tpi_pool *p)
 {
     while (p->free_list) {
         tpi_chunk *c = p->free_list;
         p->free_list = c->next;
         free(c);
     }
+}
+
+void tpi_pool_destroy(tpi_pool *p)
+{
+    tpi_pool_free_chunks(p);
     pthread_mutex_destroy(&p->lock);
 }
 

@@ -70,7 +70,8 @@ typedef struct tpi_pool {
 void tpi_pool_init(tpi_pool *p, uint64_t max_bytes);
 tpi_chunk *tpi_pool_get(tpi_pool *p); /* NULL when exhausted */
 void tpi_pool_put(tpi_pool *p, tpi_chunk *c);
-void tpi_pool_destroy(tpi_pool *p);    /* frees every free chunk */
+void tpi_pool_destroy(tpi_pool *p);    /* frees every free chunk and the lock */
+void tpi_pool_free_chunks(tpi_pool *p); /* frees every free chunk, lock untouched */
 uint64_t tpi_pool_bytes(const tpi_pool *p);
 
 typedef struct tpi_tbuf {

@@ -43,6 +43,7 @@ static void atfork_child(void)
     }
     tls_buf = NULL;
     tls_gen = 0;
+    tpi_sink_files_after_fork_child();
 }
 
 static void atfork_register(void)

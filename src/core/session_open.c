@@ -60,16 +60,23 @@ static void open_memory(tp_session *s)
         s->sampler = tpi_sampler_start(s->probes, st->memory_interval_ms, tpi_session_sampler_cb, s);
 }
 
-static void free_session(tp_session *s)
+/* Frees the session's memory. A fork child never destroys the mutexes and
+ * condition variables: they may have had waiters (the parent's collector
+ * thread) that do not exist in the child, and pthread_cond_destroy would
+ * wait for them forever. */
+static void free_session(tp_session *s, int in_fork_child)
 {
     for (uint32_t i = 0; i < s->n_tbufs; i++)
         free(s->tbufs[i]);
-    tpi_pool_destroy(&s->pool);
-    pthread_mutex_destroy(&s->reg_lock);
-    pthread_mutex_destroy(&s->wake_lock);
-    pthread_cond_destroy(&s->wake_cond);
-    pthread_mutex_destroy(&s->sample_lock);
-    pthread_mutex_destroy(&s->stats_lock);
+    tpi_pool_free_chunks(&s->pool);
+    if (!in_fork_child) {
+        pthread_mutex_destroy(&s->pool.lock);
+        pthread_mutex_destroy(&s->reg_lock);
+        pthread_mutex_destroy(&s->wake_lock);
+        pthread_cond_destroy(&s->wake_cond);
+        pthread_mutex_destroy(&s->sample_lock);
+        pthread_mutex_destroy(&s->stats_lock);
+    }
     free(s->samples);
     free(s);
 }
@@ -189,12 +196,11 @@ static void release_chunks(tp_session *s)
     }
 }
 
-/* A fork child's copy: release memory only, write nothing. */
+/* A fork child's copy: release the core's memory only, write nothing. The
+ * sinks are left alone: destroying them would close (gzip) streams whose
+ * state belongs to the parent's files. */
 static int close_in_child(tp_session *s)
 {
-    for (int i = 0; i < s->n_sinks; i++)
-        if (s->sinks[i]->ops->destroy)
-            s->sinks[i]->ops->destroy(s->sinks[i]);
     release_chunks(s);
     tpi_collector_free(s->col);
     return 0;
@@ -208,7 +214,7 @@ int tp_session_close(tp_session *s, tp_error *err)
         return 0;
     if (s->dead) {
         close_in_child(s);
-        free_session(s);
+        free_session(s, 1);
         return 0;
     }
     uint64_t end = tpi_ticks();
@@ -247,6 +253,6 @@ int tp_session_close(tp_session *s, tp_error *err)
     tpi_mem_summary_free(s->mem_summary);
     tpi_alloc_tracker_free(s->alloc);
     tpi_session_live(s, 0);
-    free_session(s);
+    free_session(s, 0);
     return rc;
 }

@@ -137,7 +137,7 @@ static int cj_window_begin(tpi_sink *k, const tpi_window *w)
         c->gz = gzopen(c->path, "wb6");
     else
 #endif
-        c->f = fopen(c->path, "w");
+        c->f = tpi_sink_fopen(c->path, "w");
     if (!is_open(c))
         return -1;
     c->n_events = 0;
@@ -300,7 +300,7 @@ static int cj_window_end(tpi_sink *k, const tpi_window *w, uint64_t dropped)
     }
 #endif
     if (c->f) {
-        if (fclose(c->f) != 0 && !k->failed)
+        if (tpi_sink_fclose(c->f) != 0 && !k->failed)
             tpi_sink_fail(k, "cannot close", c->path, errno);
         c->f = NULL;
     }
@@ -311,7 +311,7 @@ static void cj_destroy(tpi_sink *k)
 {
     chrome_sink *c = (chrome_sink *)k;
     if (c->f)
-        fclose(c->f);
+        tpi_sink_fclose(c->f);
 #ifdef TP_HAVE_ZLIB
     if (c->gz)
         gzclose(c->gz);

@@ -40,7 +40,7 @@ static void metrics_open(metrics_base *m, const char *name)
         tpi_sink_fail(&m->base, "path too long", name, ENAMETOOLONG);
         return;
     }
-    m->f = fopen(m->path, "w");
+    m->f = tpi_sink_fopen(m->path, "w");
     if (!m->f)
         tpi_sink_fail(&m->base, "cannot open", m->path, errno);
 }
@@ -56,7 +56,7 @@ static void metrics_write_line(metrics_base *m)
     }
     if (fwrite(m->line.data, 1, m->line.len, m->f) != m->line.len || fflush(m->f) != 0) {
         int e = errno;
-        fclose(m->f);
+        tpi_sink_fclose(m->f);
         m->f = NULL;
         tpi_sink_fail(&m->base, "cannot write", m->path, e);
     }
@@ -73,7 +73,7 @@ static int metrics_close(tpi_sink *k, const tpi_summary *sum)
 {
     metrics_base *m = (metrics_base *)k;
     (void)sum;
-    if (m->f && fclose(m->f) != 0 && !k->failed)
+    if (m->f && tpi_sink_fclose(m->f) != 0 && !k->failed)
         tpi_sink_fail(k, "cannot close", m->path, errno);
     m->f = NULL;
     return k->failed ? -1 : 0;
@@ -110,7 +110,7 @@ static void metrics_destroy(tpi_sink *k)
 {
     metrics_base *m = (metrics_base *)k;
     if (m->f)
-        fclose(m->f);
+        tpi_sink_fclose(m->f);
     tpu_buf_free(&m->line);
     free(m);
 }
@@ -226,7 +226,7 @@ static int csv_widen(csv_sink *c)
 {
     char *old = NULL, err[256];
     size_t len = 0;
-    if (fclose(c->m.f) != 0 || tpu_read_file(c->m.path, &old, &len, err, sizeof err) != 0) {
+    if (tpi_sink_fclose(c->m.f) != 0 || tpu_read_file(c->m.path, &old, &len, err, sizeof err) != 0) {
         c->m.f = NULL;
         return -1;
     }
@@ -247,7 +247,7 @@ static int csv_widen(csv_sink *c)
     free(old);
     tpu_buf_free(&out);
     if (rc == 0)
-        c->m.f = fopen(c->m.path, "a");
+        c->m.f = tpi_sink_fopen(c->m.path, "a");
     return c->m.f ? 0 : -1;
 }
 

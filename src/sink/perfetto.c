@@ -395,7 +395,7 @@ static int pf_window_begin(tpi_sink *k, const tpi_window *w)
     if (k->failed)
         return -1;
     snprintf(p->path, sizeof p->path, "%s.perfetto-trace", w->stem);
-    p->f = fopen(p->path, "wb");
+    p->f = tpi_sink_fopen(p->path, "wb");
     if (!p->f) {
         tpi_sink_fail(k, "cannot open", p->path, errno);
         return -1;
@@ -448,7 +448,7 @@ static int pf_window_end(tpi_sink *k, const tpi_window *w, uint64_t dropped)
     }
     p->active = 0;
     tpu_buf_reset(&p->pending);
-    if (p->f && fclose(p->f) != 0 && !k->failed)
+    if (p->f && tpi_sink_fclose(p->f) != 0 && !k->failed)
         tpi_sink_fail(k, "cannot close", p->path, errno);
     p->f = NULL;
     return k->failed ? -1 : 0;
@@ -458,7 +458,7 @@ static void pf_destroy(tpi_sink *k)
 {
     pf_sink *p = (pf_sink *)k;
     if (p->f)
-        fclose(p->f);
+        tpi_sink_fclose(p->f);
     for (size_t i = 0; i < p->n_seqs; i++)
         free(p->seqs[i].sent);
     for (size_t i = 1; i <= p->n_iids; i++)

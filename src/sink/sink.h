@@ -145,6 +145,12 @@ struct tpi_sink {
     uint64_t io_errors;
 };
 
+/* fopen/fclose for sink files: a fork child empties their stdio buffers
+ * (tpi_sink_files_after_fork_child) so it never writes the parent's bytes. */
+FILE *tpi_sink_fopen(const char *path, const char *mode);
+int tpi_sink_fclose(FILE *f);
+void tpi_sink_files_after_fork_child(void);
+
 /* Marks a sink failed after an I/O error: one warning on stderr, counted. */
 void tpi_sink_fail(tpi_sink *k, const char *what, const char *path, int errnum);
 

@@ -62,7 +62,7 @@ static void tb_write_event(tb_sink *t)
     }
     if (fwrite(t->frame.data, 1, t->frame.len, t->f) != t->frame.len || fflush(t->f) != 0) {
         int e = errno;
-        fclose(t->f);
+        tpi_sink_fclose(t->f);
         t->f = NULL;
         tpi_sink_fail(&t->base, "cannot write", t->path, e);
     }
@@ -103,7 +103,7 @@ static int tb_close(tpi_sink *k, const tpi_summary *sum)
 {
     tb_sink *t = (tb_sink *)k;
     (void)sum;
-    if (t->f && fclose(t->f) != 0 && !k->failed)
+    if (t->f && tpi_sink_fclose(t->f) != 0 && !k->failed)
         tpi_sink_fail(k, "cannot close", t->path, errno);
     t->f = NULL;
     return k->failed ? -1 : 0;
@@ -113,7 +113,7 @@ static void tb_destroy(tpi_sink *k)
 {
     tb_sink *t = (tb_sink *)k;
     if (t->f)
-        fclose(t->f);
+        tpi_sink_fclose(t->f);
     tpu_buf_free(&t->event);
     tpu_buf_free(&t->frame);
     free(t);
@@ -145,7 +145,7 @@ static void tb_open(tb_sink *t)
         tpi_sink_fail(&t->base, "path too long", name, ENAMETOOLONG);
         return;
     }
-    t->f = fopen(t->path, "wb");
+    t->f = tpi_sink_fopen(t->path, "wb");
     if (!t->f) {
         tpi_sink_fail(&t->base, "cannot open", t->path, errno);
         return;

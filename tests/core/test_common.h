@@ -28,7 +28,7 @@ static tp_config *test_config(const char *tag, const char *const *kv)
 
 static char *read_in(const char *dir, const char *name)
 {
-    char path[1200], *data = NULL;
+    char path[1400], *data = NULL;
     size_t len;
     snprintf(path, sizeof path, "%s/%s", dir, name);
     if (tpu_read_file(path, &data, &len, NULL, 0) != 0)

@@ -2,6 +2,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "sink/sink.h"
 #include "test_common.h"
 #include "tp_test.h"
 
@@ -50,8 +51,43 @@ TP_TEST(child_does_not_write)
     rm_rf(dir);
 }
 
+/* A child that exits normally (exit() flushes stdio) while a sink file of
+ * the parent has buffered, unflushed bytes must not write them again. */
+TP_TEST(child_exit_does_not_duplicate_parent_bytes)
+{
+    static const char *const kv[] = {NULL};
+    tp_config *cfg = test_config("forkexit", kv);
+    tp_error err;
+    tp_session *s = tp_session_open(cfg, &err); /* registers the fork handler */
+    tp_config_free(cfg);
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    char dir[1024], path[1200];
+    snprintf(dir, sizeof dir, "%s", tp_session_dir(s));
+    snprintf(path, sizeof path, "%s/sink_file.txt", dir);
+    FILE *f = tpi_sink_fopen(path, "w");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    fputs("written once", f); /* stays in the stdio buffer */
+    pid_t pid = fork();
+    if (pid == 0)
+        exit(0); /* runs stdio's exit-time flush */
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK_EQ_INT(tpi_sink_fclose(f), 0);
+    char *text = read_in(dir, "sink_file.txt");
+    CHECK_STR(text, "written once");
+    free(text);
+    CHECK_EQ_INT(tp_session_close(s, &err), 0);
+    rm_rf(dir);
+}
+
 int main(void)
 {
     RUN(child_does_not_write);
+    RUN(child_exit_does_not_duplicate_parent_bytes);
     return tp_test_finish();
 }
