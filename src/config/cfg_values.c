@@ -140,9 +140,13 @@ typedef struct unit_factor {
     double factor;
 } unit_factor;
 
-static int apply_unit(double num, const char *unit, const unit_factor *units, size_t n,
-                      double *out)
+/* A number with an optional unit from units (no unit: factor 1) into *out. */
+static int parse_with_unit(const char *text, const unit_factor *units, size_t n, double *out)
 {
+    double num;
+    const char *unit;
+    if (split_number(text, &num, &unit) != 0)
+        return -1;
     size_t len = strlen(unit);
     while (len > 0 && isspace((unsigned char)unit[len - 1]))
         len--;
@@ -164,11 +168,7 @@ static int parse_duration_ms(const char *text, double *ms)
     static const unit_factor units[] = {{"ns", 1e-6}, {"us", 1e-3}, {"ms", 1},
                                         {"s", 1e3},   {"sec", 1e3}, {"m", 60e3},
                                         {"min", 60e3}, {"h", 3600e3}};
-    double num;
-    const char *unit;
-    if (split_number(text, &num, &unit) != 0)
-        return -1;
-    return apply_unit(num, unit, units, sizeof units / sizeof units[0], ms);
+    return parse_with_unit(text, units, sizeof units / sizeof units[0], ms);
 }
 
 static int parse_size_mib(const char *text, double *mib)
@@ -178,11 +178,7 @@ static int parse_size_mib(const char *text, double *mib)
                                  {"m", 1},             {"mb", 1},  {"mib", 1}, {"g", G},
                                  {"gb", G},            {"gib", G}, {"t", T},   {"tb", T},
                                  {"tib", T}};
-    double num;
-    const char *unit;
-    if (split_number(text, &num, &unit) != 0)
-        return -1;
-    return apply_unit(num, unit, units, sizeof units / sizeof units[0], mib);
+    return parse_with_unit(text, units, sizeof units / sizeof units[0], mib);
 }
 
 static int parse_int(const char *text, int64_t *out)

@@ -88,6 +88,15 @@ static int next(yctx *y)
     return 0;
 }
 
+/* Next item of a sequence or mapping: *done is set when y->ev is the
+ * collection's end event (end). */
+static int next_item(yctx *y, yaml_event_type_t end, int *done)
+{
+    int rc = next(y);
+    *done = !rc && y->ev.type == end;
+    return rc;
+}
+
 /* Skips the node whose first event is y->ev. */
 static int skip_node(yctx *y)
 {
@@ -128,11 +137,9 @@ static int read_sequence(yctx *y, const char *key, char *out, size_t outlen)
     size_t used = 0;
     out[0] = '\0';
     for (;;) {
-        int rc = next(y);
-        if (rc)
+        int done, rc = next_item(y, YAML_SEQUENCE_END_EVENT, &done);
+        if (rc || done)
             return rc;
-        if (y->ev.type == YAML_SEQUENCE_END_EVENT)
-            return 0;
         if (y->ev.type != YAML_SCALAR_EVENT)
             return fail_at(y, TP_ERR_BAD_VALUE, &y->ev,
                            "profiling.%s: list items must be plain values", key, NULL);
@@ -207,11 +214,9 @@ static int read_section(yctx *y)
     char key[128];
     yaml_event_t kev;
     for (;;) {
-        int rc = next(y);
-        if (rc)
+        int done, rc = next_item(y, YAML_MAPPING_END_EVENT, &done);
+        if (rc || done)
             return rc;
-        if (y->ev.type == YAML_MAPPING_END_EVENT)
-            return 0;
         rc = read_key(y, key, sizeof key, &kev);
         if (!rc)
             rc = section_entry(y, key, &kev);
@@ -247,11 +252,9 @@ static int top_mapping(yctx *y)
     yaml_event_t kev;
     size_t plen = strlen(TPC_PREFIX);
     for (;;) {
-        int rc = next(y);
-        if (rc)
+        int done, rc = next_item(y, YAML_MAPPING_END_EVENT, &done);
+        if (rc || done)
             return rc;
-        if (y->ev.type == YAML_MAPPING_END_EVENT)
-            return 0;
         if (y->ev.type != YAML_SCALAR_EVENT) { /* complex key: not ours */
             rc = skip_node(y);
             rc = rc ? rc : next(y);
