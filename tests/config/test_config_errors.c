@@ -8,63 +8,68 @@
 #include "tp_test.h"
 #include "trainprof.h"
 
-static tp_error set_err(const char *key, const char *value, int want_code)
+/* One tp_config_set that must fail with code, and what its message must
+ * (want, want2) and must not (absent) contain; NULL = no check. */
+typedef struct set_case {
+    const char *key, *value;
+    int code;
+    const char *want, *want2, *absent;
+} set_case;
+
+static void check_set_cases(const set_case *cases, size_t n)
 {
-    tp_config *cfg = tp_config_new();
-    tp_error err = {0};
-    int rc = tp_config_set(cfg, key, value, &err);
-    CHECK_EQ_INT(rc, want_code);
-    CHECK_EQ_INT(err.code, want_code);
-    tp_config_free(cfg);
-    return err;
+    for (size_t i = 0; i < n; i++) {
+        const set_case *c = &cases[i];
+        tp_config *cfg = tp_config_new();
+        tp_error err = {0};
+        int rc = tp_config_set(cfg, c->key, c->value, &err);
+        CHECK_EQ_INT(rc, c->code);
+        CHECK_EQ_INT(err.code, c->code);
+        if (c->want)
+            CHECK_CONTAINS(err.message, c->want);
+        if (c->want2)
+            CHECK_CONTAINS(err.message, c->want2);
+        if (c->absent)
+            CHECK(strstr(err.message, c->absent) == NULL);
+        tp_config_free(cfg);
+    }
 }
+
+#define UNKNOWN TP_ERR_UNKNOWN_KEY
+#define BAD TP_ERR_BAD_VALUE
 
 TP_TEST(unknown_key_suggests)
 {
-    tp_error e = set_err("warmpu", "1", TP_ERR_UNKNOWN_KEY);
-    CHECK_CONTAINS(e.message, "unknown key `profiling.warmpu`");
-    CHECK_CONTAINS(e.message, "did you mean `warmup`?");
-    e = set_err("profiling.activ", "1", TP_ERR_UNKNOWN_KEY);
-    CHECK_CONTAINS(e.message, "did you mean `active`?");
-    e = set_err("wait_step", "1", TP_ERR_UNKNOWN_KEY);
-    CHECK_CONTAINS(e.message, "did you mean `wait_steps`?");
-    e = set_err("completely_unrelated_thing", "1", TP_ERR_UNKNOWN_KEY);
-    CHECK(strstr(e.message, "did you mean") == NULL);
-    CHECK_CONTAINS(e.message, "docs/CONFIG.md");
+    static const set_case cases[] = {
+        {"warmpu", "1", UNKNOWN, "unknown key `profiling.warmpu`", "did you mean `warmup`?", NULL},
+        {"profiling.activ", "1", UNKNOWN, "did you mean `active`?", NULL, NULL},
+        {"wait_step", "1", UNKNOWN, "did you mean `wait_steps`?", NULL, NULL},
+        {"completely_unrelated_thing", "1", UNKNOWN, "docs/CONFIG.md", NULL, "did you mean"},
+    };
+    check_set_cases(cases, sizeof cases / sizeof cases[0]);
 }
 
 TP_TEST(bad_values_list_what_is_accepted)
 {
-    tp_error e = set_err("with_stack", "maybe", TP_ERR_BAD_VALUE);
-    CHECK_CONTAINS(e.message, "profiling.with_stack: `maybe` is not a boolean");
-    CHECK_CONTAINS(e.message, "true/false, yes/no, on/off, 1/0");
-    e = set_err("wait", "-1", TP_ERR_BAD_VALUE);
-    CHECK_CONTAINS(e.message, "out of range");
-    CHECK_CONTAINS(e.message, "an integer from 0 to");
-    e = set_err("wait", "1.5", TP_ERR_BAD_VALUE);
-    CHECK_CONTAINS(e.message, "is not an integer");
-    e = set_err("wait", "99999999999999999999999", TP_ERR_BAD_VALUE);
-    e = set_err("active", "0", TP_ERR_BAD_VALUE);
-    CHECK_CONTAINS(e.message, "from 1 to");
-    e = set_err("unit", "epochs", TP_ERR_BAD_VALUE);
-    CHECK_CONTAINS(e.message, "one of step, epoch");
-    CHECK_CONTAINS(e.message, "did you mean `epoch`?");
-    e = set_err("metrics", "jsonl,wandb", TP_ERR_BAD_VALUE);
-    CHECK_CONTAINS(e.message, "jsonl, csv, tensorboard, console");
-    e = set_err("memory_interval_ms", "10 parsecs", TP_ERR_BAD_VALUE);
-    CHECK_CONTAINS(e.message, "is not a duration");
-    CHECK_CONTAINS(e.message, "100ms, 2s");
-    e = set_err("memory_interval_ms", "2h", TP_ERR_BAD_VALUE);
-    CHECK_CONTAINS(e.message, "out of range");
-    e = set_err("max_buffer_mb", "16XB", TP_ERR_BAD_VALUE);
-    CHECK_CONTAINS(e.message, "16MB, 1GiB");
-    e = set_err("max_buffer_mb", "-5MB", TP_ERR_BAD_VALUE);
-    e = set_err("max_buffer_mb", "1e3", TP_ERR_BAD_VALUE);
-    e = set_err("log_dir", "", TP_ERR_BAD_VALUE);
-    CHECK_CONTAINS(e.message, "is empty");
-    e = set_err("log_dir", "a\nb", TP_ERR_BAD_VALUE);
-    CHECK_CONTAINS(e.message, "control characters");
-    e = set_err("rank", "-2", TP_ERR_BAD_VALUE);
+    static const set_case cases[] = {
+        {"with_stack", "maybe", BAD, "profiling.with_stack: `maybe` is not a boolean",
+         "true/false, yes/no, on/off, 1/0", NULL},
+        {"wait", "-1", BAD, "out of range", "an integer from 0 to", NULL},
+        {"wait", "1.5", BAD, "is not an integer", NULL, NULL},
+        {"wait", "99999999999999999999999", BAD, NULL, NULL, NULL},
+        {"active", "0", BAD, "from 1 to", NULL, NULL},
+        {"unit", "epochs", BAD, "one of step, epoch", "did you mean `epoch`?", NULL},
+        {"metrics", "jsonl,wandb", BAD, "jsonl, csv, tensorboard, console", NULL, NULL},
+        {"memory_interval_ms", "10 parsecs", BAD, "is not a duration", "100ms, 2s", NULL},
+        {"memory_interval_ms", "2h", BAD, "out of range", NULL, NULL},
+        {"max_buffer_mb", "16XB", BAD, "16MB, 1GiB", NULL, NULL},
+        {"max_buffer_mb", "-5MB", BAD, NULL, NULL, NULL},
+        {"max_buffer_mb", "1e3", BAD, NULL, NULL, NULL},
+        {"log_dir", "", BAD, "is empty", NULL, NULL},
+        {"log_dir", "a\nb", BAD, "control characters", NULL, NULL},
+        {"rank", "-2", BAD, NULL, NULL, NULL},
+    };
+    check_set_cases(cases, sizeof cases / sizeof cases[0]);
 }
 
 TP_TEST(contradictions_say_why)
