@@ -4,10 +4,24 @@
  * Blocks live in 64 independent open-addressing hash tables ("stripes"), one
  * spin lock each, chosen by the pointer's hash: threads that allocate at once
  * rarely meet on a lock. Deletion shifts entries back (no tombstones), so
- * probe chains stay short however long the run. Pool counters are atomics.
- * A table that cannot grow (out of memory) counts the block as untracked
- * instead of failing the host program.
+ * probe chains stay short however long the run. A table that cannot grow
+ * (out of memory) counts the block as untracked instead of failing the host.
+ *
+ * Counters are per thread ("shards", one per thread and tracker, owned by the
+ * tracker): a thread writes only its own shard, with plain relaxed loads and
+ * stores (no read-modify-write), and a report sums the shards. Exact live
+ * bytes and counts come from that sum. Peaks need a running global: each
+ * shard keeps the part of its live bytes not yet published ("pending") and
+ * publishes it into the pool's and the tracker's global live counter (one
+ * atomic add, then a CAS of the peak only when exceeded) when the thread's
+ * view (global + pending) exceeds the peak, or when |pending| reaches
+ * TPI_ALLOC_FLUSH bytes. In the steady state of a training loop (live bytes
+ * oscillating below the peak) alloc+free touch no shared line for writing
+ * except the stripe lock. With one allocating thread peaks and the
+ * total_live out-value are exact; with several, each may miss up to
+ * TPI_ALLOC_FLUSH bytes per other thread (their unpublished deltas).
  */
+#include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -24,6 +38,11 @@ const char *tpi_names_get(uint32_t id);
 #define MAX_POOLS 64
 #define POOL_NAME_MAX 64
 #define LEAK_GROUPS_SHOWN 20
+#ifdef TP_SMALL_LIMITS
+#define TPI_ALLOC_FLUSH 256
+#else
+#define TPI_ALLOC_FLUSH (256 * 1024)
+#endif
 
 typedef struct block {
     uintptr_t ptr; /* 0 = empty slot */
@@ -32,32 +51,71 @@ typedef struct block {
     uint32_t pool;
 } block;
 
-/* Per-pool counts kept per stripe, under the stripe lock: no atomics. */
-typedef struct stripe_counts {
-    uint64_t allocs, frees, total_bytes;
-} stripe_counts;
-
 typedef struct stripe {
     atomic_int lock;
     uint32_t count, mask; /* mask = capacity - 1, capacity a power of two */
     block *slots;
-    stripe_counts *counts; /* [MAX_POOLS], allocated with the first slots */
-    char pad[64 - sizeof(atomic_int) - 2 * sizeof(uint32_t) - 2 * sizeof(void *)];
+    char pad[64 - sizeof(atomic_int) - 2 * sizeof(uint32_t) - sizeof(void *)];
 } stripe;
+
+/* One pool's counters in one shard: written only by the shard's thread. */
+typedef struct shard_pool {
+    _Atomic int64_t live;    /* this thread's contribution (frees of others' blocks: < 0) */
+    _Atomic int64_t pending; /* part of live not yet added to the pool's global */
+    _Atomic uint64_t allocs, frees, total_bytes, bad_frees;
+} shard_pool;
+
+typedef struct shard {
+    struct shard *next; /* immutable once published */
+    pthread_t owner;    /* under the tracker's shard lock */
+    _Atomic int64_t pending_total;
+    shard_pool pools[MAX_POOLS];
+} shard;
 
 typedef struct pool {
     _Atomic(const char *) key; /* the first name pointer seen (fast compare) */
     char name[POOL_NAME_MAX];
-    atomic_uint_fast64_t live, peak, bad_frees;
+    atomic_int_fast64_t live; /* published live bytes (lags the shards) */
+    atomic_uint_fast64_t peak;
+    char pad[64 - sizeof(void *) - 2 * sizeof(int64_t)];
 } pool;
 
 struct tpi_alloc_tracker {
     stripe stripes[N_STRIPES];
     pool pools[MAX_POOLS];
+    atomic_int_fast64_t live; /* published total (lags the shards) */
+    atomic_uint_fast64_t peak;
+    char pad0[64 - 2 * sizeof(int64_t)];
+    uint64_t gen; /* unique per tracker: validates the thread-local cache */
+    _Atomic(shard *) shards;
     atomic_int n_pools;
     atomic_int pool_lock;
-    atomic_uint_fast64_t live, peak, untracked, reused;
+    pthread_mutex_t shard_lock;
+    atomic_uint_fast64_t untracked, reused;
+    shard orphan; /* counts of threads that got no shard (out of memory): RMW */
 };
+
+/* The calling thread's shard of its last tracker and its last pool. */
+static _Thread_local struct {
+    uint64_t gen;
+    shard *sh;
+    const char *pool_key;
+    uint32_t pool_idx;
+} tls;
+
+static atomic_uint_fast64_t tracker_gen;
+
+#define LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
+/* Single-writer update: a load and a store, no read-modify-write. */
+#define BUMP(x, v) atomic_store_explicit(&(x), LOAD(x) + (v), memory_order_relaxed)
+/* A count of pool pi: in the thread's shard, else (no shard) the shared one. */
+#define COUNT(t, sh, pi, field, v)                                                              \
+    do {                                                                                       \
+        if (sh)                                                                                \
+            BUMP((sh)->pools[pi].field, v);                                                    \
+        else                                                                                   \
+            atomic_fetch_add_explicit(&(t)->orphan.pools[pi].field, v, memory_order_relaxed);   \
+    } while (0)
 
 static inline void spin_lock(atomic_int *l)
 {
@@ -73,11 +131,9 @@ static inline void spin_lock(atomic_int *l)
 
 static inline void spin_unlock(atomic_int *l) { atomic_store_explicit(l, 0, memory_order_release); }
 
-static inline uint64_t hash_ptr(uintptr_t p)
-{
-    uint64_t h = (uint64_t)(p >> 4) * 0x9E3779B97F4A7C15ull;
-    return h ^ (h >> 31);
-}
+/* Fibonacci hashing: the top 6 bits pick the stripe, the next bits the slot. */
+static inline uint64_t hash_ptr(uintptr_t p) { return (uint64_t)(p >> 4) * 0x9E3779B97F4A7C15ull; }
+static inline uint32_t slot_of(uint64_t h, uint32_t mask) { return (uint32_t)(h >> 26) & mask; }
 
 static inline void max_update(atomic_uint_fast64_t *m, uint64_t v)
 {
@@ -90,8 +146,11 @@ static inline void max_update(atomic_uint_fast64_t *m, uint64_t v)
 tpi_alloc_tracker *tpi_alloc_tracker_new(void)
 {
     tpi_alloc_tracker *t = aligned_alloc(64, (sizeof *t + 63) / 64 * 64);
-    if (t)
-        memset(t, 0, sizeof *t);
+    if (!t)
+        return NULL;
+    memset(t, 0, sizeof *t);
+    t->gen = atomic_fetch_add(&tracker_gen, 1) + 1;
+    pthread_mutex_init(&t->shard_lock, NULL);
     return t;
 }
 
@@ -99,19 +158,52 @@ void tpi_alloc_tracker_free(tpi_alloc_tracker *t)
 {
     if (!t)
         return;
-    for (int i = 0; i < N_STRIPES; i++) {
+    for (int i = 0; i < N_STRIPES; i++)
         free(t->stripes[i].slots);
-        free(t->stripes[i].counts);
+    for (shard *s = atomic_load(&t->shards), *n; s; s = n) {
+        n = s->next;
+        free(s);
     }
+    pthread_mutex_destroy(&t->shard_lock);
     free(t);
+}
+
+/* The calling thread's shard: found by owner (a shard whose thread ended is
+ * adopted by a new thread with the same id), else created. NULL when out of
+ * memory (the counts of that call are then lost, the block still tracked). */
+static shard *shard_slow(tpi_alloc_tracker *t)
+{
+    pthread_t self = pthread_self();
+    pthread_mutex_lock(&t->shard_lock);
+    shard *s = atomic_load_explicit(&t->shards, memory_order_relaxed);
+    while (s && !pthread_equal(s->owner, self))
+        s = s->next;
+    if (!s && (s = aligned_alloc(64, (sizeof *s + 63) / 64 * 64)) != NULL) {
+        memset(s, 0, sizeof *s);
+        s->owner = self;
+        s->next = atomic_load_explicit(&t->shards, memory_order_relaxed);
+        atomic_store_explicit(&t->shards, s, memory_order_release);
+    }
+    pthread_mutex_unlock(&t->shard_lock);
+    if (s) {
+        tls.gen = t->gen;
+        tls.sh = s;
+        tls.pool_key = NULL;
+    }
+    return s;
+}
+
+static inline shard *my_shard(tpi_alloc_tracker *t)
+{
+    if (__builtin_expect(tls.gen == t->gen, 1))
+        return tls.sh;
+    return shard_slow(t);
 }
 
 /* Index of the pool named name, created on first use; the last slot
  * collects every pool beyond MAX_POOLS - 1. */
-static uint32_t pool_index(tpi_alloc_tracker *t, const char *name)
+static uint32_t pool_lookup(tpi_alloc_tracker *t, const char *name)
 {
-    if (!name || !*name)
-        name = "default";
     int n = atomic_load_explicit(&t->n_pools, memory_order_acquire);
     for (int i = 0; i < n; i++)
         if (atomic_load_explicit(&t->pools[i].key, memory_order_relaxed) == name)
@@ -135,10 +227,24 @@ static uint32_t pool_index(tpi_alloc_tracker *t, const char *name)
     return idx < 0 ? MAX_POOLS - 1 : (uint32_t)idx;
 }
 
+/* Pool index, cached per thread for the last name pointer (the same string
+ * literal from one call site, usually). */
+static inline uint32_t pool_index(tpi_alloc_tracker *t, shard *sh, const char *name)
+{
+    if (!name || !*name)
+        name = "default";
+    if (sh && tls.pool_key == name)
+        return tls.pool_idx;
+    uint32_t i = pool_lookup(t, name);
+    if (sh) {
+        tls.pool_key = name;
+        tls.pool_idx = i;
+    }
+    return i;
+}
+
 static int stripe_grow(stripe *s)
 {
-    if (!s->counts && !(s->counts = calloc(MAX_POOLS, sizeof *s->counts)))
-        return -1;
     uint32_t cap = s->slots ? (s->mask + 1) * 2 : 64;
     block *nb = calloc(cap, sizeof *nb);
     if (!nb)
@@ -146,7 +252,7 @@ static int stripe_grow(stripe *s)
     for (uint32_t i = 0; s->slots && i <= s->mask; i++) {
         if (!s->slots[i].ptr)
             continue;
-        uint32_t j = (uint32_t)hash_ptr(s->slots[i].ptr) & (cap - 1);
+        uint32_t j = slot_of(hash_ptr(s->slots[i].ptr), cap - 1);
         while (nb[j].ptr)
             j = (j + 1) & (cap - 1);
         nb[j] = s->slots[i];
@@ -160,7 +266,7 @@ static int stripe_grow(stripe *s)
 /* Slot holding ptr, or the empty slot where it would go. */
 static inline uint32_t stripe_find(const stripe *s, uintptr_t ptr, uint64_t h)
 {
-    uint32_t i = (uint32_t)h & s->mask;
+    uint32_t i = slot_of(h, s->mask);
     while (s->slots[i].ptr && s->slots[i].ptr != ptr)
         i = (i + 1) & s->mask;
     return i;
@@ -174,7 +280,7 @@ static void stripe_remove(stripe *s, uint32_t i)
         j = (j + 1) & s->mask;
         if (!s->slots[j].ptr)
             break;
-        uint32_t k = (uint32_t)hash_ptr(s->slots[j].ptr) & s->mask;
+        uint32_t k = slot_of(hash_ptr(s->slots[j].ptr), s->mask);
         int stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
         if (stays)
             continue;
@@ -185,23 +291,61 @@ static void stripe_remove(stripe *s, uint32_t i)
     s->count--;
 }
 
-static void pool_add(tpi_alloc_tracker *t, uint32_t pi, uint64_t bytes, uint64_t *total_live)
+/* Publishes pending bytes into a global live counter; a new peak is kept. */
+static inline int64_t publish(atomic_int_fast64_t *live, atomic_uint_fast64_t *peak,
+                              _Atomic int64_t *pending, int64_t d)
 {
-    pool *p = &t->pools[pi];
-    uint64_t live = atomic_fetch_add_explicit(&p->live, bytes, memory_order_relaxed) + bytes;
-    max_update(&p->peak, live);
-    uint64_t tl = atomic_fetch_add_explicit(&t->live, bytes, memory_order_relaxed) + bytes;
-    max_update(&t->peak, tl);
-    if (total_live)
-        *total_live = tl;
+    int64_t g = atomic_fetch_add_explicit(live, d, memory_order_relaxed) + d;
+    atomic_store_explicit(pending, 0, memory_order_relaxed);
+    if (g > 0)
+        max_update(peak, (uint64_t)g);
+    return g;
 }
 
-static void pool_sub(tpi_alloc_tracker *t, uint32_t pi, uint64_t bytes, uint64_t *total_live)
+/* Adds d bytes to this thread's share of one global (pool or total): when
+ * the thread's view exceeds the peak, or the pending part grew large, it is
+ * published. Returns the thread's view of the global's live bytes. */
+static inline int64_t account(atomic_int_fast64_t *live, atomic_uint_fast64_t *peak,
+                              _Atomic int64_t *pending, int64_t d)
 {
-    atomic_fetch_sub_explicit(&t->pools[pi].live, bytes, memory_order_relaxed);
-    uint64_t tl = atomic_fetch_sub_explicit(&t->live, bytes, memory_order_relaxed) - bytes;
+    int64_t p = LOAD(*pending) + d;
+    int64_t view = (int64_t)LOAD(*live) + p;
+    if ((d > 0 && view > 0 && (uint64_t)view > LOAD(*peak)) || p >= TPI_ALLOC_FLUSH ||
+        p <= -TPI_ALLOC_FLUSH)
+        return publish(live, peak, pending, p);
+    atomic_store_explicit(pending, p, memory_order_relaxed);
+    return view;
+}
+
+static inline uint64_t clamp_live(int64_t v) { return v > 0 ? (uint64_t)v : 0; }
+
+/* Counts a change of live bytes of pool pi; *total_live gets the view. */
+static inline void live_change(tpi_alloc_tracker *t, shard *sh, uint32_t pi, int64_t d,
+                               uint64_t *total_live)
+{
+    if (!sh) { /* no shard (out of memory): publish directly */
+        atomic_fetch_add_explicit(&t->orphan.pools[pi].live, d, memory_order_relaxed);
+        int64_t g = atomic_fetch_add_explicit(&t->pools[pi].live, d, memory_order_relaxed) + d;
+        if (d > 0)
+            max_update(&t->pools[pi].peak, clamp_live(g));
+        g = atomic_fetch_add_explicit(&t->live, d, memory_order_relaxed) + d;
+        if (d > 0)
+            max_update(&t->peak, clamp_live(g));
+        if (total_live)
+            *total_live = clamp_live(g);
+        return;
+    }
+    shard_pool *c = &sh->pools[pi];
+    BUMP(c->live, d);
+    account(&t->pools[pi].live, &t->pools[pi].peak, &c->pending, d);
+    int64_t v = account(&t->live, &t->peak, &sh->pending_total, d);
     if (total_live)
-        *total_live = tl;
+        *total_live = clamp_live(v);
+}
+
+static inline uint64_t view_total(tpi_alloc_tracker *t, shard *sh)
+{
+    return clamp_live((int64_t)LOAD(t->live) + (sh ? LOAD(sh->pending_total) : 0));
 }
 
 void tpi_alloc_record(tpi_alloc_tracker *t, const void *ptr, uint64_t bytes, const char *pool,
@@ -209,10 +353,11 @@ void tpi_alloc_record(tpi_alloc_tracker *t, const void *ptr, uint64_t bytes, con
 {
     if (!t || !ptr) {
         if (total_live)
-            *total_live = t ? atomic_load_explicit(&t->live, memory_order_relaxed) : 0;
+            *total_live = t ? view_total(t, NULL) : 0;
         return;
     }
-    uint32_t pi = pool_index(t, pool);
+    shard *sh = my_shard(t);
+    uint32_t pi = pool_index(t, sh, pool);
     uintptr_t p = (uintptr_t)ptr;
     uint64_t h = hash_ptr(p);
     stripe *s = &t->stripes[h >> 58];
@@ -221,7 +366,7 @@ void tpi_alloc_record(tpi_alloc_tracker *t, const void *ptr, uint64_t bytes, con
         spin_unlock(&s->lock);
         atomic_fetch_add_explicit(&t->untracked, 1, memory_order_relaxed);
         if (total_live)
-            *total_live = atomic_load_explicit(&t->live, memory_order_relaxed);
+            *total_live = view_total(t, sh);
         return;
     }
     uint32_t i = stripe_find(s, p, h);
@@ -229,16 +374,15 @@ void tpi_alloc_record(tpi_alloc_tracker *t, const void *ptr, uint64_t bytes, con
     s->slots[i] = (block){p, bytes, zone_id, pi};
     if (!old.ptr)
         s->count++;
-    s->counts[pi].allocs++;
-    s->counts[pi].total_bytes += bytes;
-    if (old.ptr)
-        s->counts[old.pool].frees++;
     spin_unlock(&s->lock);
+    COUNT(t, sh, pi, allocs, 1);
+    COUNT(t, sh, pi, total_bytes, bytes);
     if (old.ptr) { /* recorded twice without a free: the first is gone */
         atomic_fetch_add_explicit(&t->reused, 1, memory_order_relaxed);
-        pool_sub(t, old.pool, old.bytes, NULL);
+        COUNT(t, sh, old.pool, frees, 1);
+        live_change(t, sh, old.pool, -(int64_t)old.bytes, NULL);
     }
-    pool_add(t, pi, bytes, total_live);
+    live_change(t, sh, pi, (int64_t)bytes, total_live);
 }
 
 uint64_t tpi_alloc_release(tpi_alloc_tracker *t, const void *ptr, const char *pool,
@@ -246,9 +390,10 @@ uint64_t tpi_alloc_release(tpi_alloc_tracker *t, const void *ptr, const char *po
 {
     if (!t || !ptr) {
         if (total_live)
-            *total_live = t ? atomic_load_explicit(&t->live, memory_order_relaxed) : 0;
+            *total_live = t ? view_total(t, t && tls.gen == t->gen ? tls.sh : NULL) : 0;
         return 0;
     }
+    shard *sh = my_shard(t);
     uintptr_t p = (uintptr_t)ptr;
     uint64_t h = hash_ptr(p);
     stripe *s = &t->stripes[h >> 58];
@@ -257,19 +402,19 @@ uint64_t tpi_alloc_release(tpi_alloc_tracker *t, const void *ptr, const char *po
     if (s->slots) {
         uint32_t i = stripe_find(s, p, h);
         b = s->slots[i];
-        if (b.ptr) {
+        if (b.ptr)
             stripe_remove(s, i);
-            s->counts[b.pool].frees++;
-        }
     }
     spin_unlock(&s->lock);
     if (!b.ptr) {
-        atomic_fetch_add_explicit(&t->pools[pool_index(t, pool)].bad_frees, 1, memory_order_relaxed);
+        uint32_t pi = pool_index(t, sh, pool);
+        COUNT(t, sh, pi, bad_frees, 1);
         if (total_live)
-            *total_live = atomic_load_explicit(&t->live, memory_order_relaxed);
+            *total_live = view_total(t, sh);
         return 0;
     }
-    pool_sub(t, b.pool, b.bytes, total_live);
+    COUNT(t, sh, b.pool, frees, 1);
+    live_change(t, sh, b.pool, -(int64_t)b.bytes, total_live);
     return b.bytes;
 }
 
@@ -331,23 +476,47 @@ static const char *zone_name(uint32_t zone)
     return n ? n : zone ? "(unnamed zone)" : "(no zone)";
 }
 
-#define LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
+/* One pool's counts summed over the shards (exact once the threads are quiet). */
+typedef struct pool_sum {
+    int64_t live;
+    uint64_t allocs, frees, total_bytes, bad_frees;
+} pool_sum;
 
-/* Sums one pool's per-stripe counts. */
-static stripe_counts pool_counts(tpi_alloc_tracker *t, int pi)
+static void add_counts(pool_sum *c, shard_pool *p)
 {
-    stripe_counts c = {0, 0, 0};
-    for (int i = 0; i < N_STRIPES; i++) {
-        stripe *s = &t->stripes[i];
-        spin_lock(&s->lock);
-        if (s->counts) {
-            c.allocs += s->counts[pi].allocs;
-            c.frees += s->counts[pi].frees;
-            c.total_bytes += s->counts[pi].total_bytes;
-        }
-        spin_unlock(&s->lock);
-    }
+    c->live += LOAD(p->live);
+    c->allocs += LOAD(p->allocs);
+    c->frees += LOAD(p->frees);
+    c->total_bytes += LOAD(p->total_bytes);
+    c->bad_frees += LOAD(p->bad_frees);
+}
+
+static pool_sum pool_counts(tpi_alloc_tracker *t, int pi)
+{
+    pool_sum c = {0, 0, 0, 0, 0};
+    for (shard *s = atomic_load_explicit(&t->shards, memory_order_acquire); s; s = s->next)
+        add_counts(&c, &s->pools[pi]);
+    add_counts(&c, &t->orphan.pools[pi]);
+    if (c.live < 0)
+        c.live = 0;
     return c;
+}
+
+/* A peak is at least the live bytes now (pending deltas not yet published). */
+static uint64_t peak_of(atomic_uint_fast64_t *peak, uint64_t live)
+{
+    uint64_t p = LOAD(*peak);
+    return p > live ? p : live;
+}
+
+/* Exact live bytes of all pools. */
+static uint64_t total_live_exact(tpi_alloc_tracker *t)
+{
+    int n = atomic_load_explicit(&t->n_pools, memory_order_acquire);
+    uint64_t live = 0;
+    for (int i = 0; i < n; i++)
+        live += (uint64_t)pool_counts(t, i).live;
+    return live;
 }
 
 static void write_pools(tpi_alloc_tracker *t, tpu_json *j)
@@ -357,14 +526,14 @@ static void write_pools(tpi_alloc_tracker *t, tpu_json *j)
     tpu_json_begin_array(j);
     for (int i = 0; i < n; i++) {
         pool *p = &t->pools[i];
-        stripe_counts c = pool_counts(t, i);
+        pool_sum c = pool_counts(t, i);
         tpu_json_begin_object(j);
         tpu_json_kv_string(j, "pool", p->name);
-        tpu_json_kv_uint(j, "live_bytes", LOAD(p->live));
-        tpu_json_kv_uint(j, "peak_bytes", LOAD(p->peak));
+        tpu_json_kv_uint(j, "live_bytes", (uint64_t)c.live);
+        tpu_json_kv_uint(j, "peak_bytes", peak_of(&p->peak, (uint64_t)c.live));
         tpu_json_kv_uint(j, "allocations", c.allocs);
         tpu_json_kv_uint(j, "frees", c.frees);
-        tpu_json_kv_uint(j, "unknown_frees", LOAD(p->bad_frees));
+        tpu_json_kv_uint(j, "unknown_frees", c.bad_frees);
         tpu_json_kv_uint(j, "total_allocated_bytes", c.total_bytes);
         tpu_json_end_object(j);
     }
@@ -380,8 +549,9 @@ void tpi_alloc_write_json(const tpi_alloc_tracker *tc, tpu_json *j)
     leak_group *g = collect_leaks(t, &n);
     tpu_json_key(j, "allocations");
     tpu_json_begin_object(j);
-    tpu_json_kv_uint(j, "live_bytes", LOAD(t->live));
-    tpu_json_kv_uint(j, "peak_live_bytes", LOAD(t->peak));
+    uint64_t live = total_live_exact(t);
+    tpu_json_kv_uint(j, "live_bytes", live);
+    tpu_json_kv_uint(j, "peak_live_bytes", peak_of(&t->peak, live));
     tpu_json_kv_uint(j, "untracked_allocations", LOAD(t->untracked));
     tpu_json_kv_uint(j, "recorded_twice", LOAD(t->reused));
     write_pools(t, j);
@@ -410,12 +580,12 @@ void tpi_alloc_print(const tpi_alloc_tracker *tc, void *file)
     int np = atomic_load_explicit(&t->n_pools, memory_order_acquire);
     for (int i = 0; i < np; i++) {
         pool *p = &t->pools[i];
-        stripe_counts c = pool_counts(t, i);
+        pool_sum c = pool_counts(t, i);
         fprintf(f, "Pool %-16s peak %10.2f MB  live %10.2f MB  %llu allocs  %llu frees",
-                p->name, LOAD(p->peak) / 1048576.0, LOAD(p->live) / 1048576.0,
+                p->name, peak_of(&p->peak, (uint64_t)c.live) / 1048576.0, c.live / 1048576.0,
                 (unsigned long long)c.allocs, (unsigned long long)c.frees);
-        if (LOAD(p->bad_frees))
-            fprintf(f, "  %llu frees of unknown blocks", (unsigned long long)LOAD(p->bad_frees));
+        if (c.bad_frees)
+            fprintf(f, "  %llu frees of unknown blocks", (unsigned long long)c.bad_frees);
         fputc('\n', f);
     }
     size_t n = 0;
