@@ -77,10 +77,12 @@ static int take_flag(tp_config *cfg, const flag_info *f, int argc, char **argv, 
     snprintf(source, sizeof source, "flag %.*s", (int)strcspn(argv[*i], "="), argv[*i]);
     int k = tpc_key_find(f->name, 0);
     if (k >= 0 && !value) {
-        int b;
+        tpc_value v;
+        char msg[8];
         if (tpc_key_at(k)->type == TPC_BOOL) {
             value = "true";
-            if (*i + 1 < argc && argv[*i + 1] && tpc_parse_bool(argv[*i + 1], &b) == 0)
+            if (*i + 1 < argc && argv[*i + 1] &&
+                tpc_value_parse(k, argv[*i + 1], &v, msg, sizeof msg) == 0)
                 value = argv[++*i];
         } else if (*i + 1 < argc && argv[*i + 1]) {
             value = argv[++*i];

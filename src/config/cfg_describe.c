@@ -70,7 +70,10 @@ static void json_value(tpu_json *j, int k, const tpc_value *v, const char *text)
 {
     switch (tpc_key_at(k)->type) {
     case TPC_BOOL:
-        tpu_json_bool(j, (int)v->i);
+        if (v->i > 1) /* an extra word of a bool key (with_stack: native) */
+            tpu_json_string(j, text);
+        else
+            tpu_json_bool(j, (int)v->i);
         break;
     case TPC_INT:
     case TPC_DURATION:

@@ -42,8 +42,9 @@ static const tpc_key KEYS[TPC_NKEYS] = {
      "Record the argument string a zone is given (tp_zone_begin_args) in traces.", "true"},
     {"profile_memory", TPC_BOOL, "false", 0, 1, NULL, "trace_memory", NULL, 0,
      "Put allocation events (tp_mem_alloc/free) and memory counters into traces.", "true"},
-    {"with_stack", TPC_BOOL, "false", 0, 1, NULL, "trace_python", NULL, 0,
-     "Write folded zone stacks (<stem>.stacks.txt) beside each trace file.", "true"},
+    {"with_stack", TPC_BOOL, "false", 0, 2, "false|true|native", "trace_python", NULL, 0,
+     "Folded stacks beside each trace file: true = zone paths (<stem>.stacks.txt); native = "
+     "also sampled native call stacks (<stem>.native.stacks.txt, ~1 kHz SIGPROF).", "native"},
     {"log_every", TPC_INT, "100", 0, BIG, NULL, "log_every_n_steps", NULL, 0,
      "Print a metrics block (and write metrics) every N steps; 0 = only at the end.", "50"},
     {"memory_every_n_steps", TPC_INT, "1", 0, BIG, NULL, NULL, NULL, 0,

@@ -76,9 +76,15 @@ void tpc_value_accepted(int k, char *out, size_t outlen)
     const tpc_key *key = tpc_key_at(k);
     char c[64];
     switch (key->type) {
-    case TPC_BOOL:
-        snprintf(out, outlen, "true/false, yes/no, on/off, 1/0");
+    case TPC_BOOL: {
+        /* a bool may take more words after false|true (with_stack: native) */
+        size_t used = (size_t)snprintf(out, outlen, "true/false, yes/no, on/off, 1/0");
+        for (int i = 2; key->choices && choice_at(key->choices, i, c, sizeof c) >= 0 &&
+                        used < outlen;
+             i++)
+            used += (size_t)snprintf(out + used, outlen - used, ", %s", c);
         break;
+    }
     case TPC_INT:
         snprintf(out, outlen, "an integer from %" PRId64 " to %" PRId64, key->min, key->max);
         break;
@@ -309,9 +315,13 @@ int tpc_value_parse(int k, const char *text, tpc_value *out, char *msg, size_t m
         text = "";
     switch (key->type) {
     case TPC_BOOL:
-        if (tpc_parse_bool(text, &b) != 0)
+        if (tpc_parse_bool(text, &b) == 0) {
+            out->i = b;
+            return 0;
+        }
+        out->i = key->choices ? choice_index(key->choices, text, strlen(text)) : -1;
+        if (out->i < 2) /* only the extra words; false/true spellings are above */
             return bad(k, text, "is not a boolean", msg, msglen);
-        out->i = b;
         return 0;
     case TPC_INT:
     case TPC_DURATION:
@@ -349,7 +359,10 @@ void tpc_value_format(int k, const tpc_value *v, char *out, size_t outlen)
     size_t used = 0;
     switch (key->type) {
     case TPC_BOOL:
-        snprintf(out, outlen, "%s", v->i ? "true" : "false");
+        if (v->i > 1 && key->choices && choice_at(key->choices, (int)v->i, c, sizeof c) >= 0)
+            snprintf(out, outlen, "%s", c);
+        else
+            snprintf(out, outlen, "%s", v->i ? "true" : "false");
         break;
     case TPC_INT:
     case TPC_DURATION:

@@ -11,12 +11,18 @@
  * spent in any zone. Lines are sorted, so equal runs give equal files. Frames keep
  * their exact names (';' becomes ':', newlines become spaces). Paths whose
  * self time rounds to 0 us are left out (flamegraph tools ignore them).
+ *
+ * with_stack: native (2) adds <stem>.native.stacks.txt: the window arms the
+ * SIGPROF sampler of native_stacks.c, each flush drains its ring up to the
+ * latest event time seen, and window end keeps the samples of the threads
+ * that recorded events in the window, between its first and last event.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sink/native_stacks.h"
 #include "sink/sink.h"
 #include "sink/strmap.h"
 #include "util/buf.h"
@@ -45,6 +51,16 @@ typedef struct stk_sink {
     size_t n_top, cap_top;
     tpi_strmap steps;      /* "<tid>:<step>" -> frame id of the step slice's name */
     int active;
+    /* native stacks (with_stack 2) */
+    tpi_native *nat;       /* NULL: not asked for, or the sampler is unavailable */
+    int nat_tried;
+    char nat_path[1100];
+    tpi_strmap tids;       /* "<tid>" of threads with events in the window */
+    tpi_strmap tnames;     /* "<tid>" -> index in tname */
+    char **tname;
+    size_t n_tname;
+    uint64_t t_min, t_max; /* event times of the window (session ns) */
+    uint64_t nat_dropped;
 } stk_sink;
 
 static void remember_id(stk_sink *s, uint32_t id, const char *name)
@@ -133,10 +149,26 @@ static void add_path(stk_sink *s, const char *key, uint64_t self_ns)
  * step's thread with the step name and takes their depth-0 time off the
  * step's own line at window end.
  */
+static void nat_event(stk_sink *s, const tpi_event *e)
+{
+    char t[16];
+    snprintf(t, sizeof t, "%" PRIx32, e->tid);
+    tpi_strmap_put(&s->tids, t, 1);
+    uint64_t end = e->ts_ns + (e->kind == TPI_EV_SLICE ? e->dur_ns : 0);
+    if (e->ts_ns < s->t_min)
+        s->t_min = e->ts_ns;
+    if (end > s->t_max)
+        s->t_max = end;
+}
+
 static void stk_event(tpi_sink *k, const tpi_event *e)
 {
     stk_sink *s = (stk_sink *)k;
-    if (k->failed || !s->active || e->kind != TPI_EV_SLICE)
+    if (k->failed || !s->active)
+        return;
+    if (s->nat)
+        nat_event(s, e);
+    if (e->kind != TPI_EV_SLICE)
         return;
     char key[1024], ts[48];
     snprintf(ts, sizeof ts, "%" PRIx32 ":%" PRIx64, e->tid, e->step);
@@ -170,7 +202,100 @@ static int stk_window_begin(tpi_sink *k, const tpi_window *w)
     tpi_strmap_free(&s->steps);
     s->n_paths = s->n_top = 0;
     s->active = 1;
+    if (k->env->settings->with_stack >= 2 && !s->nat_tried) {
+        s->nat_tried = 1;
+        s->nat = tpi_native_new();
+    }
+    if (s->nat) {
+        snprintf(s->nat_path, sizeof s->nat_path, "%s.native.stacks.txt", w->stem);
+        tpi_strmap_free(&s->tids);
+        s->t_min = UINT64_MAX;
+        s->t_max = 0;
+        if (tpi_native_arm(s->nat) != 0)
+            fprintf(stderr, "trainprof: warning: cannot arm the native stack sampler: %s\n",
+                    strerror(errno));
+    }
     return 0;
+}
+
+static void stk_thread_name(tpi_sink *k, uint32_t tid, const char *name)
+{
+    stk_sink *s = (stk_sink *)k;
+    char t[16];
+    uint32_t idx;
+    if (!s->nat || !name)
+        return;
+    snprintf(t, sizeof t, "%" PRIx32, tid);
+    if (tpi_strmap_get(&s->tnames, t, &idx)) {
+        char *c = strdup(name);
+        if (c) {
+            free(s->tname[idx]);
+            s->tname[idx] = c;
+        }
+        return;
+    }
+    char **p = realloc(s->tname, (s->n_tname + 1) * sizeof *p);
+    if (!p)
+        return;
+    s->tname = p;
+    if ((p[s->n_tname] = strdup(name)) && tpi_strmap_put(&s->tnames, t, (uint32_t)s->n_tname) == 0)
+        s->n_tname++;
+    else
+        free(p[s->n_tname]);
+}
+
+/* Session ns -> CLOCK_MONOTONIC ns, the sampler's clock. */
+static uint64_t mono(const stk_sink *s, uint64_t ts)
+{
+    return s->base.env->mono_base_ns + ts;
+}
+
+static void stk_flush(tpi_sink *k)
+{
+    stk_sink *s = (stk_sink *)k;
+    if (!k->failed && s->active && s->nat && s->t_max)
+        tpi_native_drain(s->nat, mono(s, s->t_min), mono(s, s->t_max));
+}
+
+static int nat_keep(void *ctx, uint32_t tid)
+{
+    char t[16];
+    uint32_t v;
+    snprintf(t, sizeof t, "%" PRIx32, tid);
+    return tpi_strmap_get(&((stk_sink *)ctx)->tids, t, &v);
+}
+
+static const char *nat_name(void *ctx, uint32_t tid)
+{
+    stk_sink *s = ctx;
+    char t[16];
+    uint32_t idx;
+    snprintf(t, sizeof t, "%" PRIx32, tid);
+    return tpi_strmap_get(&s->tnames, t, &idx) ? s->tname[idx] : NULL;
+}
+
+/* Disarms the sampler and writes the window's native stacks. */
+static int nat_window_end(stk_sink *s)
+{
+    tpi_native_disarm(s->nat);
+    if (s->t_max)
+        tpi_native_drain(s->nat, mono(s, s->t_min), mono(s, s->t_max));
+    tpi_native_drain(s->nat, UINT64_MAX, UINT64_MAX); /* after the window: dropped */
+    uint64_t dropped = tpi_native_dropped(s->nat);
+    if (dropped > s->nat_dropped)
+        fprintf(stderr, "trainprof: warning: %" PRIu64 " native stack samples dropped (ring full)\n",
+                dropped - s->nat_dropped);
+    s->nat_dropped = dropped;
+    tpu_buf out = { 0 };
+    tpi_native_render(s->nat, nat_keep, nat_name, s, &out);
+    char err[512];
+    int rc = out.oom ? -1
+                     : tpu_write_file_atomic(s->nat_path, out.data ? out.data : "", out.len, err,
+                                             sizeof err);
+    if (rc != 0)
+        tpi_sink_fail(&s->base, "cannot write", s->nat_path, out.oom ? ENOMEM : errno);
+    tpu_buf_free(&out);
+    return rc;
 }
 
 /* Appends one frame name, made safe for the folded format. */
@@ -254,9 +379,13 @@ static int stk_window_end(tpi_sink *k, const tpi_window *w, uint64_t dropped)
     stk_sink *s = (stk_sink *)k;
     (void)w;
     (void)dropped;
+    if (s->nat && (k->failed || !s->active))
+        tpi_native_disarm(s->nat);
     if (k->failed || !s->active)
         return -1;
     s->active = 0;
+    if (s->nat && nat_window_end(s) != 0)
+        return -1;
     tpu_buf out = { 0 };
     render(s, &out);
     char err[512];
@@ -270,6 +399,12 @@ static int stk_window_end(tpi_sink *k, const tpi_window *w, uint64_t dropped)
 static void stk_destroy(tpi_sink *k)
 {
     stk_sink *s = (stk_sink *)k;
+    tpi_native_free(s->nat);
+    for (size_t i = 0; i < s->n_tname; i++)
+        free(s->tname[i]);
+    free(s->tname);
+    tpi_strmap_free(&s->tids);
+    tpi_strmap_free(&s->tnames);
     for (size_t i = 0; i < s->n_by_id; i++)
         free(s->by_id[i]);
     for (size_t i = 0; i < s->n_synth; i++)
@@ -286,8 +421,9 @@ static void stk_destroy(tpi_sink *k)
 }
 
 static const tpi_sink_ops stk_ops = {
-    .name = "stacks", .window_begin = stk_window_begin, .event = stk_event,
-    .window_end = stk_window_end, .destroy = stk_destroy,
+    .name = "stacks", .window_begin = stk_window_begin, .thread_name = stk_thread_name,
+    .event = stk_event, .flush = stk_flush, .window_end = stk_window_end,
+    .destroy = stk_destroy,
 };
 
 tpi_sink *tpi_sink_stacks_new(const tpi_sink_env *env)
