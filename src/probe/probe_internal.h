@@ -21,6 +21,10 @@ const char *tpi_proc_root(void);
 /* Reads a small file under the proc root ("self/status") into buf (NUL
  * terminated). Returns the length, or -1 with errno set. */
 long tpi_proc_read(const char *rel, char *buf, size_t cap);
+/* The same in two halves, for a file kept open and read again (pread from
+ * offset 0 regenerates a /proc file): open under the root (O_CLOEXEC), read. */
+int tpi_proc_open(const char *rel);
+long tpi_proc_pread(int fd, char *buf, size_t cap);
 
 /* The fields of /proc/<pid>/stat we use. */
 typedef struct tpi_proc_stat {

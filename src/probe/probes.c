@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "probe/probe_internal.h"
 
 #define TPI_IMPLAUSIBLE_BYTES (1ULL << 56) /* 64 PiB: a garbage value */
+#define TPI_MEMINFO_NS 1000000000ull       /* system memory changes slowly */
 
 typedef struct dev_peak {
     char name[32];
@@ -29,7 +31,12 @@ struct tpi_probe_set {
     tp_device_memory_fn cb;
     void *cb_user;
     int pid;
+    uint64_t page_bytes;
+    int stat_fd, stat_pid; /* self/stat kept open; reopened in a forked child */
     uint64_t last_cpu_ns, last_wall_ns;
+    uint64_t sys_read_ns; /* /proc/meminfo read at most every TPI_MEMINFO_NS */
+    uint64_t sys_total, sys_available;
+    double sys_percent;
     dev_peak peaks[TPI_MAX_DEVICES];
     int n_peaks;
     uint32_t cb_rejected, errors;
@@ -69,6 +76,9 @@ tpi_probe_set *tpi_probes_open(const tpi_settings *s, tp_error *err)
     }
     pthread_mutex_init(&p->lock, NULL);
     p->pid = (int)getpid();
+    p->stat_fd = -1;
+    long page = sysconf(_SC_PAGESIZE);
+    p->page_bytes = page > 0 ? (uint64_t)page : 4096;
     p->last_cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
     p->last_wall_ns = clock_ns(CLOCK_MONOTONIC);
     open_gpu(p);
@@ -102,20 +112,51 @@ static void probe_failed(tpi_probe_set *p, int *warned, const char *what, const 
                 what, detail);
 }
 
+/* The self/stat descriptor of this process, opened on first use and again
+ * after a fork (the child's "self" is another file). -1 with errno set. */
+static int stat_fd(tpi_probe_set *p)
+{
+    int pid = (int)getpid();
+    pthread_mutex_lock(&p->lock);
+    if (p->stat_fd >= 0 && p->stat_pid != pid) {
+        close(p->stat_fd);
+        p->stat_fd = -1;
+    long page = sysconf(_SC_PAGESIZE);
+    p->page_bytes = page > 0 ? (uint64_t)page : 4096;
+    }
+    if (p->stat_fd < 0) {
+        p->stat_fd = tpi_proc_open("self/stat");
+        p->stat_pid = pid;
+    }
+    int fd = p->stat_fd, e = errno;
+    pthread_mutex_unlock(&p->lock);
+    errno = e;
+    return fd;
+}
+
+/* RSS and threads from self/stat (kept open, re-read with pread: ~4 us
+ * instead of ~18 us for opening and formatting self/status), peak RSS from
+ * getrusage (ru_maxrss = VmHWM), CPU from CLOCK_PROCESS_CPUTIME_ID. */
 static void sample_process(tpi_probe_set *p, tpi_mem_sample *out)
 {
-    char buf[4096];
-    if (tpi_proc_read("self/status", buf, sizeof buf) < 0) {
+    char buf[1024];
+    tpi_proc_stat st;
+    int fd = stat_fd(p);
+    if (fd < 0 || tpi_proc_pread(fd, buf, sizeof buf) < 0) {
         char d[600];
-        snprintf(d, sizeof d, "cannot read %s/self/status: %s", tpi_proc_root(), strerror(errno));
+        snprintf(d, sizeof d, "cannot read %s/self/stat: %s", tpi_proc_root(), strerror(errno));
         probe_failed(p, &p->warned_proc, "process memory probe", d);
         return;
     }
-    if (tpi_proc_parse_status(buf, &out->rss_bytes, &out->peak_rss_bytes, &out->threads) != 0) {
-        probe_failed(p, &p->warned_proc, "process memory probe",
-                     "no VmRSS/Threads in self/status");
+    if (tpi_proc_parse_stat(buf, &st) != 0 || st.threads <= 0) {
+        probe_failed(p, &p->warned_proc, "process memory probe", "malformed self/stat");
         return;
     }
+    out->rss_bytes = st.rss_pages * p->page_bytes;
+    out->threads = st.threads;
+    struct rusage ru;
+    uint64_t hwm = getrusage(RUSAGE_SELF, &ru) == 0 ? (uint64_t)ru.ru_maxrss * 1024 : 0;
+    out->peak_rss_bytes = hwm > out->rss_bytes ? hwm : out->rss_bytes;
     uint64_t cpu = clock_ns(CLOCK_PROCESS_CPUTIME_ID), wall = clock_ns(CLOCK_MONOTONIC);
     pthread_mutex_lock(&p->lock);
     uint64_t dc = cpu - p->last_cpu_ns, dw = wall - p->last_wall_ns;
@@ -126,8 +167,22 @@ static void sample_process(tpi_probe_set *p, tpi_mem_sample *out)
     out->have_process = 1;
 }
 
+/* /proc/meminfo costs ~13 us and changes slowly: it is read at most every
+ * TPI_MEMINFO_NS; samples in between reuse the last values read. */
 static void sample_system(tpi_probe_set *p, tpi_mem_sample *out)
 {
+    uint64_t now = clock_ns(CLOCK_MONOTONIC);
+    pthread_mutex_lock(&p->lock);
+    int fresh = p->sys_read_ns && now - p->sys_read_ns < TPI_MEMINFO_NS;
+    if (fresh) {
+        out->system_total_bytes = p->sys_total;
+        out->system_available_bytes = p->sys_available;
+        out->system_memory_percent = p->sys_percent;
+        out->have_system = 1;
+    }
+    pthread_mutex_unlock(&p->lock);
+    if (fresh)
+        return;
     if (tpi_system_read(&out->system_total_bytes, &out->system_available_bytes,
                         &out->system_memory_percent) != 0) {
         char d[600];
@@ -136,6 +191,12 @@ static void sample_system(tpi_probe_set *p, tpi_mem_sample *out)
         return;
     }
     out->have_system = 1;
+    pthread_mutex_lock(&p->lock);
+    p->sys_read_ns = now;
+    p->sys_total = out->system_total_bytes;
+    p->sys_available = out->system_available_bytes;
+    p->sys_percent = out->system_memory_percent;
+    pthread_mutex_unlock(&p->lock);
 }
 
 static void sample_gpu(tpi_probe_set *p, tpi_mem_sample *out)
@@ -274,6 +335,8 @@ void tpi_probes_close(tpi_probe_set *p)
         return;
     tpi_nvml_close(p->nvml);
     tpi_cudart_close(p->cudart);
+    if (p->stat_fd >= 0)
+        close(p->stat_fd);
     pthread_mutex_destroy(&p->lock);
     free(p);
 }

@@ -20,35 +20,48 @@ void tpi_proc_set_root(const char *root)
 
 const char *tpi_proc_root(void) { return proc_root; }
 
-long tpi_proc_read(const char *rel, char *buf, size_t cap)
+int tpi_proc_open(const char *rel)
 {
     char path[768];
+    snprintf(path, sizeof path, "%s/%s", proc_root, rel);
+    return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+long tpi_proc_pread(int fd, char *buf, size_t cap)
+{
     if (cap == 0) {
         errno = EINVAL;
         return -1;
     }
-    snprintf(path, sizeof path, "%s/%s", proc_root, rel);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
     size_t len = 0;
     while (len + 1 < cap) {
-        ssize_t r = read(fd, buf + len, cap - 1 - len);
+        ssize_t r = pread(fd, buf + len, cap - 1 - len, (off_t)len);
         if (r < 0 && errno == EINTR)
             continue;
-        if (r < 0) {
-            int e = errno;
-            close(fd);
-            errno = e;
+        if (r < 0)
             return -1;
-        }
         if (r == 0)
             break;
         len += (size_t)r;
     }
-    close(fd);
     buf[len] = '\0';
     return (long)len;
+}
+
+long tpi_proc_read(const char *rel, char *buf, size_t cap)
+{
+    if (cap == 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    int fd = tpi_proc_open(rel);
+    if (fd < 0)
+        return -1;
+    long len = tpi_proc_pread(fd, buf, cap);
+    int e = errno;
+    close(fd);
+    errno = e;
+    return len;
 }
 
 /* Reads the next unsigned decimal field after spaces; 0 on success. */

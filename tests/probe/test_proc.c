@@ -150,6 +150,10 @@ TP_TEST(proc_garbage)
     FILE *f = fopen(path, "w");
     fputs("VmRSS: lots\n\x01\x02", f);
     fclose(f);
+    snprintf(path, sizeof path, "%s/self/stat", dir);
+    f = fopen(path, "w");
+    fputs("12 (x) S 1 2\x01", f);
+    fclose(f);
     snprintf(path, sizeof path, "%s/meminfo", dir);
     f = fopen(path, "w");
     fputs("MemTotal: 1000 kB\nMemAvailable: 250 kB\n", f);
@@ -162,6 +166,12 @@ TP_TEST(proc_garbage)
     CHECK(s.have_system);
     CHECK_NEAR(s.system_memory_percent, 75.0, 1e-9);
     CHECK_EQ_INT(s.system_total_bytes, 1000 * 1024);
+    f = fopen(path, "w"); /* meminfo changes: within 1 s the last values stay */
+    fputs("MemTotal: 1000 kB\nMemAvailable: 500 kB\n", f);
+    fclose(f);
+    CHECK_EQ_INT(tpi_probes_sample(p, &s), 0);
+    CHECK(s.have_system);
+    CHECK_NEAR(s.system_memory_percent, 75.0, 1e-9);
     tpi_probes_close(p);
     tpi_proc_set_root(NULL);
 }
