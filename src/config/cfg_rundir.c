@@ -8,13 +8,19 @@
  * after the highest id already present, so a log_dir with many runs costs
  * one readdir, not one mkdir per old run.
  *
- * Ranks of one job: every process (every rank) gets its own run directory,
- * and trace file names carry the rank (`_rank<r>`) so `trainprof merge` can
- * put traces of several directories on one timeline. We chose this over one
- * shared directory because the summary files (timing_profile.json,
- * training_summary.json, ...) have fixed names that ranks would overwrite,
- * and because ranks have no race-free way to agree on a shared name without
- * talking to each other.
+ * Ranks of one job: when the launcher names the job (TORCHELASTIC_RUN_ID,
+ * SLURM_JOB_ID[.SLURM_STEP_ID], PMIX_NAMESPACE; see detect_job_id) and the
+ * rank is known, the ranks share one job directory
+ * <log_dir>/<name>_<YYYY-MM-DD>_job-<job id>/ and each claims its own
+ * rank<r>/ inside it. The job directory's name depends only on what every
+ * rank reads from its environment, so the ranks agree on it without talking
+ * to each other; mkdir's EEXIST just means another rank was first. The rank
+ * directory is claimed with an exclusive mkdir (rank<r>_2, _3, ... when a
+ * restart or a reused job id finds it taken), so the summary files, which
+ * have fixed names, are never shared. Without a job id every process gets
+ * its own <name>_<YYYY-MM-DD>_<id>[_rank<r>]/ as above. Trace file names
+ * carry the rank (`_rank<r>`) either way, so `trainprof merge` can put the
+ * traces of all ranks on one timeline.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -76,6 +82,8 @@ static long highest_id(const char *dir, const char *prefix)
         if (!isdigit((unsigned char)*p))
             continue;
         long id = strtol(p, &end, 10);
+        if (strncmp(end, "_rank", 5) == 0 && isdigit((unsigned char)end[5]))
+            end += 5 + strspn(end + 5, "0123456789"); /* <id>_rank<r> */
         if (*end == '\0' && id > best && id < TPC_MAX_RUN_ID)
             best = id;
     }
@@ -91,10 +99,91 @@ static int io_error(tp_error *err, const char *what, const char *path, int e)
                      what, path, strerror(e));
 }
 
+/* The name the launcher gives the job, shared by all its ranks; "" when
+ * none. torchrun without --rdzv-id/--standalone sets TORCHELASTIC_RUN_ID to
+ * "none": its workers on one node are children of one agent process, whose
+ * pid then names the job (per node). */
+static void detect_job_id(char *out, size_t outlen)
+{
+    const char *te = getenv("TORCHELASTIC_RUN_ID"), *job = getenv("SLURM_JOB_ID");
+    const char *step = getenv("SLURM_STEP_ID"), *pmix = getenv("PMIX_NAMESPACE");
+    out[0] = '\0';
+    if (te && *te && strcmp(te, "none") != 0)
+        snprintf(out, outlen, "%s", te);
+    else if (job && *job)
+        snprintf(out, outlen, "%s%s%s", job, step && *step ? "." : "", step ? step : "");
+    else if (pmix && *pmix)
+        snprintf(out, outlen, "%s", pmix);
+    else if (te && *te)
+        snprintf(out, outlen, "torchrun-%ld", (long)getppid());
+    if (out[0])
+        tpu_sanitize_component(out);
+}
+
+static void local_date(time_t t, char *out, size_t outlen)
+{
+    struct tm tm;
+    localtime_r(&t, &tm);
+    strftime(out, outlen, "%Y-%m-%d", &tm);
+}
+
+static int path_error(tp_error *err, const char *log_dir)
+{
+    return tpc_error(err, TP_ERR_INVALID, log_dir, 0, 0, "run directory path under `%s` is too long",
+                     log_dir);
+}
+
+/* Claims <parent>/<first> (when first is not NULL), else the first free
+ * <parent>/<prefix><n><suffix> for n = from, from+1, ..., each with an
+ * exclusive mkdir: EEXIST means someone else has it, try the next. */
+static int claim(const char *parent, const char *first, const char *prefix, long from,
+                 const char *suffix, char *out, size_t out_size, tp_error *err)
+{
+    for (long id = from; id < TPC_MAX_RUN_ID; id++) {
+        char leaf[TPC_SRC_MAX];
+        if (first && id == from)
+            snprintf(leaf, sizeof leaf, "%s", first);
+        else
+            snprintf(leaf, sizeof leaf, "%s%ld%s", prefix, id, suffix);
+        if (tpu_path_join(out, out_size, parent, leaf) != 0)
+            return path_error(err, parent);
+        if (mkdir(out, 0755) == 0)
+            return 0;
+        if (errno != EEXIST)
+            return io_error(err, "cannot create run directory", out, errno);
+    }
+    return tpc_error(err, TP_ERR_IO, parent, 0, 0, "no free run directory id in `%s`", parent);
+}
+
+/* <log_dir>/<name>_<date>_job-<job>/: shared, so EEXIST is success. A job
+ * that started yesterday keeps yesterday's directory (ranks straddling
+ * midnight). */
+static int job_dir(const char *log_dir, const char *name, const char *job, char *out,
+                   size_t out_size, tp_error *err)
+{
+    char date[16], leaf[TPC_SRC_MAX];
+    struct stat st;
+    time_t now = time(NULL);
+    for (int back = 1; back >= 0; back--) {
+        local_date(now - back * 86400, date, sizeof date);
+        snprintf(leaf, sizeof leaf, "%s_%s_job-%s", name, date, job);
+        if (tpu_path_join(out, out_size, log_dir, leaf) != 0)
+            return path_error(err, log_dir);
+        if (back && (stat(out, &st) != 0 || !S_ISDIR(st.st_mode)))
+            continue;
+        if (!back && mkdir(out, 0755) != 0 && errno != EEXIST)
+            return io_error(err, "cannot create job directory", out, errno);
+        if (stat(out, &st) != 0 || !S_ISDIR(st.st_mode))
+            return io_error(err, "cannot use job directory", out, ENOTDIR);
+        return 0;
+    }
+    return 0; /* not reached */
+}
+
 int tpi_rundir_create(const tpi_settings *s, int rank, char *out, size_t out_size, tp_error *err)
 {
-    char errbuf[512], name[sizeof s->name], prefix[sizeof s->name + 32], date[16];
-    (void)rank; /* one directory per process: see the comment at the top */
+    char errbuf[512], name[sizeof s->name], prefix[sizeof s->name + 32], date[16], job[72];
+    char suffix[24] = "";
     if (!s || !out || out_size == 0)
         return tpc_error(err, TP_ERR_INVALID, NULL, 0, 0, "tpi_rundir_create: NULL argument");
     const char *log_dir = s->log_dir[0] ? s->log_dir : ".";
@@ -105,24 +194,20 @@ int tpi_rundir_create(const tpi_settings *s, int rank, char *out, size_t out_siz
 
     snprintf(name, sizeof name, "%s", s->name[0] ? s->name : "trainprof");
     tpu_sanitize_component(name);
-    time_t now = time(NULL);
-    struct tm tm;
-    localtime_r(&now, &tm);
-    strftime(date, sizeof date, "%Y-%m-%d", &tm);
-    snprintf(prefix, sizeof prefix, "%s_%s_", name, date);
-
-    for (long id = highest_id(log_dir, prefix) + 1; id < TPC_MAX_RUN_ID; id++) {
-        char leaf[sizeof prefix + 24];
-        snprintf(leaf, sizeof leaf, "%s%ld", prefix, id);
-        if (tpu_path_join(out, out_size, log_dir, leaf) != 0)
-            return tpc_error(err, TP_ERR_INVALID, log_dir, 0, 0,
-                             "run directory path under `%s` is too long", log_dir);
-        if (mkdir(out, 0755) == 0)
-            return 0;
-        if (errno != EEXIST)
-            return io_error(err, "cannot create run directory", out, errno);
+    detect_job_id(job, sizeof job);
+    if (rank >= 0 && job[0]) { /* one job directory, one rank<r>/ inside per rank */
+        char jdir[PATH_MAX], first[24];
+        int rc = job_dir(log_dir, name, job, jdir, sizeof jdir, err);
+        snprintf(first, sizeof first, "rank%d", rank); /* then rank<r>_2, _3, ... */
+        snprintf(prefix, sizeof prefix, "rank%d_", rank);
+        return rc ? rc : claim(jdir, first, prefix, 1, "", out, out_size, err);
     }
-    return tpc_error(err, TP_ERR_IO, log_dir, 0, 0, "no free run directory id in `%s`", log_dir);
+    local_date(time(NULL), date, sizeof date);
+    snprintf(prefix, sizeof prefix, "%s_%s_", name, date);
+    if (rank >= 0)
+        snprintf(suffix, sizeof suffix, "_rank%d", rank);
+    return claim(log_dir, NULL, prefix, highest_id(log_dir, prefix) + 1, suffix, out, out_size,
+                 err);
 }
 
 /* Appends text to out at *used, truncating at out_size. */

@@ -58,9 +58,11 @@ const tpi_settings *tpi_config_settings(const tp_config *cfg);
  * OMPI_COMM_WORLD_RANK, SLURM_PROCID, PMI_RANK that parses, else -1. */
 int tpi_detect_rank(const tpi_settings *s);
 
-/* Creates the run directory <log_dir>/<name>_<YYYY-MM-DD>_<id>/ without
- * races (mkdir -p of log_dir, then exclusive mkdir of the run dir; ranks of
- * one job may share one directory). Writes the path into out. */
+/* Creates the run directory without races (mkdir -p of log_dir, then an
+ * exclusive mkdir of the run dir) and writes its path into out:
+ * <log_dir>/<name>_<YYYY-MM-DD>_<id>[_rank<r>]/, or, for a rank >= 0 of a
+ * job named by its launcher (TORCHELASTIC_RUN_ID, SLURM_JOB_ID, ...),
+ * <log_dir>/<name>_<YYYY-MM-DD>_job-<job id>/rank<r>/ (see cfg_rundir.c). */
 int tpi_rundir_create(const tpi_settings *s, int rank, char *out, size_t out_size, tp_error *err);
 
 /* Writes the effective configuration with the source of each value

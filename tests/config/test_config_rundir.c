@@ -1,6 +1,7 @@
 /*
  * Run directory: race-free creation (8 processes in the same second),
- * missing log_dir, unwritable log_dir, sanitized names; rank detection;
+ * 8 ranks of one job (one job directory, rank<r>/ each), ranks without a
+ * job id, missing log_dir, unwritable log_dir, sanitized names; rank detection;
  * trace file stems.
  */
 #include <dirent.h>
@@ -42,24 +43,36 @@ static int count_entries(const char *dir)
     return n;
 }
 
-TP_TEST(eight_processes_same_second)
+static const char *const job_vars[] = {"TORCHELASTIC_RUN_ID", "SLURM_JOB_ID", "SLURM_STEP_ID",
+                                        "PMIX_NAMESPACE", "RANK"};
+
+static void unset_job_vars(void)
 {
-    enum { N = 8 };
-    int go[2], results[2];
-    make_base();
+    for (size_t i = 0; i < sizeof job_vars / sizeof job_vars[0]; i++)
+        unsetenv(job_vars[i]);
+}
+
+enum { NPROC = 8 };
+
+/* Forks NPROC processes that start together; process i creates a run
+ * directory (with RANK=i and its rank detected when ranks is set, else with
+ * rank -1). Their paths go into paths[]; returns how many came back. */
+static int create_in_processes(const tpi_settings *s, int ranks, char paths[NPROC][1100])
+{
+    int go[2], results[2], status, ok = 1, got = 0;
     CHECK_EQ_INT(pipe(go), 0);
     CHECK_EQ_INT(pipe(results), 0);
-    tpi_settings s;
-    tpi_settings_defaults(&s);
-    snprintf(s.log_dir, sizeof s.log_dir, "%s/logs/nested", base); /* missing: created */
-    for (int i = 0; i < N; i++) {
+    for (int i = 0; i < NPROC; i++) {
         if (fork() == 0) {
-            char c, path[1024] = {0};
+            char c, path[1024] = {0}, num[16];
             close(go[1]);
             if (read(go[0], &c, 1) != 0) /* wait until the parent closes the pipe */
                 _exit(3);
+            snprintf(num, sizeof num, "%d", i);
+            if (ranks)
+                setenv("RANK", num, 1);
             tp_error err;
-            int rc = tpi_rundir_create(&s, i, path, sizeof path, &err);
+            int rc = tpi_rundir_create(s, ranks ? tpi_detect_rank(s) : -1, path, sizeof path, &err);
             if (rc != 0)
                 snprintf(path, sizeof path, "ERR %s", err.message);
             char line[1100];
@@ -72,10 +85,8 @@ TP_TEST(eight_processes_same_second)
     close(go[0]);
     close(go[1]); /* all children start now */
     close(results[1]);
-    char paths[N][1100];
-    int got = 0, status, ok = 1;
     FILE *f = fdopen(results[0], "r");
-    while (got < N && f && fgets(paths[got], sizeof paths[got], f)) {
+    while (got < NPROC && f && fgets(paths[got], sizeof paths[got], f)) {
         char *end = paths[got] + strlen(paths[got]);
         while (end > paths[got] && (end[-1] == '\n' || end[-1] == ' '))
             *--end = '\0';
@@ -83,31 +94,140 @@ TP_TEST(eight_processes_same_second)
     }
     if (f)
         fclose(f);
-    for (int i = 0; i < N; i++) {
+    for (int i = 0; i < NPROC; i++) {
         wait(&status);
         ok &= WIFEXITED(status) && WEXITSTATUS(status) == 0;
     }
     CHECK(ok);
-    CHECK_EQ_INT(got, N);
+    return got;
+}
+
+static void today(char *date, size_t n)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    localtime_r(&now, &tm);
+    strftime(date, n, "%Y-%m-%d", &tm);
+}
+
+static int is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+TP_TEST(eight_processes_same_second)
+{
+    char paths[NPROC][1100];
+    unset_job_vars();
+    make_base();
+    tpi_settings s;
+    tpi_settings_defaults(&s);
+    snprintf(s.log_dir, sizeof s.log_dir, "%s/logs/nested", base); /* missing: created */
+    int got = create_in_processes(&s, 0, paths);
+    CHECK_EQ_INT(got, NPROC);
     for (int i = 0; i < got; i++) {
-        struct stat st;
-        CHECK(stat(paths[i], &st) == 0 && S_ISDIR(st.st_mode));
+        CHECK(is_dir(paths[i]));
         CHECK_CONTAINS(paths[i], "/logs/nested/trainprof_");
         for (int j = 0; j < i; j++)
             CHECK(strcmp(paths[i], paths[j]) != 0);
     }
-    CHECK_EQ_INT(count_entries(s.log_dir), N);
+    CHECK_EQ_INT(count_entries(s.log_dir), NPROC);
 
     /* the name: <name>_<YYYY-MM-DD>_<id> */
     char date[16], want[1100];
-    time_t now = time(NULL);
-    struct tm tm;
-    localtime_r(&now, &tm);
-    strftime(date, sizeof date, "%Y-%m-%d", &tm);
+    today(date, sizeof date);
     char path[1024];
     CHECK_EQ_INT(tpi_rundir_create(&s, -1, path, sizeof path, NULL), 0);
-    snprintf(want, sizeof want, "%s/trainprof_%s_%d", s.log_dir, date, N + 1);
+    snprintf(want, sizeof want, "%s/trainprof_%s_%d", s.log_dir, date, NPROC + 1);
     CHECK_STR(path, want);
+    rm_rf(base);
+}
+
+/* torchrun --nproc_per_node 8: one job directory, rank0/ ... rank7/ in it. */
+TP_TEST(ranks_of_one_job_share_a_job_directory)
+{
+    char paths[NPROC][1100], date[16], want[1400], path[1024];
+    tpi_settings s;
+    unset_job_vars();
+    make_base();
+    tpi_settings_defaults(&s);
+    snprintf(s.log_dir, sizeof s.log_dir, "%s/logs", base);
+    setenv("TORCHELASTIC_RUN_ID", "job/42", 1); /* sanitized: job_42 */
+    CHECK_EQ_INT(create_in_processes(&s, 1, paths), NPROC);
+    CHECK_EQ_INT(count_entries(s.log_dir), 1);
+    today(date, sizeof date);
+    char job[1200];
+    snprintf(job, sizeof job, "%s/trainprof_%s_job-job_42", s.log_dir, date);
+    CHECK_EQ_INT(count_entries(job), NPROC);
+    for (int r = 0; r < NPROC; r++) {
+        snprintf(want, sizeof want, "%s/rank%d", job, r);
+        CHECK(is_dir(want));
+        int found = 0;
+        for (int i = 0; i < NPROC; i++)
+            found += strcmp(paths[i], want) == 0;
+        CHECK_EQ_INT(found, 1);
+    }
+    /* a restart (or a reused job id) finds rank3 taken: rank3_2 */
+    setenv("RANK", "3", 1);
+    CHECK_EQ_INT(tpi_rundir_create(&s, tpi_detect_rank(&s), path, sizeof path, NULL), 0);
+    snprintf(want, sizeof want, "%s/rank3_2", job);
+    CHECK_STR(path, want);
+    /* no rank: a directory of its own, as without a job id */
+    CHECK_EQ_INT(tpi_rundir_create(&s, -1, path, sizeof path, NULL), 0);
+    snprintf(want, sizeof want, "%s/trainprof_%s_1", s.log_dir, date);
+    CHECK_STR(path, want);
+    /* torchrun without a rendezvous id: the agent (our parent) names the job */
+    setenv("TORCHELASTIC_RUN_ID", "none", 1);
+    CHECK_EQ_INT(tpi_rundir_create(&s, 0, path, sizeof path, NULL), 0);
+    snprintf(want, sizeof want, "%s/trainprof_%s_job-torchrun-%ld/rank0", s.log_dir, date,
+             (long)getppid());
+    CHECK_STR(path, want);
+    /* Slurm: job and step */
+    unsetenv("TORCHELASTIC_RUN_ID");
+    setenv("SLURM_JOB_ID", "881", 1);
+    setenv("SLURM_STEP_ID", "2", 1);
+    CHECK_EQ_INT(tpi_rundir_create(&s, 5, path, sizeof path, NULL), 0);
+    snprintf(want, sizeof want, "%s/trainprof_%s_job-881.2/rank5", s.log_dir, date);
+    CHECK_STR(path, want);
+    /* the job directory's name is taken by a file: an error naming it */
+    unsetenv("SLURM_STEP_ID");
+    snprintf(want, sizeof want, "%s/trainprof_%s_job-881", s.log_dir, date);
+    FILE *f = fopen(want, "w");
+    if (f)
+        fclose(f);
+    tp_error err = {0};
+    CHECK_EQ_INT(tpi_rundir_create(&s, 1, path, sizeof path, &err), TP_ERR_IO);
+    CHECK_CONTAINS(err.message, want);
+    unset_job_vars();
+    rm_rf(base);
+}
+
+/* Ranks without a job id: a directory each, named with the rank. */
+TP_TEST(ranks_without_a_job_id)
+{
+    char paths[NPROC][1100], date[16], path[1024], want[1100];
+    tpi_settings s;
+    unset_job_vars();
+    make_base();
+    tpi_settings_defaults(&s);
+    snprintf(s.log_dir, sizeof s.log_dir, "%s/logs", base);
+    CHECK_EQ_INT(create_in_processes(&s, 1, paths), NPROC);
+    CHECK_EQ_INT(count_entries(s.log_dir), NPROC);
+    today(date, sizeof date);
+    for (int i = 0; i < NPROC; i++) {
+        CHECK(is_dir(paths[i]));
+        CHECK_CONTAINS(paths[i], date);
+        CHECK(strstr(paths[i], "_rank") != NULL);
+    }
+    /* ids after <id>_rank<r> entries go on from the highest */
+    CHECK_EQ_INT(tpi_rundir_create(&s, 2, path, sizeof path, NULL), 0);
+    CHECK_CONTAINS(path, "_rank2");
+    CHECK_EQ_INT(tpi_rundir_create(&s, -1, path, sizeof path, NULL), 0);
+    snprintf(want, sizeof want, "%s/trainprof_%s_", s.log_dir, date);
+    CHECK(strncmp(path, want, strlen(want)) == 0 && strchr(path + strlen(want), '_') == NULL);
+    CHECK(atoi(path + strlen(want)) >= 2);
+    unset_job_vars();
     rm_rf(base);
 }
 
@@ -224,6 +344,8 @@ TP_TEST(trace_stems)
 int main(void)
 {
     RUN(eight_processes_same_second);
+    RUN(ranks_of_one_job_share_a_job_directory);
+    RUN(ranks_without_a_job_id);
     RUN(names_are_sanitized);
     RUN(unwritable_log_dir);
     RUN(rank_detection);
