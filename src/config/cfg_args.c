@@ -87,7 +87,10 @@ static int take_flag(tp_config *cfg, const flag_info *f, int argc, char **argv, 
         } else if (*i + 1 < argc && argv[*i + 1]) {
             value = argv[++*i];
         } else {
-            return tpc_error(err, TP_ERR_BAD_VALUE, NULL, 0, 0, "%s: needs a value", source);
+            char accepted[320];
+            tpc_value_accepted(k, accepted, sizeof accepted);
+            return tpc_error(err, TP_ERR_BAD_VALUE, NULL, 0, 0, "%s: needs a value; accepted: %s",
+                             source, accepted);
         }
     }
     return tpc_stage(cfg, TPC_L_FLAG, f->name, value ? value : "", source, NULL, 0, 0, err);

@@ -151,8 +151,9 @@ static int derive_window(tp_config *cfg, tp_error *err)
         if (es->v.i <= start)
             return tpc_error(err, TP_ERR_CONFLICT, NULL, 0, 0,
                              "end_step (%" PRId64 ", %s) must be greater than start_step (%" PRId64
-                             "): the window [start_step, end_step) would be empty",
-                             es->v.i, es->source, start);
+                             ", %s): the window [start_step, end_step) would be empty; give an "
+                             "end_step of at least %" PRId64,
+                             es->v.i, es->source, start, ss ? ss->source : "default 0", start + 1);
         rc = apply(cfg, TPC_K_END_STEP, TPC_K_ACTIVE, es->v.i - start, err);
         rc = rc ? rc : apply(cfg, TPC_K_END_STEP, TPC_K_REPEAT, 1, err);
     }
@@ -173,8 +174,10 @@ static int derive_every(tp_config *cfg, tp_error *err)
     if (wait < 0)
         return tpc_error(err, TP_ERR_CONFLICT, NULL, 0, 0,
                          "%s=%" PRId64 " (%s) is shorter than one cycle: warmup (%" PRId64
-                         ") + active (%" PRId64 ") = %" PRId64 " steps",
-                         ns->spelling, ns->v.i, ns->source, warmup, active, warmup + active);
+                         ") + active (%" PRId64 ") = %" PRId64 " steps; give at least %" PRId64
+                         " or lower warmup/active",
+                         ns->spelling, ns->v.i, ns->source, warmup, active, warmup + active,
+                         warmup + active);
     int rc = apply(cfg, TPC_K_EVERY_N_STEPS, TPC_K_WAIT, wait, err);
     return rc ? rc : apply(cfg, TPC_K_EVERY_N_STEPS, TPC_K_REPEAT, 0, err);
 }

@@ -159,7 +159,8 @@ static int check_duplicate(yctx *y, const char *key, const yaml_event_t *kev)
         return 0;
     if (y->seen_line[k])
         return tpc_error(y->err, TP_ERR_CONFLICT, y->path, line_of(kev), col_of(kev),
-                         "%s:%d:%d: `%s` sets profiling.%s a second time (first set on line %d)",
+                         "%s:%d:%d: `%s` sets profiling.%s a second time (first set on line "
+                         "%d); keep only one of them",
                          y->path, line_of(kev), col_of(kev), key, tpc_key_at(k)->name,
                          y->seen_line[k]);
     y->seen_line[k] = line_of(kev);
@@ -176,10 +177,13 @@ static int section_entry(yctx *y, const char *key, const yaml_event_t *kev)
     if (tpc_key_find(key, 0) < 0) /* unknown key: error naming it, at the key */
         return tpc_stage(y->cfg, TPC_L_FILE, key, "", "", y->path, line_of(kev), col_of(kev),
                          y->err);
+    char accepted[320];
+    tpc_value_accepted(tpc_key_find(key, 0), accepted, sizeof accepted);
     switch (y->ev.type) {
     case YAML_SCALAR_EVENT:
         if (is_null(&y->ev))
-            return fail_at(y, TP_ERR_BAD_VALUE, &y->ev, "profiling.%s: needs a value", key, NULL);
+            return fail_at(y, TP_ERR_BAD_VALUE, &y->ev, "profiling.%s: needs a value; accepted: %s",
+                           key, accepted);
         snprintf(value, sizeof value, "%s", scalar(&y->ev));
         break;
     case YAML_SEQUENCE_START_EVENT:
@@ -189,7 +193,8 @@ static int section_entry(yctx *y, const char *key, const yaml_event_t *kev)
         break;
     case YAML_MAPPING_START_EVENT:
         return fail_at(y, TP_ERR_BAD_VALUE, &y->ev,
-                       "profiling.%s: expected a value, found a mapping", key, NULL);
+                       "profiling.%s: expected a value, found a mapping; accepted: %s", key,
+                       accepted);
     default:
         return fail_at(y, TP_ERR_BAD_VALUE, &y->ev,
                        "profiling.%s: YAML aliases are not supported here", key, NULL);
