@@ -49,6 +49,7 @@ typedef struct pf_rec {
     uint32_t cat_iid;
     uint32_t counter;     /* counters: index of the counter track */
     double value;
+    uint32_t args;        /* slice begins: 1 + offset of the args text in pf_sink.args */
 } pf_rec;
 
 typedef struct pf_seq {
@@ -78,6 +79,7 @@ typedef struct pf_sink {
     size_t n_counters;
     pf_rec *recs;
     size_t n_recs, cap_recs;
+    tpu_buf args;         /* args texts (record_shapes) of recs, NUL separated */
     uint32_t order;
     tpu_buf pending;      /* serialized packets not yet written */
     tpu_buf out;          /* compressed chunk */
@@ -181,11 +183,15 @@ static void add_slice(pf_sink *p, const tpi_event *e)
     pf_rec *b = push(p), *x;
     if (!b)
         goto oom;
-    *b = (pf_rec){ e->ts_ns, seq, b->order, depth, TPI_PF_SLICE_BEGIN, 1, name, cat, 0, 0 };
+    *b = (pf_rec){ e->ts_ns, seq, b->order, depth, TPI_PF_SLICE_BEGIN, 1, name, cat, 0, 0, 0 };
+    if (e->args_json && e->args_json[0] && p->args.len < UINT32_MAX / 2) {
+        b->args = (uint32_t)p->args.len + 1;
+        tpu_buf_append(&p->args, e->args_json, strlen(e->args_json) + 1);
+    }
     if (!(x = push(p)))
         goto oom;
     *x = (pf_rec){ e->ts_ns + e->dur_ns, seq, x->order, -depth, TPI_PF_SLICE_END,
-                   e->dur_ns ? 0 : 2, 0, 0, 0, 0 };
+                   e->dur_ns ? 0 : 2, 0, 0, 0, 0, 0 };
     return;
 oom:
     tpi_sink_fail(&p->base, "out of memory recording", p->path, ENOMEM);
@@ -199,7 +205,7 @@ static void add_counter(pf_sink *p, uint64_t ts, const char *name, double value)
         tpi_sink_fail(&p->base, "out of memory recording", p->path, ENOMEM);
         return;
     }
-    *r = (pf_rec){ ts, 0, r->order, 0, TPI_PF_COUNTER, 1, 0, 0, idx, value };
+    *r = (pf_rec){ ts, 0, r->order, 0, TPI_PF_COUNTER, 1, 0, 0, idx, value, 0 };
 }
 
 static void add_memory(pf_sink *p, const tpi_event *e)
@@ -232,7 +238,7 @@ static void pf_event(tpi_sink *k, const tpi_event *e)
         pf_rec *r = push(p);
         if (r)
             *r = (pf_rec){ e->ts_ns, seq_index(p, e->tid), r->order, 0, TPI_PF_INSTANT, 1,
-                           intern(p, e->name ? e->name : "?"), intern(p, e->cat), 0, 0 };
+                           intern(p, e->name ? e->name : "?"), intern(p, e->cat), 0, 0, 0 };
         break;
     }
     case TPI_EV_COUNTER:
@@ -317,6 +323,8 @@ static void write_rec(pf_sink *p, const pf_rec *r)
     }
     tpi_pf_event e = { .seq = s->seq_id, .type = r->type, .name_iid = r->name_iid,
                        .cat_iid = r->cat_iid, .value = r->value };
+    if (r->args && r->args <= p->args.len && !p->args.oom)
+        e.args = p->args.data + r->args - 1;
     e.incremental = abs >= s->last_abs;
     e.ts = e.incremental ? abs - s->last_abs : abs;
     if (e.incremental)
@@ -378,6 +386,7 @@ static void emit_recs(pf_sink *p)
             write_pending(p);
     }
     p->n_recs = 0;
+    tpu_buf_reset(&p->args);
 }
 
 static void pf_flush(tpi_sink *k)
@@ -474,6 +483,7 @@ static void pf_destroy(tpi_sink *k)
     tpi_strmap_free(&p->counters);
     tpu_buf_free(&p->pending);
     tpu_buf_free(&p->out);
+    tpu_buf_free(&p->args);
     free(p);
 }
 

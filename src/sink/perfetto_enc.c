@@ -17,8 +17,10 @@ enum {
     F_TD_COUNTER = 8, F_PD_PID = 1, F_PD_NAME = 6, F_THD_PID = 1, F_THD_TID = 2,
     F_THD_NAME = 5,
     /* TrackEvent */
-    F_TE_CAT_IIDS = 3, F_TE_TYPE = 9, F_TE_NAME_IID = 10, F_TE_TRACK = 11, F_TE_NAME = 23,
+    F_TE_CAT_IIDS = 3, F_TE_DEBUG_ANNOTATIONS = 4, F_TE_TYPE = 9, F_TE_NAME_IID = 10, F_TE_TRACK = 11, F_TE_NAME = 23,
     F_TE_DOUBLE_VALUE = 44,
+    /* DebugAnnotation (debug_annotation.proto) */
+    F_DA_STRING_VALUE = 6, F_DA_NAME = 10,
     /* InternedData, EventCategory, EventName */
     F_ID_CATEGORIES = 1, F_ID_NAMES = 2, F_IID = 1, F_IID_NAME = 2
 };
@@ -159,6 +161,12 @@ void tpi_pf_track_event(tpu_buf *b, const tpi_pf_event *e)
         tpi_pb_string(b, F_TE_NAME, e->name_str);
     if (e->track)
         tpi_pb_uint(b, F_TE_TRACK, e->track);
+    if (e->args) {
+        size_t da = tpi_pb_begin(b, F_TE_DEBUG_ANNOTATIONS);
+        tpi_pb_string(b, F_DA_NAME, "args");
+        tpi_pb_string(b, F_DA_STRING_VALUE, e->args);
+        tpi_pb_end(b, da);
+    }
     if (e->type == TPI_PF_COUNTER)
         tpi_pb_double(b, F_TE_DOUBLE_VALUE, e->value);
     tpi_pb_end(b, te);

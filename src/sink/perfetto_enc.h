@@ -46,6 +46,7 @@ typedef struct tpi_pf_event {
     uint64_t cat_iid;       /* 0: none */
     uint64_t track;         /* 0: the sequence's default track */
     double value;           /* counters */
+    const char *args;       /* NULL, or a debug annotation "args" (record_shapes) */
     /* interned entries to define in this packet (0/NULL: none) */
     uint64_t new_name_iid;
     const char *new_name;

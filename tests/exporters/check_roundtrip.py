@@ -36,7 +36,12 @@ def chrome(path):
                     for e in d["traceEvents"] if e.get("ph") == "X")
     counters = sorted((e["name"], ns(e["ts"]), float(e["args"]["value"]))
                       for e in d["traceEvents"] if e.get("ph") == "C")
-    return meta, slices, counters, os.path.getsize(path)
+    args = sorted((os_tid.get(e["tid"], e["tid"]), e["name"], ns(e["ts"]),
+                   json.dumps({k: v for k, v in e["args"].items() if k != "unterminated"},
+                              sort_keys=True))
+                  for e in d["traceEvents"]
+                  if e.get("ph") == "X" and "Input Dims" in e.get("args", {}))
+    return meta, slices, counters, args, os.path.getsize(path)
 
 
 def near(a, b):
@@ -48,7 +53,7 @@ def near(a, b):
 
 
 def check_window(stem):
-    meta, cs, cc, csize = chrome(stem + ".pt.trace.json")
+    meta, cs, cc, cargs, csize = chrome(stem + ".pt.trace.json")
     tr = pbdecode.read_perfetto(stem + ".perfetto-trace")
     base = meta["monotonic_base_ns"]
     ps = sorted((t, n, ts - base, dur) for t, n, c, ts, dur in tr["slices"])
@@ -58,6 +63,11 @@ def check_window(stem):
         a[0] == b[0] and abs(a[1] - b[1]) <= 1 and math.isclose(a[2], b[2], rel_tol=1e-12)
         for a, b in zip(pc, cc)), "%s: perfetto counters == chrome counters" % stem)
     check(tr["clock"].get(3) == base, "perfetto clock snapshot carries the monotonic base")
+    pargs = sorted((t, n, ts - base, json.dumps(json.loads(a), sort_keys=True))
+                   for t, n, ts, a in tr["args"])
+    check(near([x[:3] for x in pargs], [y[:3] for y in cargs]) and
+          all(x[3] == y[3] for x, y in zip(pargs, cargs)),
+          "%s: perfetto args annotations == chrome args (%d vs %d)" % (stem, len(pargs), len(cargs)))
     folded = {}
     for line in open(stem + ".stacks.txt"):
         stack, _, n = line.rstrip("\n").rpartition(" ")
@@ -87,7 +97,25 @@ def check_metrics(run):
     check(len(lines) == len(rows) + 1, "CSV rows")
 
 
+def check_args(live):
+    """record_shapes: zone args reach Perfetto as "args" debug annotations."""
+    with tempfile.TemporaryDirectory() as d:
+        subprocess.run([live, "--steps", "12", "--profiling.log_dir", d,
+                        "--profiling.trace_format", "both", "--profiling.record_shapes", "true",
+                        "--profiling.with_stack", "true",
+                        "--profiling.metrics", "none", "--profiling.wait", "1",
+                        "--profiling.warmup", "1", "--profiling.active", "6"],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        (stem,) = [p[:-len(".pt.trace.json")] for p in
+                   glob.glob(os.path.join(d, "*_*", "profiler_traces", "*.pt.trace.json"))]
+        nargs = len(pbdecode.read_perfetto(stem + ".perfetto-trace")["args"])
+        check(nargs == 12, "12 zones with args in the window (%d)" % nargs)
+        check_window(stem)
+
+
 def main():
+    if len(sys.argv) > 1 and os.access(sys.argv[1], os.X_OK):
+        check_args(sys.argv.pop(1))
     exe = os.path.join(os.environ.get("TP_EXAMPLES_DIR", ""), "train_mlp")
     if not os.access(exe, os.X_OK):
         print("SKIP: %s not built" % exe)

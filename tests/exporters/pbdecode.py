@@ -97,7 +97,7 @@ def read_perfetto(path):
     data = open(path, "rb").read()
     stats = {"packets": 0, "compressed_chunks": 0, "absolute_ts": 0, "bytes": len(data)}
     seqs, tracks, open_slices = {}, {}, {}
-    out = {"slices": [], "counters": [], "instants": [], "threads": {}, "clock": {},
+    out = {"slices": [], "counters": [], "instants": [], "threads": {}, "clock": {}, "args": [],
            "primary": None, "stats": stats}
     for p in trace_packets(data, stats):
         stats["packets"] += 1
@@ -170,6 +170,11 @@ def read_perfetto(path):
         cat = ",".join(s.cats[c] for c in te.get(3, []))
         if typ == 1:
             open_slices.setdefault(track, []).append((name, cat, ts))
+            for a in te.get(4, []):  # debug annotations: record_shapes args
+                a = msg(a)
+                if (one(a, 10) or b"").decode() == "args":
+                    out["args"].append((tracks[track].get("tid"), name, ts,
+                                        one(a, 6, b"").decode()))
         elif typ == 2:
             n, c, t0 = open_slices[track].pop()
             out["slices"].append((tracks[track].get("tid"), n, c, t0, ts - t0))

@@ -77,7 +77,7 @@ static char *read_native(const char *dir)
     return data;
 }
 
-/* Samples on lines whose leaf frame is fn (and whose root is root). */
+/* Samples on lines whose leaf frame is fn ("": any) and whose root is root. */
 static long samples_in(const char *text, const char *root, const char *fn)
 {
     long total = 0;
@@ -87,7 +87,7 @@ static long samples_in(const char *text, const char *root, const char *fn)
         size_t len = nl ? (size_t)(nl - p) : strlen(p);
         const char *sp = memrchr(p, ' ', len);
         if (sp && (size_t)(sp - p) > fl && strncmp(p, root, rl) == 0 && p[rl] == ';' &&
-            strncmp(sp - fl, fn, fl) == 0 && sp[-(long)fl - 1] == ';')
+            (!fl || (strncmp(sp - fl, fn, fl) == 0 && sp[-(long)fl - 1] == ';')))
             total += strtol(sp + 1, NULL, 10);
         p = nl ? nl + 1 : NULL;
     }
@@ -149,10 +149,14 @@ TP_TEST(burning_function_in_native_stacks)
     long burn = samples_in(text, "trainer", "tp_native_test_burn");
     long by = samples_in(text, "thread", "tp_native_test_bystander") +
               samples_in(text, "trainer", "tp_native_test_bystander");
-    /* 6 x 40 ms of CPU at 1 kHz (the kernel may deliver at its tick rate) */
-    fprintf(stderr, "native: %ld samples in tp_native_test_burn, %ld in the bystander\n", burn,
-            by);
-    CHECK(burn >= 20);
+    long all = samples_in(text, "trainer", "");
+    /* 6 x 40 ms of CPU at 1 kHz: the kernel delivers at most one per tick
+     * and merges SIGPROFs pending on a preempted thread, so a loaded machine
+     * sees far fewer than 240; the burner must still dominate */
+    fprintf(stderr, "native: %ld samples in tp_native_test_burn of %ld on the trainer, %ld in the "
+            "bystander\n", burn, all, by);
+    CHECK(burn >= 5);
+    CHECK(burn * 2 >= all);
     CHECK(by == 0);
     CHECK(text && strstr(text, "tp_native_test_bystander") == NULL);
     CHECK(text && strstr(text, ";main;") != NULL); /* callers are there too */
