@@ -19,6 +19,15 @@ static void env(const char *k, const char *v)
         unsetenv(k);
 }
 
+/* Opens the probes, checks which GPU probe answered, takes one sample. */
+static tpi_probe_set *open_sampled(const char *gpu_probe)
+{
+    tpi_probe_set *p = tpi_probes_open(NULL, NULL);
+    CHECK_CONTAINS(tpi_probes_describe(p), gpu_probe);
+    CHECK_EQ_INT(tpi_probes_sample(p, &s), 0);
+    return p;
+}
+
 TP_TEST(nvml_devices)
 {
     env("TRAINPROF_NVML_LIB", FAKE_NVML);
@@ -26,9 +35,7 @@ TP_TEST(nvml_devices)
     env("FAKE_NVML_USED", "2147483648");
     env("FAKE_NVML_GROWTH", "1048576");
     env("FAKE_NVML_PROC_USED", "1073741824");
-    tpi_probe_set *p = tpi_probes_open(NULL, NULL);
-    CHECK_CONTAINS(tpi_probes_describe(p), "nvml");
-    CHECK_EQ_INT(tpi_probes_sample(p, &s), 0);
+    tpi_probe_set *p = open_sampled("nvml");
     CHECK_EQ_INT(s.n_devices, 2);
     CHECK_STR(s.devices[0].mem.device, "cuda:0");
     CHECK_STR(s.devices[1].mem.device, "cuda:1");
@@ -76,9 +83,7 @@ TP_TEST(cudart_fallback)
     env("TRAINPROF_NVML_LIB", "/nonexistent/libnvidia-ml.so.1");
     env("TRAINPROF_CUDART_LIB", FAKE_CUDART);
     env("FAKE_CUDA_DEVICE", "3");
-    tpi_probe_set *p = tpi_probes_open(NULL, NULL);
-    CHECK_CONTAINS(tpi_probes_describe(p), "cudart");
-    CHECK_EQ_INT(tpi_probes_sample(p, &s), 0);
+    tpi_probe_set *p = open_sampled("cudart");
     CHECK_EQ_INT(s.n_devices, 1);
     CHECK_STR(s.devices[0].mem.device, "cuda:3");
     CHECK_STR(s.devices[0].source, "cudart");

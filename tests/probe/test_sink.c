@@ -44,15 +44,23 @@ static void fill(uint64_t i)
     s.devices[0].mem.peak_bytes = 3ull << 30;
 }
 
+/* A memory_profile.json sink in a new directory (dir: a mkdtemp template);
+ * the sink keeps pointers to st and env. */
+static tpi_sink *open_sink(char *dir, tpi_settings *st, tpi_sink_env *env)
+{
+    CHECK(mkdtemp(dir) != NULL);
+    memset(st, 0, sizeof *st);
+    st->memory = 1;
+    *env = (tpi_sink_env){st, dir, "host", 1, -1, 0, 0};
+    return tpi_sink_memory_json_new(env);
+}
+
 TP_TEST(rows_valid_at_every_flush)
 {
     char dir[] = "/tmp/tp_memsink_XXXXXX";
-    CHECK(mkdtemp(dir) != NULL);
     tpi_settings st;
-    memset(&st, 0, sizeof st);
-    st.memory = 1;
-    tpi_sink_env env = {&st, dir, "host", 1, -1, 0, 0};
-    tpi_sink *k = tpi_sink_memory_json_new(&env);
+    tpi_sink_env env;
+    tpi_sink *k = open_sink(dir, &st, &env);
     CHECK(k != NULL);
     char *d = slurp(dir);
     CHECK_STR(d, "[\n]\n"); /* valid before any row */
@@ -88,12 +96,9 @@ TP_TEST(rows_valid_at_every_flush)
 TP_TEST(no_gpu_fields_without_gpu)
 {
     char dir[] = "/tmp/tp_memsink_XXXXXX";
-    CHECK(mkdtemp(dir) != NULL);
     tpi_settings st;
-    memset(&st, 0, sizeof st);
-    st.memory = 1;
-    tpi_sink_env env = {&st, dir, "host", 1, -1, 0, 0};
-    tpi_sink *k = tpi_sink_memory_json_new(&env);
+    tpi_sink_env env;
+    tpi_sink *k = open_sink(dir, &st, &env);
     fill(1);
     s.n_devices = 0;
     k->ops->memory(k, &s);
