@@ -34,7 +34,7 @@
 #include "sink/strmap.h"
 
 #define NS_DEPTH 64        /* frames kept per sample (handler frames included) */
-#define NS_SKIP 2          /* on_prof and the kernel's signal trampoline */
+#define NS_SKIP 2          /* on_prof and the signal trampoline, when it is not known */
 #define NS_RING 4096       /* slots: ~2.2 MB; 4 s of one busy thread at 1 kHz */
 
 typedef struct ns_slot {
@@ -55,6 +55,7 @@ static struct {
     _Atomic int in_handler;
     _Atomic uint64_t dropped;
     int installed;
+    uintptr_t restorer;       /* the signal trampoline (x86-64: __restore_rt), or 0 */
     tpi_native *owner;
 } g_ns = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -135,6 +136,14 @@ static int install(void)
     if (sigaction(SIGPROF, &sa, NULL) != 0)
         return -1;
     g_ns.installed = 1;
+#if defined(__linux__) && defined(__x86_64__)
+    /* frames above the trampoline belong to the handler (and, with
+     * sanitizers, their interceptors): drain() cuts the stack there. glibc
+     * reports the trampoline it registered in sa_restorer. */
+    struct sigaction now;
+    if (sigaction(SIGPROF, NULL, &now) == 0 && now.sa_restorer)
+        g_ns.restorer = (uintptr_t)now.sa_restorer;
+#endif
     return 0;
 }
 
@@ -220,6 +229,7 @@ void tpi_native_drain(tpi_native *n, uint64_t from_mono_ns, uint64_t until_mono_
     if (!n || g_ns.owner != n)
         return;
     char key[NS_DEPTH * 17 + 16];
+    uintptr_t tramp = g_ns.restorer;
     for (;;) {
         ns_slot *s = &g_ns.ring[g_ns.tail & (NS_RING - 1)];
         if (atomic_load_explicit(&s->seq, memory_order_acquire) != g_ns.tail + 1)
@@ -228,9 +238,13 @@ void tpi_native_drain(tpi_native *n, uint64_t from_mono_ns, uint64_t until_mono_
             break; /* later than what the window has seen: next drain */
         if (s->ts >= from_mono_ns) {
             size_t len = (size_t)snprintf(key, sizeof key, "%" PRIx32 "|", s->tid);
-            for (int i = NS_SKIP; i < s->n && i < NS_DEPTH; i++)
+            int skip = NS_SKIP;
+            for (int i = 0; tramp && i < s->n && i < 8; i++)
+                if ((uintptr_t)s->pc[i] >= tramp && (uintptr_t)s->pc[i] < tramp + 16)
+                    skip = i + 1;
+            for (int i = skip; i < s->n && i < NS_DEPTH; i++)
                 len += (size_t)snprintf(key + len, sizeof key - len, "%s%" PRIxPTR,
-                                        i > NS_SKIP ? "," : "", (uintptr_t)s->pc[i]);
+                                        i > skip ? "," : "", (uintptr_t)s->pc[i]);
             count_key(n, key);
         }
         atomic_store_explicit(&s->seq, g_ns.tail + NS_RING, memory_order_release);

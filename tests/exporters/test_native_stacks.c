@@ -161,6 +161,10 @@ TP_TEST(burning_function_in_native_stacks)
     CHECK(text && strstr(text, "tp_native_test_bystander") == NULL);
     CHECK(text && strstr(text, ";main;") != NULL); /* callers are there too */
     free(text);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+    if (system(cmd) != 0)
+        fprintf(stderr, "cannot remove %s\n", tmp);
 }
 
 int main(void)
