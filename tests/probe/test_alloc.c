@@ -102,11 +102,48 @@ TP_TEST(threads)
     free(mem);
 }
 
+/* Blocks allocated on one thread and freed on another; a thread going back
+ * and forth between two trackers. Live bytes and counts stay exact. */
+static void *alloc_only(void *arg)
+{
+    char *base = arg;
+    for (int i = 0; i < 3000; i++)
+        tpi_alloc_record(shared, base + i, 100, "x", 0, NULL);
+    return NULL;
+}
+
+TP_TEST(cross_thread_frees_and_two_trackers)
+{
+    shared = tpi_alloc_tracker_new();
+    tpi_alloc_tracker *other = tpi_alloc_tracker_new();
+    char *mem = malloc(3000);
+    pthread_t th;
+    pthread_create(&th, NULL, alloc_only, mem);
+    pthread_join(th, NULL);
+    uint64_t live = 0, lo = 0;
+    for (int i = 0; i < 3000; i++) {
+        CHECK_EQ_INT(tpi_alloc_release(shared, mem + i, "x", &live), 100);
+        tpi_alloc_record(other, mem + i, 1, "y", 0, &lo);
+    }
+    CHECK_EQ_INT(lo, 3000);
+    char *js = report(shared);
+    CHECK_CONTAINS(js, "\"allocations\":{\"live_bytes\":0,\"peak_live_bytes\":300000,");
+    CHECK_CONTAINS(js, "\"allocations\":3000,\"frees\":3000,\"unknown_frees\":0");
+    free(js);
+    js = report(other);
+    CHECK_CONTAINS(js, "\"live_bytes\":3000,\"peak_bytes\":3000,\"allocations\":3000");
+    free(js);
+    tpi_alloc_tracker_free(other);
+    tpi_alloc_tracker_free(shared);
+    free(mem);
+}
+
 int main(void)
 {
     RUN(pools_and_peaks);
     RUN(many_blocks);
     RUN(threads);
+    RUN(cross_thread_frees_and_two_trackers);
     tpi_alloc_tracker_free(NULL);
     return tp_test_finish();
 }
