@@ -11,7 +11,8 @@
  *   sequence 1.
  * Names and categories are interned per sequence: the first packet that
  * uses a name on a sequence defines it (interned_data), later ones carry
- * only the iid. Timestamps are nanosecond deltas from the previous packet
+ * only the iid; step names (ProfilerStep#N, unique) are written inline.
+ * Whole counter values are varints (counter_value), others doubles. Timestamps are nanosecond deltas from the previous packet
  * of the sequence, so a zone costs ~30 bytes before compression.
  *
  * Events arrive as complete slices, children before parents; they are kept
@@ -49,7 +50,8 @@ typedef struct pf_rec {
     uint32_t cat_iid;
     uint32_t counter;     /* counters: index of the counter track */
     double value;
-    uint32_t args;        /* slice begins: 1 + offset of the args text in pf_sink.args */
+    uint32_t args;        /* slice begins: 1 + offset of the args text in pf_sink.texts */
+    uint32_t text;        /* 1 + offset of an inline name in pf_sink.texts (step slices) */
 } pf_rec;
 
 typedef struct pf_seq {
@@ -79,7 +81,7 @@ typedef struct pf_sink {
     size_t n_counters;
     pf_rec *recs;
     size_t n_recs, cap_recs;
-    tpu_buf args;         /* args texts (record_shapes) of recs, NUL separated */
+    tpu_buf texts;        /* args (record_shapes) and inline names of recs, NUL separated */
     uint32_t order;
     tpu_buf pending;      /* serialized packets not yet written */
     tpu_buf out;          /* compressed chunk */
@@ -174,24 +176,34 @@ static pf_rec *push(pf_sink *p)
     return r;
 }
 
+/* Keeps a copy of text until the next flush; returns 1 + its offset, 0 on failure. */
+static uint32_t keep_text(pf_sink *p, const char *text)
+{
+    if (!text || !text[0] || p->texts.len >= UINT32_MAX / 2 || p->texts.oom)
+        return 0;
+    uint32_t at = (uint32_t)p->texts.len + 1;
+    tpu_buf_append(&p->texts, text, strlen(text) + 1);
+    return p->texts.oom ? 0 : at;
+}
+
 static void add_slice(pf_sink *p, const tpi_event *e)
 {
     uint32_t seq = seq_index(p, e->tid);
-    uint32_t name = intern(p, e->name ? e->name : "?"), cat = intern(p, e->cat);
+    /* step names are unique (ProfilerStep#N): inline, not interned, saves
+     * the interned_data entry and the iid (9 bytes a step) */
+    uint32_t text = e->is_step ? keep_text(p, e->name) : 0;
+    uint32_t name = text ? 0 : intern(p, e->name ? e->name : "?"), cat = intern(p, e->cat);
     /* a step slice encloses the zones of depth 0 that share its timestamps */
     int32_t depth = e->is_step ? -1 : e->depth;
     pf_rec *b = push(p), *x;
     if (!b)
         goto oom;
-    *b = (pf_rec){ e->ts_ns, seq, b->order, depth, TPI_PF_SLICE_BEGIN, 1, name, cat, 0, 0, 0 };
-    if (e->args_json && e->args_json[0] && p->args.len < UINT32_MAX / 2) {
-        b->args = (uint32_t)p->args.len + 1;
-        tpu_buf_append(&p->args, e->args_json, strlen(e->args_json) + 1);
-    }
+    *b = (pf_rec){ e->ts_ns, seq, b->order, depth, TPI_PF_SLICE_BEGIN, 1, name, cat, 0, 0,
+                   keep_text(p, e->args_json), text };
     if (!(x = push(p)))
         goto oom;
     *x = (pf_rec){ e->ts_ns + e->dur_ns, seq, x->order, -depth, TPI_PF_SLICE_END,
-                   e->dur_ns ? 0 : 2, 0, 0, 0, 0, 0 };
+                   e->dur_ns ? 0 : 2, 0, 0, 0, 0, 0, 0 };
     return;
 oom:
     tpi_sink_fail(&p->base, "out of memory recording", p->path, ENOMEM);
@@ -205,7 +217,7 @@ static void add_counter(pf_sink *p, uint64_t ts, const char *name, double value)
         tpi_sink_fail(&p->base, "out of memory recording", p->path, ENOMEM);
         return;
     }
-    *r = (pf_rec){ ts, 0, r->order, 0, TPI_PF_COUNTER, 1, 0, 0, idx, value, 0 };
+    *r = (pf_rec){ ts, 0, r->order, 0, TPI_PF_COUNTER, 1, 0, 0, idx, value, 0, 0 };
 }
 
 static void add_memory(pf_sink *p, const tpi_event *e)
@@ -238,7 +250,7 @@ static void pf_event(tpi_sink *k, const tpi_event *e)
         pf_rec *r = push(p);
         if (r)
             *r = (pf_rec){ e->ts_ns, seq_index(p, e->tid), r->order, 0, TPI_PF_INSTANT, 1,
-                           intern(p, e->name ? e->name : "?"), intern(p, e->cat), 0, 0, 0 };
+                           intern(p, e->name ? e->name : "?"), intern(p, e->cat), 0, 0, 0, 0 };
         break;
     }
     case TPI_EV_COUNTER:
@@ -323,8 +335,10 @@ static void write_rec(pf_sink *p, const pf_rec *r)
     }
     tpi_pf_event e = { .seq = s->seq_id, .type = r->type, .name_iid = r->name_iid,
                        .cat_iid = r->cat_iid, .value = r->value };
-    if (r->args && r->args <= p->args.len && !p->args.oom)
-        e.args = p->args.data + r->args - 1;
+    if (r->args && r->args <= p->texts.len)
+        e.args = p->texts.data + r->args - 1;
+    if (r->text && r->text <= p->texts.len)
+        e.name_str = p->texts.data + r->text - 1;
     e.incremental = abs >= s->last_abs;
     e.ts = e.incremental ? abs - s->last_abs : abs;
     if (e.incremental)
@@ -386,7 +400,8 @@ static void emit_recs(pf_sink *p)
             write_pending(p);
     }
     p->n_recs = 0;
-    tpu_buf_reset(&p->args);
+    tpu_buf_reset(&p->texts);
+    p->texts.oom = 0;
 }
 
 static void pf_flush(tpi_sink *k)
@@ -483,7 +498,7 @@ static void pf_destroy(tpi_sink *k)
     tpi_strmap_free(&p->counters);
     tpu_buf_free(&p->pending);
     tpu_buf_free(&p->out);
-    tpu_buf_free(&p->args);
+    tpu_buf_free(&p->texts);
     free(p);
 }
 

@@ -18,7 +18,7 @@ enum {
     F_THD_NAME = 5,
     /* TrackEvent */
     F_TE_CAT_IIDS = 3, F_TE_DEBUG_ANNOTATIONS = 4, F_TE_TYPE = 9, F_TE_NAME_IID = 10, F_TE_TRACK = 11, F_TE_NAME = 23,
-    F_TE_DOUBLE_VALUE = 44,
+    F_TE_INT_VALUE = 30, F_TE_DOUBLE_VALUE = 44,
     /* DebugAnnotation (debug_annotation.proto) */
     F_DA_STRING_VALUE = 6, F_DA_NAME = 10,
     /* InternedData, EventCategory, EventName */
@@ -167,7 +167,11 @@ void tpi_pf_track_event(tpu_buf *b, const tpi_pf_event *e)
         tpi_pb_string(b, F_DA_STRING_VALUE, e->args);
         tpi_pb_end(b, da);
     }
-    if (e->type == TPI_PF_COUNTER)
+    /* whole values (bytes, counts) as a varint: 3-6 bytes instead of 10 */
+    if (e->type == TPI_PF_COUNTER && e->value >= 0 && e->value < 9007199254740992.0 &&
+        e->value == (double)(uint64_t)e->value)
+        tpi_pb_uint(b, F_TE_INT_VALUE, (uint64_t)e->value);
+    else if (e->type == TPI_PF_COUNTER)
         tpi_pb_double(b, F_TE_DOUBLE_VALUE, e->value);
     tpi_pb_end(b, te);
     tpi_pb_end(b, p);

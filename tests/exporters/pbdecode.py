@@ -181,7 +181,10 @@ def read_perfetto(path):
         elif typ == 3:
             out["instants"].append((track, name, ts))
         elif typ == 4:
-            (v,) = struct.unpack("<d", one(te, 44))
+            if 30 in te:  # counter_value (int64)
+                v = float(one(te, 30) - ((one(te, 30) >> 63) << 64))
+            else:
+                (v,) = struct.unpack("<d", one(te, 44))
             out["counters"].append((tracks[track]["name"], ts, v))
     leftover = sum(len(v) for v in open_slices.values())
     if leftover:
