@@ -60,9 +60,7 @@ static struct {
 } g_ns = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 struct tpi_native {
-    tpi_strmap stacks;        /* "tid|hex,hex,..." -> index in counts */
-    uint64_t *counts;
-    size_t n, cap;
+    tpi_strsum stacks;        /* "tid|hex,hex,..." -> samples */
     unsigned hz;
 };
 
@@ -205,25 +203,6 @@ void tpi_native_disarm(tpi_native *n)
         sched_yield();
 }
 
-static void count_key(tpi_native *n, const char *key)
-{
-    uint32_t idx;
-    if (tpi_strmap_get(&n->stacks, key, &idx)) {
-        n->counts[idx]++;
-        return;
-    }
-    if (n->n == n->cap) {
-        size_t c = n->cap ? n->cap * 2 : 256;
-        uint64_t *p = realloc(n->counts, c * sizeof *p);
-        if (!p)
-            return;
-        n->counts = p;
-        n->cap = c;
-    }
-    if (tpi_strmap_put(&n->stacks, key, (uint32_t)n->n) == 0)
-        n->counts[n->n++] = 1;
-}
-
 void tpi_native_drain(tpi_native *n, uint64_t from_mono_ns, uint64_t until_mono_ns)
 {
     if (!n || g_ns.owner != n)
@@ -245,7 +224,7 @@ void tpi_native_drain(tpi_native *n, uint64_t from_mono_ns, uint64_t until_mono_
             for (int i = skip; i < s->n && i < NS_DEPTH; i++)
                 len += (size_t)snprintf(key + len, sizeof key - len, "%s%" PRIxPTR,
                                         i > skip ? "," : "", (uintptr_t)s->pc[i]);
-            count_key(n, key);
+            tpi_strsum_add(&n->stacks, key, 1);
         }
         atomic_store_explicit(&s->seq, g_ns.tail + NS_RING, memory_order_release);
         g_ns.tail++;
@@ -292,11 +271,6 @@ static const char *frame(tpi_strmap *cache, char ***names, size_t *nn, const cha
     return p[(*nn)++];
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* One key "tid|leaf,...,root" as a folded line (root first) into line. */
 static void fold_key(const char *key, const char *root, tpi_strmap *cache, char ***names,
                      size_t *nn, tpu_buf *line)
@@ -327,16 +301,17 @@ uint64_t tpi_native_render(tpi_native *n, tpi_native_keep_fn keep, tpi_native_na
 {
     if (!n)
         return 0;
-    tpi_strmap lines = { 0 }, cache = { 0 };
-    uint64_t *cnt = calloc(n->n + 1, sizeof *cnt), total = 0;
+    tpi_strsum lines = { 0 };
+    tpi_strmap cache = { 0 };
+    uint64_t total = 0;
     char **names = NULL;
-    size_t nn = 0, nl = 0;
+    size_t nn = 0;
     tpu_buf line = { 0 };
-    for (size_t i = 0; cnt && i < n->stacks.cap; i++) {
-        const char *key = n->stacks.keys[i];
+    for (size_t i = 0; i < n->stacks.map.cap; i++) {
+        const char *key = n->stacks.map.keys[i];
         if (!key)
             continue;
-        uint32_t tid = (uint32_t)strtoul(key, NULL, 16), idx;
+        uint32_t tid = (uint32_t)strtoul(key, NULL, 16);
         if (keep && !keep(ctx, tid))
             continue;
         char root[160];
@@ -349,37 +324,18 @@ uint64_t tpi_native_render(tpi_native *n, tpi_native_keep_fn keep, tpi_native_na
             if (*q == ';' || *q == '\n')
                 *q = *q == ';' ? ':' : ' ';
         fold_key(key, root, &cache, &names, &nn, &line);
-        uint64_t c = n->counts[n->stacks.vals[i]];
+        uint64_t c = n->stacks.v[n->stacks.map.vals[i]];
         total += c;
-        if (tpi_strmap_get(&lines, tpu_buf_cstr(&line), &idx))
-            cnt[idx] += c;
-        else if (tpi_strmap_put(&lines, tpu_buf_cstr(&line), (uint32_t)nl) == 0)
-            cnt[nl++] = c;
+        tpi_strsum_add(&lines, tpu_buf_cstr(&line), c);
     }
-    char **sorted = calloc(lines.n + 1, sizeof *sorted);
-    size_t m = 0;
-    for (size_t i = 0; sorted && i < lines.cap; i++)
-        if (lines.keys[i])
-            sorted[m++] = lines.keys[i];
-    if (!sorted || !cnt)
-        out->oom = 1;
-    else
-        qsort(sorted, m, sizeof *sorted, cmp_str);
-    for (size_t i = 0; i < m; i++) {
-        uint32_t idx = 0;
-        tpi_strmap_get(&lines, sorted[i], &idx);
-        tpu_buf_printf(out, "%s %" PRIu64 "\n", sorted[i], cnt[idx]);
-    }
-    free(sorted);
-    free(cnt);
+    tpi_strsum_write(&lines, 1, out);
     for (size_t i = 0; i < nn; i++)
         free(names[i]);
     free(names);
     tpu_buf_free(&line);
-    tpi_strmap_free(&lines);
+    tpi_strsum_free(&lines);
     tpi_strmap_free(&cache);
-    tpi_strmap_free(&n->stacks);
-    n->n = 0;
+    tpi_strsum_free(&n->stacks);
     return total;
 }
 
@@ -397,7 +353,6 @@ void tpi_native_free(tpi_native *n)
     if (g_ns.owner == n)
         g_ns.owner = NULL; /* the ring stays for the next owner; the handler stays */
     pthread_mutex_unlock(&g_ns.lock);
-    tpi_strmap_free(&n->stacks);
-    free(n->counts);
+    tpi_strsum_free(&n->stacks);
     free(n);
 }

@@ -43,12 +43,8 @@ typedef struct stk_sink {
     tpi_strmap synth;      /* name -> synthetic id, for name_id 0 */
     char **synth_names;
     size_t n_synth;
-    tpi_strmap paths;      /* see stk_event -> index in self_ns */
-    uint64_t *self_ns;
-    size_t n_paths, cap_paths;
-    tpi_strmap top;        /* "<tid>:<step>" -> index in top_ns */
-    uint64_t *top_ns;      /* time in depth-0 zones of that thread and step */
-    size_t n_top, cap_top;
+    tpi_strsum paths;      /* see stk_event -> self ns */
+    tpi_strsum top;        /* "<tid>:<step>" -> time in depth-0 zones of that thread and step */
     tpi_strmap steps;      /* "<tid>:<step>" -> frame id of the step slice's name */
     int active;
     /* native stacks (with_stack 2) */
@@ -115,31 +111,9 @@ static const char *frame_name(const stk_sink *s, uint32_t id)
     return n ? n : "?";
 }
 
-/* Adds v to the counter of key in (map, arr); arr grows with the map. */
-static void add_to(tpi_strmap *map, uint64_t **arr, size_t *n, size_t *cap, const char *key,
-                   uint64_t v)
-{
-    uint32_t idx;
-    if (tpi_strmap_get(map, key, &idx)) {
-        (*arr)[idx] += v;
-        return;
-    }
-    if (*n == *cap) {
-        size_t c = *cap ? *cap * 2 : 256;
-        uint64_t *p = realloc(*arr, c * sizeof *p);
-        if (!p)
-            return;
-        *arr = p;
-        *cap = c;
-    }
-    if (tpi_strmap_put(map, key, (uint32_t)*n) != 0)
-        return;
-    (*arr)[(*n)++] = v;
-}
-
 static void add_path(stk_sink *s, const char *key, uint64_t self_ns)
 {
-    add_to(&s->paths, &s->self_ns, &s->n_paths, &s->cap_paths, key, self_ns);
+    tpi_strsum_add(&s->paths, key, self_ns);
 }
 
 /*
@@ -181,7 +155,7 @@ static void stk_event(tpi_sink *k, const tpi_event *e)
         return;
     }
     if (e->depth == 0)
-        add_to(&s->top, &s->top_ns, &s->n_top, &s->cap_top, ts, e->dur_ns);
+        tpi_strsum_add(&s->top, ts, e->dur_ns);
     for (int i = 0; e->stack && i < e->depth && len + 12 < sizeof key; i++)
         len += (size_t)snprintf(key + len, sizeof key - len, "%" PRIx32 ",", e->stack[i]);
     snprintf(key + len, sizeof key - len, "%" PRIx32, frame_id(s, e));
@@ -197,10 +171,9 @@ static int stk_window_begin(tpi_sink *k, const tpi_window *w)
         tpi_sink_fail(k, "path too long", w->stem, ENAMETOOLONG);
         return -1;
     }
-    tpi_strmap_free(&s->paths);
-    tpi_strmap_free(&s->top);
+    tpi_strsum_free(&s->paths);
+    tpi_strsum_free(&s->top);
     tpi_strmap_free(&s->steps);
-    s->n_paths = s->n_top = 0;
     s->active = 1;
     if (k->env->settings->with_stack >= 2 && !s->nat_tried) {
         s->nat_tried = 1;
@@ -316,8 +289,7 @@ static uint64_t render_key(stk_sink *s, const char *key, uint64_t self_ns, tpu_b
     const char *p = bar ? bar + 1 : key;
     tpu_buf_reset(b);
     if (*p == 'S') {
-        uint32_t top;
-        uint64_t children = tpi_strmap_get(&s->top, ts, &top) ? s->top_ns[top] : 0;
+        uint64_t children = tpi_strsum_get(&s->top, ts);
         put_frame(b, frame_name(s, (uint32_t)strtoul(p + 1, NULL, 16)));
         return self_ns > children ? self_ns - children : 0;
     }
@@ -336,42 +308,21 @@ static uint64_t render_key(stk_sink *s, const char *key, uint64_t self_ns, tpu_b
     return self_ns;
 }
 
-static int cmp_lines(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* Folded lines of the window, merged and sorted, into out. */
 static void render(stk_sink *s, tpu_buf *out)
 {
-    tpi_strmap lines = { 0 };
-    uint64_t *ns = NULL;
-    size_t n = 0, cap = 0;
+    tpi_strsum lines = { 0 };
     tpu_buf b = { 0 };
-    for (size_t i = 0; i < s->paths.cap; i++) {
-        if (!s->paths.keys[i])
+    for (size_t i = 0; i < s->paths.map.cap; i++) {
+        if (!s->paths.map.keys[i])
             continue;
-        uint64_t self = render_key(s, s->paths.keys[i], s->self_ns[s->paths.vals[i]], &b);
-        add_to(&lines, &ns, &n, &cap, tpu_buf_cstr(&b), self);
+        const char *key = s->paths.map.keys[i];
+        uint64_t self = render_key(s, key, s->paths.v[s->paths.map.vals[i]], &b);
+        tpi_strsum_add(&lines, tpu_buf_cstr(&b), self);
     }
-    char **sorted = calloc(lines.n + 1, sizeof *sorted);
-    size_t m = 0;
-    for (size_t i = 0; sorted && i < lines.cap; i++)
-        if (lines.keys[i] && (ns[lines.vals[i]] + 500) / 1000 > 0)
-            sorted[m++] = lines.keys[i];
-    if (!sorted)
-        out->oom = 1;
-    else
-        qsort(sorted, m, sizeof *sorted, cmp_lines);
-    for (size_t i = 0; i < m; i++) {
-        uint32_t idx = 0;
-        tpi_strmap_get(&lines, sorted[i], &idx);
-        tpu_buf_printf(out, "%s %" PRIu64 "\n", sorted[i], (ns[idx] + 500) / 1000);
-    }
-    free(sorted);
-    free(ns);
+    tpi_strsum_write(&lines, 1000, out);
     tpu_buf_free(&b);
-    tpi_strmap_free(&lines);
+    tpi_strsum_free(&lines);
 }
 
 static int stk_window_end(tpi_sink *k, const tpi_window *w, uint64_t dropped)
@@ -411,11 +362,10 @@ static void stk_destroy(tpi_sink *k)
         free(s->synth_names[i]);
     free(s->by_id);
     free(s->synth_names);
-    free(s->self_ns);
-    free(s->top_ns);
+
     tpi_strmap_free(&s->synth);
-    tpi_strmap_free(&s->paths);
-    tpi_strmap_free(&s->top);
+    tpi_strsum_free(&s->paths);
+    tpi_strsum_free(&s->top);
     tpi_strmap_free(&s->steps);
     free(s);
 }

@@ -1,4 +1,5 @@
 /* String -> uint32 map (see strmap.h). */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,4 +83,70 @@ void tpi_strmap_free(tpi_strmap *m)
     free(m->keys);
     free(m->vals);
     memset(m, 0, sizeof *m);
+}
+
+void tpi_strsum_add(tpi_strsum *s, const char *key, uint64_t v)
+{
+    uint32_t idx;
+    if (tpi_strmap_get(&s->map, key, &idx)) {
+        s->v[idx] += v;
+        return;
+    }
+    if (s->n == s->cap) {
+        size_t c = s->cap ? s->cap * 2 : 256;
+        uint64_t *p = realloc(s->v, c * sizeof *p);
+        if (!p)
+            return;
+        s->v = p;
+        s->cap = c;
+    }
+    if (tpi_strmap_put(&s->map, key, (uint32_t)s->n) == 0)
+        s->v[s->n++] = v;
+}
+
+uint64_t tpi_strsum_get(const tpi_strsum *s, const char *key)
+{
+    uint32_t idx;
+    return tpi_strmap_get(&s->map, key, &idx) ? s->v[idx] : 0;
+}
+
+static int cmp_keys(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+const char **tpi_strsum_sorted(const tpi_strsum *s, size_t *n)
+{
+    const char **keys = malloc((s->map.n + 1) * sizeof *keys);
+    *n = 0;
+    if (!keys)
+        return NULL;
+    for (size_t i = 0; i < s->map.cap; i++)
+        if (s->map.keys[i])
+            keys[(*n)++] = s->map.keys[i];
+    qsort(keys, *n, sizeof *keys, cmp_keys);
+    return keys;
+}
+
+void tpi_strsum_write(const tpi_strsum *s, uint64_t unit, tpu_buf *out)
+{
+    size_t n;
+    const char **keys = tpi_strsum_sorted(s, &n);
+    if (!keys) {
+        out->oom = 1;
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint64_t v = (tpi_strsum_get(s, keys[i]) + unit / 2) / unit;
+        if (v)
+            tpu_buf_printf(out, "%s %" PRIu64 "\n", keys[i], v);
+    }
+    free(keys);
+}
+
+void tpi_strsum_free(tpi_strsum *s)
+{
+    tpi_strmap_free(&s->map);
+    free(s->v);
+    memset(s, 0, sizeof *s);
 }
