@@ -116,14 +116,20 @@ static int is_dir(const char *path)
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* No job variables, a new base directory, defaults with log_dir <base>/<sub>. */
+static void fresh_logs(tpi_settings *s, const char *sub)
+{
+    unset_job_vars();
+    make_base();
+    tpi_settings_defaults(s);
+    snprintf(s->log_dir, sizeof s->log_dir, "%s/%s", base, sub);
+}
+
 TP_TEST(eight_processes_same_second)
 {
     char paths[NPROC][1100];
-    unset_job_vars();
-    make_base();
     tpi_settings s;
-    tpi_settings_defaults(&s);
-    snprintf(s.log_dir, sizeof s.log_dir, "%s/logs/nested", base); /* missing: created */
+    fresh_logs(&s, "logs/nested"); /* missing: created */
     int got = create_in_processes(&s, 0, paths);
     CHECK_EQ_INT(got, NPROC);
     for (int i = 0; i < got; i++) {
@@ -149,10 +155,7 @@ TP_TEST(ranks_of_one_job_share_a_job_directory)
 {
     char paths[NPROC][1100], date[16], want[1400], path[1024];
     tpi_settings s;
-    unset_job_vars();
-    make_base();
-    tpi_settings_defaults(&s);
-    snprintf(s.log_dir, sizeof s.log_dir, "%s/logs", base);
+    fresh_logs(&s, "logs");
     setenv("TORCHELASTIC_RUN_ID", "job/42", 1); /* sanitized: job_42 */
     CHECK_EQ_INT(create_in_processes(&s, 1, paths), NPROC);
     CHECK_EQ_INT(count_entries(s.log_dir), 1);
@@ -208,10 +211,7 @@ TP_TEST(ranks_without_a_job_id)
 {
     char paths[NPROC][1100], date[16], path[1024], want[1100];
     tpi_settings s;
-    unset_job_vars();
-    make_base();
-    tpi_settings_defaults(&s);
-    snprintf(s.log_dir, sizeof s.log_dir, "%s/logs", base);
+    fresh_logs(&s, "logs");
     CHECK_EQ_INT(create_in_processes(&s, 1, paths), NPROC);
     CHECK_EQ_INT(count_entries(s.log_dir), NPROC);
     today(date, sizeof date);
