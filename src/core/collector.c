@@ -275,18 +275,33 @@ static uint32_t process(tpi_collector *c, tpi_thread_state *t, tpi_cursor *cur, 
     }
 }
 
-/* Merges the threads' records by timestamp, up to limit ticks. */
+/* Merges the threads' records by timestamp, up to limit ticks.
+ *
+ * A thread found caught up (nothing committed) or past `limit` is skipped
+ * for the rest of the pass: re-reading its chunk's `committed` for every
+ * record merged from the other threads would pull that cache line away
+ * from its writer once per event. Anything it commits meanwhile carries a
+ * clock value read after the look (so normally > limit) and is merged by
+ * the next pass. */
 void tpi_collector_drain(tpi_collector *c, uint64_t limit)
 {
     sync_threads(c);
-    for (;;) {
+    uint32_t live = c->n_th;
+    for (uint32_t i = 0; i < c->n_th; i++)
+        c->th[i]->idle = 0;
+    while (live > 0) {
         tpi_thread_state *best = NULL;
         const tpi_rec *best_r = NULL;
         for (uint32_t i = 0; i < c->n_th; i++) {
             tpi_thread_state *t = c->th[i];
-            const tpi_rec *r = tpi_cursor_peek(&t->cur, c->s->tbufs[i]);
-            if (!r || r->e.ts > limit)
+            if (t->idle)
                 continue;
+            const tpi_rec *r = tpi_cursor_peek(&t->cur, c->s->tbufs[i]);
+            if (!r || r->e.ts > limit) {
+                t->idle = 1;
+                live--;
+                continue;
+            }
             if (!best_r || r->e.ts < best_r->e.ts) {
                 best = t;
                 best_r = r;

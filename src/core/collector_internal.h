@@ -22,6 +22,7 @@ typedef struct tpi_thread_state {
     uint32_t tid;
     uint32_t name_id;
     int is_step_thread;
+    int idle;                     /* nothing more to merge in this drain pass */
     tpi_open_zone *zs;
     uint32_t *ids;                /* name ids of zs, for tpi_event.stack */
     int depth, cap;

@@ -4,6 +4,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+void *tpi_aligned_zalloc(size_t size)
+{
+    size_t n = (size + TPI_CACHELINE - 1) / TPI_CACHELINE * TPI_CACHELINE;
+    void *p = aligned_alloc(TPI_CACHELINE, n);
+    if (p)
+        memset(p, 0, n);
+    return p;
+}
+
 void tpi_pool_init(tpi_pool *p, uint64_t max_bytes)
 {
     memset(p, 0, sizeof *p);
@@ -24,7 +33,7 @@ tpi_chunk *tpi_pool_get(tpi_pool *p)
         c = p->free_list;
         p->free_list = c->next;
     } else if (p->allocated < p->max_chunks) {
-        c = malloc(sizeof *c);
+        c = aligned_alloc(TPI_CACHELINE, sizeof *c);
         if (c)
             p->allocated++;
     }

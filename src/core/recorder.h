@@ -13,6 +13,7 @@
 #define TP_CORE_RECORDER_H
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef TP_SMALL_LIMITS
@@ -23,6 +24,17 @@
 #define TPI_MAX_THREADS 1024
 #endif
 #define TPI_ZSTACK 64 /* writer-side zone stack kept per thread */
+
+/* Cache-line size: data written by different threads lives on different
+ * lines (tbuf writer fields vs collector-read fields, chunk header vs
+ * records, the pool's counters), so no thread's store invalidates a line
+ * another thread is using (no false sharing). Structures with such members
+ * must come from tpi_aligned_zalloc. */
+#define TPI_CACHELINE 64
+#define TPI_LINE _Alignas(TPI_CACHELINE)
+
+/* Zeroed memory aligned to TPI_CACHELINE (free with free()); NULL on failure. */
+void *tpi_aligned_zalloc(size_t size);
 
 /* Record kinds (4 bits). */
 enum {
@@ -52,18 +64,22 @@ typedef union tpi_rec {
     } x;
 } tpi_rec;
 
+/* The header (written per event: `committed`) has its own cache line, so
+ * the collector polling it never steals the line the writer is filling
+ * with records. */
 typedef struct tpi_chunk {
     struct tpi_chunk *next;     /* atomic: set once by the writer */
     uint32_t committed;         /* atomic: records readable */
-    uint32_t pad_;
-    tpi_rec recs[TPI_CHUNK_RECS];
+    TPI_LINE tpi_rec recs[TPI_CHUNK_RECS];
 } tpi_chunk;
 
+/* Touched once per chunk (TPI_CHUNK_RECS records), never per event; on its
+ * own cache lines inside the session. */
 typedef struct tpi_pool {
-    pthread_mutex_t lock;
+    TPI_LINE pthread_mutex_t lock;
     tpi_chunk *free_list;
     uint64_t max_chunks;
-    uint64_t allocated;         /* chunks malloc'd so far */
+    uint64_t allocated;         /* chunks allocated so far */
     uint64_t available;         /* atomic: free + not yet allocated */
 } tpi_pool;
 
@@ -74,17 +90,21 @@ void tpi_pool_destroy(tpi_pool *p);    /* frees every free chunk and the lock */
 void tpi_pool_free_chunks(tpi_pool *p); /* frees every free chunk, lock untouched */
 uint64_t tpi_pool_bytes(const tpi_pool *p);
 
+/* One per recording thread, allocated with tpi_aligned_zalloc. The
+ * writer's fields fill the first cache lines and are never read by another
+ * thread; what the collector reads starts on its own line and is written
+ * by the owner only once per chunk (first) or per dropped event. */
 typedef struct tpi_tbuf {
     /* writer side (owning thread only) */
-    tpi_chunk *cur;
+    TPI_LINE tpi_chunk *cur;
     uint32_t pos, cap;
     uint32_t depth;                 /* open zones (writer's view) */
-    uint32_t zstack[TPI_ZSTACK];    /* name ids; high bit = begin was dropped */
-    const char *pool_ptr;           /* last pool name seen by tp_mem_alloc */
     uint32_t pool_id;
-    /* shared */
+    const char *pool_ptr;           /* last pool name seen by tp_mem_alloc */
+    uint32_t zstack[TPI_ZSTACK];    /* name ids; high bit = begin was dropped */
+    /* read by the collector */
+    TPI_LINE tpi_chunk *first;      /* atomic: first chunk, for the collector */
     uint64_t dropped;               /* atomic (relaxed), written by the owner */
-    tpi_chunk *first;               /* atomic: first chunk, for the collector */
     tpi_pool *pool;
     uint32_t tid;                   /* OS thread id */
     uint32_t index;                 /* position in the session's table */

@@ -4,8 +4,14 @@
  *
  * Hot path: one TLS load and a generation compare find the calling thread's
  * buffer; one clock read; one 16-byte record appended and published with a
- * release store. The first event of a thread in a session registers its
- * buffer (malloc + mutex, once).
+ * release store. Nothing shared is written per event. The first event of a
+ * thread in a session registers its buffer (malloc + mutex, once).
+ *
+ * tp_step_end adds one atomic increment (the step count) and, only while a
+ * trace window is open, signals the collector so it writes and flushes
+ * that step at once (glibc's pthread_cond_signal makes the futex system
+ * call only when the collector is actually waiting). Outside windows the
+ * collector drains every 20 ms on its own: no system call per step.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,8 +27,15 @@
 
 #define ZDROPPED 0x80000000u
 
-static __thread tpi_tbuf *tls_buf;
-static __thread uint64_t tls_gen;
+/* The calling thread's buffer and the session generation it belongs to.
+ * initial-exec: a plain %fs-relative load instead of a __tls_get_addr call
+ * per event (16 bytes of static TLS, also available when the shared
+ * library is dlopen'ed, from glibc's reserve for such libraries). */
+typedef struct tls_slot {
+    tpi_tbuf *buf;
+    uint64_t gen;
+} tls_slot;
+static __thread tls_slot tls __attribute__((tls_model("initial-exec")));
 static uint64_t g_next_gen = 1;
 
 /* ---- fork safety --------------------------------------------------------- */
@@ -41,8 +54,8 @@ static void atfork_child(void)
             g_live[i]->gen = 0;
         }
     }
-    tls_buf = NULL;
-    tls_gen = 0;
+    tls.buf = NULL;
+    tls.gen = 0;
     tpi_sink_files_after_fork_child();
 }
 
@@ -78,7 +91,7 @@ static tpi_tbuf *register_thread(tp_session *s)
         return NULL;
     pthread_mutex_lock(&s->reg_lock);
     uint32_t n = s->n_tbufs;
-    tpi_tbuf *b = n < TPI_MAX_THREADS ? malloc(sizeof *b) : NULL;
+    tpi_tbuf *b = n < TPI_MAX_THREADS ? tpi_aligned_zalloc(sizeof *b) : NULL;
     if (!b) {
         pthread_mutex_unlock(&s->reg_lock);
         __atomic_fetch_add(&s->dropped_unregistered, 1, __ATOMIC_RELAXED);
@@ -91,28 +104,41 @@ static tpi_tbuf *register_thread(tp_session *s)
     s->tbufs[n] = b;
     __atomic_store_n(&s->n_tbufs, n + 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&s->reg_lock);
-    tls_buf = b;
-    tls_gen = s->gen;
+    tls.buf = b;
+    tls.gen = s->gen;
     return b;
 }
 
 static inline tpi_tbuf *get_buf(tp_session *s)
 {
-    if (__builtin_expect(tls_gen == s->gen && tls_buf != NULL, 1))
-        return tls_buf;
+    if (__builtin_expect(tls.gen == s->gen && tls.buf != NULL, 1))
+        return tls.buf;
     return register_thread(s);
 }
 
 /* ---- records ------------------------------------------------------------- */
+/* Appends one record with `nx` extra slots x[0..nx-1] (each two words) and
+ * publishes it; 0 when it was dropped (pool empty, counted). */
+static inline int put_rec(tpi_tbuf *b, uint64_t t, uint32_t kind, uint32_t name, uint32_t arg,
+                          const uint64_t (*x)[2], uint32_t nx)
+{
+    tpi_rec *r = tpi_tbuf_reserve(b, 1 + nx);
+    if (!r)
+        return 0;
+    r[0].e.ts = t;
+    r[0].e.hdr = TPI_REC_HDR(kind, name);
+    r[0].e.arg = arg;
+    for (uint32_t k = 0; k < nx; k++) {
+        r[1 + k].x.a = x[k][0];
+        r[1 + k].x.b = x[k][1];
+    }
+    tpi_tbuf_commit(b, 1 + nx);
+    return 1;
+}
+
 static inline void put1(tpi_tbuf *b, uint64_t t, uint32_t kind, uint32_t name, uint32_t arg)
 {
-    tpi_rec *r = tpi_tbuf_reserve(b, 1);
-    if (!r)
-        return;
-    r->e.ts = t;
-    r->e.hdr = TPI_REC_HDR(kind, name);
-    r->e.arg = arg;
-    tpi_tbuf_commit(b, 1);
+    put_rec(b, t, kind, name, arg, NULL, 0);
 }
 
 static inline void zone_begin(tp_session *s, uint32_t id, uint32_t args)
@@ -120,17 +146,10 @@ static inline void zone_begin(tp_session *s, uint32_t id, uint32_t args)
     tpi_tbuf *b = get_buf(s);
     if (!b)
         return;
-    uint64_t t = tpi_ticks();
     uint32_t d = b->depth++;
-    tpi_rec *r = tpi_tbuf_reserve(b, 1);
+    int kept = put_rec(b, tpi_ticks(), TPI_REC_BEGIN, id, args, NULL, 0);
     if (d < TPI_ZSTACK)
-        b->zstack[d] = r ? id : (id | ZDROPPED);
-    if (!r)
-        return;
-    r->e.ts = t;
-    r->e.hdr = TPI_REC_HDR(TPI_REC_BEGIN, id);
-    r->e.arg = args;
-    tpi_tbuf_commit(b, 1);
+        b->zstack[d] = kept ? id : (id | ZDROPPED);
 }
 
 void tp_zone_begin_site(tp_session *s, tp_site *site)
@@ -198,16 +217,9 @@ void tp_counter(tp_session *s, const char *name, double value)
     if (!b)
         return;
     uint32_t id = tpi_names_intern(name ? name : "");
-    uint64_t t = tpi_ticks();
-    tpi_rec *r = tpi_tbuf_reserve(b, 2);
-    if (!r)
-        return;
-    r[0].e.ts = t;
-    r[0].e.hdr = TPI_REC_HDR(TPI_REC_COUNTER, id);
-    r[0].e.arg = 0;
-    memcpy(&r[1].x.a, &value, sizeof value);
-    r[1].x.b = 0;
-    tpi_tbuf_commit(b, 2);
+    uint64_t x[1][2] = {{0, 0}};
+    memcpy(&x[0][0], &value, sizeof value);
+    put_rec(b, tpi_ticks(), TPI_REC_COUNTER, id, 0, x, 1);
 }
 
 static void wake_collector(tp_session *s)
@@ -232,18 +244,11 @@ void tp_step_end(tp_session *s, uint64_t samples)
     tpi_tbuf *b = get_buf(s);
     if (!b)
         return;
-    uint64_t t = tpi_ticks();
-    tpi_rec *r = tpi_tbuf_reserve(b, 2);
-    if (r) {
-        r[0].e.ts = t;
-        r[0].e.hdr = TPI_REC_HDR(TPI_REC_STEP_END, 0);
-        r[0].e.arg = 0;
-        r[1].x.a = samples;
-        r[1].x.b = 0;
-        tpi_tbuf_commit(b, 2);
-    }
+    const uint64_t x[1][2] = {{samples, 0}};
+    put_rec(b, tpi_ticks(), TPI_REC_STEP_END, 0, 0, x, 1);
     __atomic_fetch_add(&s->steps_ended, 1, __ATOMIC_RELAXED);
-    wake_collector(s);
+    if (__atomic_load_n(&s->wake_each_step, __ATOMIC_RELAXED))
+        wake_collector(s);
 }
 
 void tp_epoch_end(tp_session *s)
@@ -300,19 +305,9 @@ static void mem_record(tp_session *s, tpi_tbuf *b, const void *ptr, int64_t byte
 {
     if (!b || !s->settings.profile_memory)
         return;
-    uint32_t pid = pool_id(b, pool);
-    uint64_t t = tpi_ticks();
-    tpi_rec *r = tpi_tbuf_reserve(b, 3);
-    if (!r)
-        return;
-    r[0].e.ts = t;
-    r[0].e.hdr = TPI_REC_HDR(TPI_REC_MEMORY, pid);
-    r[0].e.arg = 0;
-    r[1].x.a = (uint64_t)(uintptr_t)ptr;
-    r[1].x.b = (uint64_t)bytes;
-    r[2].x.a = live;
-    r[2].x.b = live;
-    tpi_tbuf_commit(b, 3);
+    uint32_t pid = pool_id(b, pool); /* may intern: before the clock read */
+    const uint64_t x[2][2] = {{(uint64_t)(uintptr_t)ptr, (uint64_t)bytes}, {live, live}};
+    put_rec(b, tpi_ticks(), TPI_REC_MEMORY, pid, 0, x, 2);
 }
 
 void tp_mem_alloc(tp_session *s, const void *ptr, size_t bytes, const char *pool)

@@ -17,8 +17,14 @@
 
 typedef struct tpi_collector tpi_collector;
 
+/* Allocated with tpi_aligned_zalloc. The first cache lines hold what the
+ * hot path reads (never written after open, except `gen`/`dead` by fork);
+ * fields written while recording are grouped by writer, each group on its
+ * own cache line, so no event store invalidates a line another thread
+ * reads per event. */
 struct tp_session {
-    uint64_t gen;                 /* matches a thread's TLS generation */
+    /* read by every event, written only at open / after fork */
+    TPI_LINE uint64_t gen;        /* matches a thread's TLS generation */
     int dead;                     /* fork child: record nothing, write nothing */
     int pid;
     uint32_t opener_tid;
@@ -29,20 +35,25 @@ struct tp_session {
     uint64_t base_ticks;          /* tick count at ts_ns == 0 */
     double ns_per_tick;
 
-    tpi_pool pool;
-    pthread_mutex_t reg_lock;
-    tpi_tbuf *tbufs[TPI_MAX_THREADS];
+    tpi_pool pool;                /* own cache lines (TPI_LINE inside) */
+
+    /* thread registration (once per thread) */
+    TPI_LINE pthread_mutex_t reg_lock;
     uint32_t n_tbufs;             /* atomic */
     uint64_t dropped_unregistered;/* atomic: threads over TPI_MAX_THREADS */
-    uint64_t steps_ended;         /* atomic */
+    tpi_tbuf *tbufs[TPI_MAX_THREADS];
+
+    /* written by the stepping thread once per step */
+    TPI_LINE uint64_t steps_ended;/* atomic */
+    uint64_t wake_seq;            /* atomic */
 
     /* collector thread */
-    pthread_t thread;
+    TPI_LINE pthread_t thread;
     int thread_started;
+    int wake_each_step;           /* atomic: 1 while a trace window is open */
     pthread_mutex_t wake_lock;
     pthread_cond_t wake_cond;
     int stop;                     /* atomic */
-    uint64_t wake_seq;            /* atomic */
     tpi_collector *col;
 
     tpi_sink *sinks[TPI_MAX_SINKS];
@@ -58,8 +69,8 @@ struct tp_session {
     unsigned sample_head, sample_count;
     uint64_t samples_lost;
 
-    /* snapshot for tp_session_get_stats */
-    pthread_mutex_t stats_lock;
+    /* snapshot for tp_session_get_stats, written by the collector */
+    TPI_LINE pthread_mutex_t stats_lock;
     tp_session_stats stats;
 };
 

@@ -144,7 +144,7 @@ tp_session *tp_session_open(const tp_config *cfg, tp_error *err)
         return NULL; /* profiling off: err->code stays TP_OK */
     }
     tpi_clock_init();
-    tp_session *s = calloc(1, sizeof *s);
+    tp_session *s = tpi_aligned_zalloc(sizeof *s);
     if (!s) {
         tp_config_free(own);
         set_err(err, TP_ERR_NOMEM, "out of memory");

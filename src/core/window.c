@@ -132,6 +132,7 @@ static void open_window(tpi_collector *c, int64_t cycle)
     c->window_count++;
     c->window_seq = c->window_count;
     c->window_cycle = cycle;
+    __atomic_store_n(&s->wake_each_step, 1, __ATOMIC_RELAXED); /* flush every step */
     EACH_SINK(c, k)
     {
         if (k->ops->window_begin && k->ops->window_begin(k, &c->win) != 0)
@@ -160,6 +161,7 @@ void tpi_col_close_window(tpi_collector *c)
             tpi_sink_fail(k, "cannot finish trace", c->win.stem, errno);
     }
     c->window_seq = 0;
+    __atomic_store_n(&c->s->wake_each_step, 0, __ATOMIC_RELAXED);
 }
 
 /* Opens or closes the trace window for the unit the next step belongs to. */
