@@ -15,8 +15,8 @@ log_dir=${TP_LOG_DIR:-runs}
 
 echo "=== training examples/train_mlp.c with trainprof (${args[*]}) ==="
 out=$(mktemp)
-build/examples/train_mlp "${args[@]}" --profiling.log_dir "$log_dir" | tee "$out"
-run_dir=$(sed -n 's/^trainprof: run directory: //p' "$out" | tail -n 1)
+build/examples/train_mlp "${args[@]}" --profiling.log_dir "$log_dir" 2>&1 | tee "$out"
+run_dir=$(sed -n 's/^trainprof: results in //p' "$out" | tail -n 1)
 rm -f "$out"
 if [ -z "$run_dir" ]; then
   run_dir=$(ls -td "$log_dir"/*/ | head -n 1)
