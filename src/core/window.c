@@ -96,6 +96,17 @@ void tpi_col_refresh_totals(tpi_collector *c, int with_percentiles)
     c->n_totals = n;
 }
 
+/* A window callback returned an error. A sink that already reported it
+ * (tpi_sink_fail raised its io_errors during the call) is not counted
+ * again; one that failed silently is reported and counted here, once. */
+static void window_call_failed(tpi_sink *k, uint64_t errors_before, const char *what,
+                               const char *path)
+{
+    int e = errno;
+    if (k->io_errors == errors_before)
+        tpi_sink_fail(k, what, path, e);
+}
+
 static void send_thread_names(tpi_collector *c)
 {
     for (uint32_t i = 0; i < c->n_th; i++) {
@@ -135,8 +146,9 @@ static void open_window(tpi_collector *c, int64_t cycle)
     __atomic_store_n(&s->wake_each_step, 1, __ATOMIC_RELAXED); /* flush every step */
     EACH_SINK(c, k)
     {
+        uint64_t before = k->io_errors;
         if (k->ops->window_begin && k->ops->window_begin(k, &c->win) != 0)
-            tpi_sink_fail(k, "cannot open trace", c->win.stem, errno);
+            window_call_failed(k, before, "cannot open trace", c->win.stem);
     }
     send_thread_names(c);
 }
@@ -157,8 +169,9 @@ void tpi_col_close_window(tpi_collector *c)
     uint64_t dropped = total_dropped(c);
     EACH_SINK(c, k)
     {
+        uint64_t before = k->io_errors;
         if (k->ops->window_end && k->ops->window_end(k, &c->win, dropped) != 0)
-            tpi_sink_fail(k, "cannot finish trace", c->win.stem, errno);
+            window_call_failed(k, before, "cannot finish trace", c->win.stem);
     }
     c->window_seq = 0;
     __atomic_store_n(&c->s->wake_each_step, 0, __ATOMIC_RELAXED);

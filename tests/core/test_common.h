@@ -26,6 +26,22 @@ static tp_config *test_config(const char *tag, const char *const *kv)
     return cfg;
 }
 
+/* Opens a session on test_config(tag, kv) and copies its run directory
+ * into dir (n bytes). NULL (with a message) when it cannot be opened. */
+static tp_session *open_test_session(const char *tag, const char *const *kv, char *dir, size_t n)
+{
+    tp_config *cfg = test_config(tag, kv);
+    tp_error err;
+    tp_session *s = tp_session_open(cfg, &err);
+    tp_config_free(cfg);
+    if (!s) {
+        fprintf(stderr, "%s: cannot open a session: %s\n", tag, err.message);
+        return NULL;
+    }
+    snprintf(dir, n, "%s", tp_session_dir(s));
+    return s;
+}
+
 static char *read_in(const char *dir, const char *name)
 {
     char path[1400], *data = NULL;

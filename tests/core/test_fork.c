@@ -9,15 +9,12 @@
 TP_TEST(child_does_not_write)
 {
     static const char *const kv[] = {"active", "100", NULL};
-    tp_config *cfg = test_config("fork", kv);
+    char dir[1024], path[1200];
     tp_error err;
-    tp_session *s = tp_session_open(cfg, &err);
-    tp_config_free(cfg);
+    tp_session *s = open_test_session("fork", kv, dir, sizeof dir);
     CHECK(s != NULL);
     if (!s)
         return;
-    char dir[1024], path[1200];
-    snprintf(dir, sizeof dir, "%s", tp_session_dir(s));
     for (int i = 0; i < 3; i++) {
         TP_ZONE(s, "before_fork");
         tp_step_end(s, 1);
@@ -56,15 +53,12 @@ TP_TEST(child_does_not_write)
 TP_TEST(child_exit_does_not_duplicate_parent_bytes)
 {
     static const char *const kv[] = {NULL};
-    tp_config *cfg = test_config("forkexit", kv);
+    char dir[1024], path[1200];
     tp_error err;
-    tp_session *s = tp_session_open(cfg, &err); /* registers the fork handler */
-    tp_config_free(cfg);
+    tp_session *s = open_test_session("forkexit", kv, dir, sizeof dir); /* registers the fork handler */
     CHECK(s != NULL);
     if (!s)
         return;
-    char dir[1024], path[1200];
-    snprintf(dir, sizeof dir, "%s", tp_session_dir(s));
     snprintf(path, sizeof path, "%s/sink_file.txt", dir);
     FILE *f = tpi_sink_fopen(path, "w");
     CHECK(f != NULL);

@@ -49,15 +49,12 @@ TP_TEST(unwritable_log_dir_fails)
 TP_TEST(counts_and_unbalanced)
 {
     static const char *const kv[] = {"active", "2", "wait", "1", "repeat", "1", NULL};
-    tp_config *cfg = test_config("counts", kv);
+    char dir[1024];
     tp_error err;
-    tp_session *s = tp_session_open(cfg, &err);
-    tp_config_free(cfg);
+    tp_session *s = open_test_session("counts", kv, dir, sizeof dir);
     CHECK(s != NULL);
     if (!s)
         return;
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s", tp_session_dir(s));
     for (int step = 0; step < 5; step++) {
         tp_step_begin(s);
         for (int i = 0; i < 3; i++) {
@@ -96,11 +93,44 @@ TP_TEST(counts_and_unbalanced)
     rm_rf(dir);
 }
 
+/* A trace sink whose window_begin fails: chrome_json fails silently (the
+ * core reports it), perfetto reports it itself (the core must not count it
+ * a second time). Each failed sink is one I/O error, training goes on. */
+TP_TEST(window_begin_failure_counted_once)
+{
+    static const char *const kv[] = {"wait", "1", "active", "2", "repeat", "1",
+                                     "trace_format", "both", NULL};
+    char dir[1024], path[1200];
+    tp_error err;
+    tp_session *s = open_test_session("winfail", kv, dir, sizeof dir);
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    /* a regular file where the trace directory goes: every trace open fails */
+    snprintf(path, sizeof path, "%s/profiler_traces", dir);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f)
+        fclose(f);
+    for (int step = 0; step < 4; step++) {
+        { TP_ZONE(s, "work"); }
+        tp_step_end(s, 1);
+    }
+    CHECK(tp_session_close(s, &err) == TP_ERR_IO);
+    CHECK_CONTAINS(err.message, "2 write error(s)");
+    char *sum = read_in(dir, "training_summary.json");
+    CHECK_CONTAINS(sum, "\"io_errors\": 2");
+    CHECK_CONTAINS(sum, "\"total_steps\": 4");
+    free(sum);
+    rm_rf(dir);
+}
+
 int main(void)
 {
     RUN(null_session_is_noop);
     RUN(disabled_returns_null_ok);
     RUN(unwritable_log_dir_fails);
     RUN(counts_and_unbalanced);
+    RUN(window_begin_failure_counted_once);
     return tp_test_finish();
 }

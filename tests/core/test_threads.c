@@ -24,15 +24,12 @@ static void *worker(void *arg)
 TP_TEST(eight_threads)
 {
     static const char *const kv[] = {"active", "1000", "max_buffer_mb", "256", NULL};
-    tp_config *cfg = test_config("threads", kv);
+    char dir[1024];
     tp_error err;
-    g_s = tp_session_open(cfg, &err);
-    tp_config_free(cfg);
+    g_s = open_test_session("threads", kv, dir, sizeof dir);
     CHECK(g_s != NULL);
     if (!g_s)
         return;
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s", tp_session_dir(g_s));
     pthread_t th[THREADS];
     for (int i = 0; i < THREADS; i++)
         pthread_create(&th[i], NULL, worker, (void *)(intptr_t)i);
