@@ -8,8 +8,10 @@
  * queue. Zones: data_batch_production (loader), data_wait, forward,
  * backward, optimizer_step; counters: loss, learning_rate.
  *
- *   train_mlp [--max_steps N] [--batch N] [--epoch_steps N] [--quiet]
+ *   train_mlp [--max_steps N] [--batch N] [--epoch_steps N] [--quiet] [--help]
  *             [profiling flags: --profiling.active 3, --enable_profiling True ...]
+ *
+ * Exit status: 0 done, 1 profiling could not start, 2 bad usage.
  */
 #include <math.h>
 #include <pthread.h>
@@ -228,32 +230,105 @@ static double now_us(void)
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
-static long arg_long(int argc, char **argv, const char *flag, long def)
+static void usage(FILE *o)
 {
-    for (int i = 1; i + 1 < argc; i++)
-        if (strcmp(argv[i], flag) == 0)
-            return atol(argv[i + 1]);
-    return def;
+    fprintf(o,
+            "usage: train_mlp [options] [profiling flags]\n"
+            "Trains a small MLP on synthetic data, profiled by trainprof.\n"
+            "\n"
+            "options:\n"
+            "  --max_steps N     training steps (default 300)\n"
+            "  --batch N         samples per batch, 1..%d (default 64)\n"
+            "  --epoch_steps N   steps per epoch (default %d / batch)\n"
+            "  --quiet           no loss lines\n"
+            "  -h, --help        this text\n"
+            "\n"
+            "profiling flags: --profiling.KEY VALUE or --profiling.KEY=VALUE (e.g.\n"
+            "  --profiling.wait 1 --profiling.active 3 --profiling.enabled false), the other\n"
+            "  spellings (--enable_profiling True, ...) and TRAINPROF_* variables; every\n"
+            "  key is listed in docs/CONFIG.md and by `trainprof config`.\n",
+            MAXB, NDATA);
+}
+
+typedef struct options {
+    long max_steps, batch, epoch_steps;
+    int quiet;
+} options;
+
+/* Parses a whole-number value of `flag`; -1 with a message when it is not one. */
+static int parse_count(const char *flag, const char *v, long *out)
+{
+    char *end = NULL;
+    long n = v ? strtol(v, &end, 10) : 0;
+    if (!v || !*v || *end || n < 0) {
+        fprintf(stderr, "train_mlp: %s needs a whole number >= 0, got '%s' (see --help)\n", flag,
+                v ? v : "");
+        return -1;
+    }
+    *out = n;
+    return 0;
+}
+
+/* The program's own flags (profiling flags are already consumed): 0 ok,
+ * 2 bad usage (message printed). */
+static int parse_options(int argc, char **argv, options *o)
+{
+    static const char *const names[] = {"--max_steps", "--batch", "--epoch_steps"};
+    long *dst[] = {&o->max_steps, &o->batch, &o->epoch_steps};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--quiet") == 0) {
+            o->quiet = 1;
+            continue;
+        }
+        int k = 0;
+        size_t len = 0;
+        for (; k < 3; k++) {
+            len = strlen(names[k]);
+            if (strncmp(a, names[k], len) == 0 && (a[len] == '\0' || a[len] == '='))
+                break;
+        }
+        if (k == 3) {
+            fprintf(stderr, "train_mlp: unknown option '%s' (see --help)\n", a);
+            return 2;
+        }
+        const char *v = a[len] == '=' ? a + len + 1 : (i + 1 < argc ? argv[++i] : NULL);
+        if (parse_count(names[k], v, dst[k]) != 0)
+            return 2;
+    }
+    if (o->batch < 1 || o->batch > MAXB || o->epoch_steps == 0) {
+        fprintf(stderr, "train_mlp: --batch must be 1..%d and --epoch_steps >= 1 (see --help)\n",
+                MAXB);
+        return 2;
+    }
+    return 0;
 }
 
 int main(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return 0;
+        }
+    }
     tp_error err;
     tp_config *cfg = tp_config_new();
     if (!cfg || tp_config_load_env(cfg, &err) != 0 || tp_config_parse_args(cfg, &argc, argv, &err) != 0) {
         fprintf(stderr, "train_mlp: %s\n", cfg ? err.message : "out of memory");
+        tp_config_free(cfg);
         return 2;
     }
-    long max_steps = arg_long(argc, argv, "--max_steps", 300);
-    int bs = (int)arg_long(argc, argv, "--batch", 64);
-    long epoch_steps = arg_long(argc, argv, "--epoch_steps", NDATA / (bs > 0 ? bs : 1));
-    int quiet = 0;
-    for (int i = 1; i < argc; i++)
-        quiet |= strcmp(argv[i], "--quiet") == 0;
-    if (bs < 1 || bs > MAXB || max_steps < 0 || epoch_steps < 1) {
-        fprintf(stderr, "train_mlp: --batch must be 1..%d, --max_steps >= 0\n", MAXB);
-        return 2;
+    options opt = {300, 64, -1, 0}; /* epoch_steps -1: NDATA / batch */
+    int rc = parse_options(argc, argv, &opt);
+    if (rc != 0) {
+        tp_config_free(cfg);
+        return rc;
     }
+    long max_steps = opt.max_steps;
+    int bs = (int)opt.batch;
+    long epoch_steps = opt.epoch_steps > 0 ? opt.epoch_steps : NDATA / bs;
+    int quiet = opt.quiet;
     tp_session *prof = tp_session_open(cfg, &err);
     tp_config_free(cfg);
     if (!prof && err.code != TP_OK) {
@@ -327,13 +402,11 @@ int main(int argc, char **argv)
     free(step_us);
     tp_session_stats st;
     tp_session_get_stats(prof, &st);
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s", prof ? tp_session_dir(prof) : "");
     if (tp_session_close(prof, &err) != 0)
         fprintf(stderr, "train_mlp: profiling: %s\n", err.message);
-    if (prof)
-        printf("profile: %s\n", dir);
-    else
+    /* with profiling on, the session's console output ends with
+     * "trainprof: results in <dir>" (scripts/run-example.sh looks for it) */
+    if (!prof)
         printf("profiling off\n");
     return 0;
 }

@@ -201,12 +201,30 @@ def scenario_kill9(tmp):
     check(n_steps > 10, f"kill -9: only {n_steps} steps readable")
     print(f"kill -9: {len(events)} events, {n_steps} steps readable from the prefix")
 
+def scenario_usage(tmp):
+    """--help: usage and exit 0; unknown or bad flags: a clear error, exit 2;
+    a profiled run ends with the "trainprof: results in <dir>" line."""
+    p = subprocess.run([EXE, "--help"], capture_output=True, text=True, timeout=60)
+    check(p.returncode == 0, f"--help exited {p.returncode}")
+    check("--max_steps" in p.stdout and "docs/CONFIG.md" in p.stdout,
+          f"--help: usage text incomplete: {p.stdout!r}")
+    for bad, what in ((["--bogus"], "unknown option '--bogus'"),
+                      (["--max_steps", "ten"], "--max_steps needs a whole number"),
+                      (["--batch", "0"], "--batch must be")):
+        p = subprocess.run([EXE] + bad, capture_output=True, text=True, timeout=60)
+        check(p.returncode == 2, f"{bad}: exit {p.returncode}, expected 2")
+        check(what in p.stderr, f"{bad}: stderr {p.stderr!r} lacks {what!r}")
+    out, run_dir = run(["--max_steps=3"], tmp)
+    last = out.strip().splitlines()[-1] if out.strip() else ""
+    check(last == "trainprof: results in " + run_dir,
+          f"last line {last!r} is not 'trainprof: results in {run_dir}'")
+
 
 def main():
     if not os.path.exists(EXE):
         print("train_mlp not built:", EXE)
         return 1
-    for sc in (scenario_schedule, scenario_epoch, scenario_kill9):
+    for sc in (scenario_usage, scenario_schedule, scenario_epoch, scenario_kill9):
         with tempfile.TemporaryDirectory(prefix="tp_integ_") as tmp:
             sc(tmp)
     print("FAILED" if FAILS else "OK", len(FAILS), "failures")
