@@ -140,9 +140,11 @@ typedef struct tpa_report_opts {
     bool quiet;
 } tpa_report_opts;
 
+#define TPA_TABLE_ASYNC (1 << 30)  /* table of async b/e pairs, after the devices */
 typedef struct tpa_op {
     char *name;
-    int table;               /* -1: host, >= 0: GPU device */
+    int table;               /* -1: host, >= 0: GPU device, TPA_TABLE_ASYNC */
+    int kind;                /* enum tpa_kind of its first event, -1 for async */
     uint64_t count;
     int64_t total_ns, self_ns, min_ns, max_ns;
 } tpa_op;
@@ -150,6 +152,7 @@ typedef struct tpa_op {
 typedef struct tpa_report {
     tpa_op *ops; size_t n_ops;     /* unsorted */
     uint64_t events, spans, skipped_unknown, late_events, unmatched_end;
+    uint64_t async_pairs, async_unmatched;   /* b/e pairs matched; b or e left alone */
     uint64_t bytes;
     uint64_t per_ph[128];
     int n_files, truncated_files;
@@ -159,6 +162,14 @@ typedef struct tpa_report {
 int tpa_report_file(tpa_report *rep, const char *path, const tpa_report_opts *o,
                     tpa_error *err);
 void tpa_report_free(tpa_report *rep);
+/* The same, fed event by event: begin (a pass over path first when
+ * o->steps is set; NULL on error), feed every event, end with the reader's
+ * metadata. rep and o must outlive the run. */
+typedef struct tpa_report_run tpa_report_run;
+tpa_report_run *tpa_report_begin(tpa_report *rep, const char *path, const tpa_report_opts *o,
+                                 tpa_error *err);
+void tpa_report_feed(tpa_report_run *run, const tpa_event *ev);
+void tpa_report_end(tpa_report_run *run, const tpa_meta *m, const char *path);
 
 /* ---- steps --------------------------------------------------------------- */
 enum tpa_part {
@@ -177,9 +188,25 @@ typedef struct tpa_steps_result {
     tpa_step_row *rows; size_t n;
     bool has_gpu;
     bool truncated;
+    int passes;                    /* reads of the file (> 1 when over the interval budget) */
+    size_t peak_intervals;         /* most intervals held at once */
+    uint64_t unmatched_end;        /* E events without a B */
+    int64_t span_start_ns, span_end_ns;  /* extent of the spans seen */
 } tpa_steps_result;
 
+/* Steps are ProfilerStep#N spans: X events or B/E pairs (torch, Kineto and
+ * trainprof's own traces all name them so). */
 int tpa_steps_file(const char *path, tpa_steps_result *res, tpa_error *err);
+/* The same, fed event by event (so one read can serve several analyses).
+ * path names the input for further passes when the intervals outgrow their
+ * budget; NULL or "-" (not re-readable) keeps them all in memory instead.
+ * finish frees the context. */
+typedef struct tpa_steps_ctx tpa_steps_ctx;
+tpa_steps_ctx *tpa_steps_begin(const char *path);
+void tpa_steps_feed(tpa_steps_ctx *c, const tpa_event *ev);
+int tpa_steps_finish(tpa_steps_ctx *c, bool truncated, tpa_steps_result *res, tpa_error *err);
+/* Intervals held before a pass narrows its window (0: default, 2M). */
+void tpa_steps_set_budget(size_t intervals);
 void tpa_steps_free(tpa_steps_result *res);
 /* q in [0,1] over the rows' durations (or part p when p >= 0). */
 int64_t tpa_steps_quantile(const tpa_steps_result *res, int part, double q);

@@ -110,7 +110,7 @@ bool tpa_cat_listed(const char *list, tpa_sv cat)
     while (*p) {
         const char *q = strchr(p, ',');
         size_t n = q ? (size_t)(q - p) : strlen(p);
-        if (n == cat.n && memcmp(p, cat.p, n) == 0) return true;
+        if (n == cat.n && (n == 0 || memcmp(p, cat.p, n) == 0)) return true;  /* cat.p NULL when empty */
         if (!q) break;
         p = q + 1;
     }

@@ -10,13 +10,17 @@
 static int by_kind_name(const void *a, const void *b)
 {
     const tpa_op *x = a, *y = b;
-    bool gx = x->table >= 0, gy = y->table >= 0;
-    if (gx != gy) return gx ? 1 : -1;
+    int gx = x->table < 0 ? 0 : x->table == TPA_TABLE_ASYNC ? 2 : 1;
+    int gy = y->table < 0 ? 0 : y->table == TPA_TABLE_ASYNC ? 2 : 1;
+    if (gx != gy) return gx > gy ? 1 : -1;
     return strcmp(x->name, y->name);
 }
 
 /* Sorts ops by (host/gpu, name); equal neighbours are the same diff key. */
-static void prepare(tpa_report *r) { qsort(r->ops, r->n_ops, sizeof *r->ops, by_kind_name); }
+static void prepare(tpa_report *r)
+{
+    if (r->n_ops) qsort(r->ops, r->n_ops, sizeof *r->ops, by_kind_name);
+}
 
 static size_t fold(const tpa_report *r, size_t i, uint64_t *count, int64_t *total)
 {
@@ -71,12 +75,12 @@ void tpa_diff_compute(tpa_diff *d, tpa_report *a, tpa_report *b,
         tpa_diff_row row = {0};
         const tpa_op *ref = c <= 0 ? &a->ops[i] : &b->ops[j];
         row.name = ref->name;
-        row.gpu = ref->table >= 0;
+        row.gpu = ref->table >= 0 && ref->table != TPA_TABLE_ASYNC;
         if (c <= 0) i = fold(a, i, &row.count_a, &row.total_a);
         if (c >= 0) j = fold(b, j, &row.count_b, &row.total_b);
-        push(d, &cap, row);
+        if (ref->table != TPA_TABLE_ASYNC) push(d, &cap, row);  /* async pairs: not ops */
     }
-    qsort(d->rows, d->n, sizeof *d->rows, by_change);
+    if (d->n) qsort(d->rows, d->n, sizeof *d->rows, by_change);
     if (sa->n && sb->n) {
         d->metric = "mean step time";
         d->metric_a = tpa_steps_mean(sa, -1);

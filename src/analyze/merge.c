@@ -63,7 +63,7 @@ static void remember_name(name_rec **v, size_t *n, int64_t pid, int64_t tid, tpa
     *v = nv;
     char *copy = malloc(name.n + 1);
     if (!copy) abort();
-    memcpy(copy, name.p, name.n);
+    if (name.n) memcpy(copy, name.p, name.n);  /* name.p NULL when empty */
     copy[name.n] = 0;
     nv[(*n)++] = (name_rec){ pid, tid, copy };
 }

@@ -118,7 +118,7 @@ void tpa_out_json_str(tpa_out *o, const char *s, size_t n)
         if (c == '"' || c == '\\') { esc[0] = '\\'; esc[1] = (char)c; tpa_out_write(o, esc, 2); }
         else { snprintf(esc, sizeof esc, "\\u%04x", c); tpa_out_write(o, esc, 6); }
     }
-    tpa_out_write(o, s + n - run, run);
+    if (run) tpa_out_write(o, s + n - run, run);  /* s may be NULL when n == 0 */
     tpa_out_write(o, "\"", 1);
 }
 

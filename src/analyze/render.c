@@ -46,7 +46,7 @@ bool tpa_sort_key_valid(const char *key)
 void tpa_sort_ops(tpa_report *rep, const char *sort)
 {
     g_sort = sort ? sort : "self";
-    qsort(rep->ops, rep->n_ops, sizeof *rep->ops, op_cmp);
+    if (rep->n_ops) qsort(rep->ops, rep->n_ops, sizeof *rep->ops, op_cmp);
 }
 
 static int64_t table_self_sum(const tpa_report *rep, size_t from, size_t to)
@@ -85,6 +85,8 @@ static void text_table(FILE *f, const tpa_report *rep, size_t from, size_t to, s
     char d[6][32], name[64];
     tpa_fmt_dur(d[0], sizeof d[0], self_sum);
     if (table < 0) fprintf(f, "Host operations: %zu names, %" PRIu64 " calls, self time %s\n", to - from, calls, d[0]);
+    else if (table == TPA_TABLE_ASYNC)
+        fprintf(f, "Async spans (b/e pairs): %zu names, %" PRIu64 " pairs, total %s\n", to - from, calls, d[0]);
     else fprintf(f, "GPU %d kernels and copies: %zu names, %" PRIu64 " calls, busy %s\n", table, to - from, calls, d[0]);
     fprintf(f, "%-*s %9s %12s %7s %12s %12s %12s %12s\n", W, "Name", "Calls", "Self total", "Self %",
             "Total", "Avg", "Min", "Max");
@@ -118,6 +120,7 @@ void tpa_render_report_text(FILE *f, const tpa_report *rep, size_t top)
     if (rep->skipped_unknown) fprintf(f, "; %" PRIu64 " events of unknown kind skipped", rep->skipped_unknown);
     if (rep->late_events) fprintf(f, "; %" PRIu64 " spans too far out of order (self time approximate)", rep->late_events);
     if (rep->unmatched_end) fprintf(f, "; %" PRIu64 " unmatched E events", rep->unmatched_end);
+    if (rep->async_unmatched) fprintf(f, "; %" PRIu64 " unpaired async b/e events", rep->async_unmatched);
     if (rep->truncated_files) fprintf(f, "; %d truncated file(s)", rep->truncated_files);
     fputc('\n', f);
 }
@@ -142,16 +145,18 @@ static void json_op(FILE *f, const tpa_op *o, int64_t self_sum)
 void tpa_render_report_json(FILE *f, const tpa_report *rep, size_t top)
 {
     fprintf(f, "{\"files\": %d, \"bytes\": %" PRIu64 ", \"events\": %" PRIu64 ", \"spans\": %" PRIu64
-            ", \"skipped_unknown\": %" PRIu64 ", \"late_events\": %" PRIu64 ", \"truncated_files\": %d,\n \"tables\": [",
+            ", \"skipped_unknown\": %" PRIu64 ", \"late_events\": %" PRIu64 ", \"truncated_files\": %d"
+            ", \"async_pairs\": %" PRIu64 ", \"async_unmatched\": %" PRIu64 ",\n \"tables\": [",
             rep->n_files, rep->bytes, rep->events, rep->spans, rep->skipped_unknown, rep->late_events,
-            rep->truncated_files);
+            rep->truncated_files, rep->async_pairs, rep->async_unmatched);
     bool first_table = true;
     for (size_t from = 0; from < rep->n_ops;) {
         size_t to = table_end(rep, from);
         int table = rep->ops[from].table;
         int64_t self_sum = table_self_sum(rep, from, to);
-        fprintf(f, "%s\n  {\"table\": \"%s\", \"device\": ", first_table ? "" : ",", table < 0 ? "host" : "gpu");
-        if (table < 0) fputs("null", f); else fprintf(f, "%d", table);
+        fprintf(f, "%s\n  {\"table\": \"%s\", \"device\": ", first_table ? "" : ",",
+                table < 0 ? "host" : table == TPA_TABLE_ASYNC ? "async" : "gpu");
+        if (table < 0 || table == TPA_TABLE_ASYNC) fputs("null", f); else fprintf(f, "%d", table);
         fputs(", \"self_total_us\": ", f);
         tpa_print_us(f, self_sum);
         fputs(", \"ops\": [", f);

@@ -53,8 +53,14 @@ typedef struct thread_state {
     bool flushed_any;
 } thread_state;
 
+/* Open async (b/e) spans, keyed by a hash of (cat, id, name, pid). Keys
+ * that repeat while open pair first-in first-out. */
+typedef struct async_open { uint64_t key; int64_t ts; uint32_t op; bool used; } async_open;
+typedef struct async_table { async_open *v; size_t cap, n; } async_table;
+
 typedef struct run_ctx {
     tpa_report *rep;
+    async_table async;
     const tpa_report_opts *o;
     thread_state *threads; size_t nthreads, cthreads;
     size_t last_thread;
@@ -88,7 +94,7 @@ static void index_rehash(tpa_report *rep, op_index *ix)
     ix->nslots = ns;
 }
 
-static uint32_t op_lookup(tpa_report *rep, int table, const char *p, size_t n)
+static uint32_t op_lookup(tpa_report *rep, int table, int kind, const char *p, size_t n)
 {
     op_index *ix = rep->priv;
     if ((rep->n_ops + 1) * 2 > ix->nslots)
@@ -99,7 +105,7 @@ static uint32_t op_lookup(tpa_report *rep, int table, const char *p, size_t n)
         uint32_t i = ix->slots[s] - 1;
         tpa_op *op = &rep->ops[i];
         if (ix->hashes[i] == h && ix->lens[i] == n && op->table == table &&
-            memcmp(op->name, p, n) == 0)
+            (n == 0 || memcmp(op->name, p, n) == 0))  /* p NULL when empty */
             return i;
         s = (s + 1) & (ix->nslots - 1);
     }
@@ -120,6 +126,7 @@ static uint32_t op_lookup(tpa_report *rep, int table, const char *p, size_t n)
         memcpy(op->name, p, n); /* p is NULL for an empty name */
     op->name[n] = 0;
     op->table = table;
+    op->kind = kind;
     op->min_ns = INT64_MAX;
     ix->hashes[i] = h;
     ix->lens[i] = n;
@@ -127,12 +134,12 @@ static uint32_t op_lookup(tpa_report *rep, int table, const char *p, size_t n)
     return i;
 }
 
-static uint32_t op_for(run_ctx *c, int table, tpa_sv name)
+static uint32_t op_for(run_ctx *c, int table, int kind, tpa_sv name)
 {
     int64_t num;
     if (c->o->group_steps && tpa_step_number(name, &num))
-        return op_lookup(c->rep, table, "ProfilerStep*", 13);
-    return op_lookup(c->rep, table, name.p, name.n);
+        return op_lookup(c->rep, table, kind, "ProfilerStep*", 13);
+    return op_lookup(c->rep, table, kind, name.p, name.n);
 }
 
 static void op_add_call(tpa_op *op, int64_t dur)
@@ -224,12 +231,11 @@ static bool attach_late(run_ctx *c, thread_state *t, int64_t ts, int64_t dur)
 
 static void flush_pending(run_ctx *c, thread_state *t, size_t n)
 {
+    if (!n) return;  /* pend may be NULL */
     for (size_t i = 0; i < n; i++)
         nest_span(c, t, &t->pend[i]);
-    if (n) {
-        t->flushed_ts = t->pend[n - 1].ts;
-        t->flushed_any = true;
-    }
+    t->flushed_ts = t->pend[n - 1].ts;
+    t->flushed_any = true;
     memmove(t->pend, t->pend + n, (t->npend - n) * sizeof *t->pend);
     t->npend -= n;
 }
@@ -308,7 +314,7 @@ static void on_begin(run_ctx *c, const tpa_event *ev)
 {
     thread_state *t = thread_for(c, ev->pid, ev->tid);
     GROW(t->begins, t->nbegins, t->cbegins);
-    t->begins[t->nbegins++] = (begin_rec){ ev->ts_ns, op_for(c, -1, ev->name) };
+    t->begins[t->nbegins++] = (begin_rec){ ev->ts_ns, op_for(c, -1, tpa_classify(ev), ev->name) };
 }
 
 static void on_end(run_ctx *c, const tpa_event *ev)
@@ -320,6 +326,80 @@ static void on_end(run_ctx *c, const tpa_event *ev)
     if (dur < 0) dur = 0;
     host_span(c, ev->pid, ev->tid, b.ts, dur, b.op);
     c->rep->spans++;
+}
+
+/* ---- async b/e ------------------------------------------------------------------ */
+
+static uint64_t async_key(const tpa_event *ev)
+{
+    uint64_t h = tpa_hash_bytes(ev->cat.p, ev->cat.n);
+    if (ev->v_id.len) h = h * 31 + tpa_hash_bytes(ev->raw.p + ev->v_id.off, ev->v_id.len);
+    h = h * 31 + tpa_hash_bytes(ev->name.p, ev->name.n);
+    return (h ^ (uint64_t)ev->pid * 0x9E3779B97F4A7C15ULL) | 1;
+}
+
+static void async_grow(async_table *t)
+{
+    size_t nc = t->cap ? t->cap * 2 : 256;
+    async_open *nv = calloc(nc, sizeof *nv);
+    if (!nv) abort();
+    for (size_t i = 0; i < t->cap; i++) {
+        if (!t->v[i].used) continue;
+        size_t s = t->v[i].key & (nc - 1);
+        while (nv[s].used) s = (s + 1) & (nc - 1);
+        nv[s] = t->v[i];
+    }
+    free(t->v);
+    t->v = nv;
+    t->cap = nc;
+}
+
+static void async_begin(run_ctx *c, const tpa_event *ev)
+{
+    async_table *t = &c->async;
+    if ((t->n + 1) * 2 > t->cap) async_grow(t);
+    uint64_t key = async_key(ev);
+    size_t s = key & (t->cap - 1);
+    while (t->v[s].used) s = (s + 1) & (t->cap - 1);
+    t->v[s] = (async_open){ key, ev->ts_ns, op_for(c, TPA_TABLE_ASYNC, -1, ev->name), true };
+    t->n++;
+}
+
+/* Removes slot s, shifting later entries of the probe run back (no tombstones). */
+static void async_remove(async_table *t, size_t s)
+{
+    size_t mask = t->cap - 1, j = s;
+    t->v[s].used = false;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (!t->v[j].used) break;
+        size_t home = t->v[j].key & mask;
+        if (((j - home) & mask) >= ((j - s) & mask)) {  /* home not in (s, j] */
+            t->v[s] = t->v[j];
+            t->v[j].used = false;
+            s = j;
+        }
+    }
+    t->n--;
+}
+
+static void async_end(run_ctx *c, const tpa_event *ev)
+{
+    async_table *t = &c->async;
+    uint64_t key = async_key(ev);
+    if (t->cap) {
+        for (size_t s = key & (t->cap - 1); t->v[s].used; s = (s + 1) & (t->cap - 1)) {
+            if (t->v[s].key != key) continue;
+            int64_t dur = ev->ts_ns > t->v[s].ts ? ev->ts_ns - t->v[s].ts : 0;
+            tpa_op *op = &c->rep->ops[t->v[s].op];
+            op_add_call(op, dur);
+            op->self_ns += dur;
+            c->rep->async_pairs++;
+            async_remove(t, s);
+            return;
+        }
+    }
+    c->rep->async_unmatched++;
 }
 
 static void on_event(run_ctx *c, const tpa_event *ev)
@@ -337,7 +417,7 @@ static void on_event(run_ctx *c, const tpa_event *ev)
         if (tpa_kind_is_gpu(kind)) {
             if (kind == TPA_K_GPU_ANNOTATION && !c->o->cats) return;  /* would double count */
             int table = (int)(ev->device >= 0 ? ev->device : (ev->pid >= 0 && ev->pid < 1 << 20 ? ev->pid : 0));
-            uint32_t idx = op_for(c, table, ev->name);  /* may move rep->ops */
+            uint32_t idx = op_for(c, table, kind, ev->name);  /* may move rep->ops */
             tpa_op *op = &rep->ops[idx];
             op_add_call(op, dur);
             op->self_ns += dur;
@@ -345,47 +425,73 @@ static void on_event(run_ctx *c, const tpa_event *ev)
         }
         if (ev->cat.n == 5 && memcmp(ev->cat.p, "Trace", 5) == 0 && !c->o->cats)
             return;  /* Kineto's whole-profile span on a pseudo process */
-        host_span(c, ev->pid, ev->tid, ev->ts_ns, dur, op_for(c, -1, ev->name));
+        host_span(c, ev->pid, ev->tid, ev->ts_ns, dur, op_for(c, -1, kind, ev->name));
         return;
     }
     case 'B': if (ev->has_ts) on_begin(c, ev); return;
     case 'E': if (ev->has_ts) on_end(c, ev); return;
+    case 'b': if (ev->has_ts) async_begin(c, ev); return;
+    case 'e': if (ev->has_ts) async_end(c, ev); return;
     case 'i': case 'I': case 'C': case 'M': case 's': case 't': case 'f':
-    case 'b': case 'e': case 'n': case 'P': case 'O': case 'N': case 'D':
+    case 'n': case 'P': case 'O': case 'N': case 'D':
         return;  /* understood, not part of the op table */
     default:
         rep->skipped_unknown++;
     }
 }
 
-int tpa_report_file(tpa_report *rep, const char *path, const tpa_report_opts *o, tpa_error *err)
+tpa_report_run *tpa_report_begin(tpa_report *rep, const char *path, const tpa_report_opts *o,
+                                 tpa_error *err)
 {
     if (!rep->priv && !(rep->priv = calloc(1, sizeof(op_index)))) abort();
-    run_ctx c = { .rep = rep, .o = o };
+    run_ctx *c = calloc(1, sizeof *c);
+    if (!c) abort();
+    c->rep = rep;
+    c->o = o;
     if (o->steps.set) {
         int64_t min_ts;
-        if (tpa_find_steps(path, &c.steps, &c.nsteps, &min_ts, err) != 0)
-            return -1;
+        if (tpa_find_steps(path, &c->steps, &c->nsteps, &min_ts, err) != 0) { free(c); return NULL; }
     }
-    tpa_reader *r = tpa_reader_open(path, err);
-    if (!r) { free(c.steps); return -1; }
-    tpa_event ev;
-    int rc;
-    while ((rc = tpa_reader_next(r, &ev, err)) > 0)
-        on_event(&c, &ev);
-    finish_threads(&c);
-    const tpa_meta *m = tpa_reader_meta(r);
+    return (tpa_report_run *)c;
+}
+
+void tpa_report_feed(tpa_report_run *run, const tpa_event *ev)
+{
+    on_event((run_ctx *)run, ev);
+}
+
+void tpa_report_end(tpa_report_run *run, const tpa_meta *m, const char *path)
+{
+    run_ctx *c = (run_ctx *)run;
+    tpa_report *rep = c->rep;
+    finish_threads(c);
+    rep->async_unmatched += c->async.n;  /* b without e */
+    free(c->async.v);
     rep->bytes += m->bytes;
     rep->n_files++;
     if (m->truncated) {
         rep->truncated_files++;
-        if (!o->quiet)
+        if (!c->o->quiet)
             fprintf(stderr, "trainprof: warning: %s: trace is truncated at byte %llu; "
                     "reporting the %llu events before it\n", path,
                     (unsigned long long)m->truncated_at, (unsigned long long)m->events);
     }
+    free(c->steps);
+    free(c);
+}
+
+int tpa_report_file(tpa_report *rep, const char *path, const tpa_report_opts *o, tpa_error *err)
+{
+    tpa_reader *r = tpa_reader_open(path, err);
+    if (!r) return -1;
+    tpa_report_run *run = tpa_report_begin(rep, path, o, err);
+    if (!run) { tpa_reader_close(r); return -1; }
+    tpa_event ev;
+    int rc;
+    while ((rc = tpa_reader_next(r, &ev, err)) > 0)
+        tpa_report_feed(run, &ev);
+    tpa_report_end(run, tpa_reader_meta(r), path);
     tpa_reader_close(r);
-    free(c.steps);
     return rc < 0 ? -1 : 0;
 }
 

@@ -83,9 +83,63 @@ static int step_cmp(const void *a, const void *b)
     return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
 }
 
+/* ---- B/E pairing: one stack of open begins per thread ------------------------------------ */
+
+#define BE_STEP (-2)  /* the open span is a step marker */
+typedef struct be_open { int64_t ts, num; int part; } be_open;
+typedef struct be_thread { int64_t pid, tid; be_open *v; size_t n, cap; } be_thread;
+typedef struct be_pairs { be_thread *t; size_t n, cap, last; uint64_t unmatched_end; } be_pairs;
+
+static be_thread *be_thread_for(be_pairs *b, int64_t pid, int64_t tid)
+{
+    if (b->n && b->t[b->last].pid == pid && b->t[b->last].tid == tid) return &b->t[b->last];
+    for (size_t i = 0; i < b->n; i++)
+        if (b->t[i].pid == pid && b->t[i].tid == tid) { b->last = i; return &b->t[i]; }
+    if (b->n == b->cap) {
+        size_t nc = b->cap ? b->cap * 2 : 16;
+        be_thread *nt = realloc(b->t, nc * sizeof *nt);
+        if (!nt) abort();
+        b->t = nt;
+        b->cap = nc;
+    }
+    b->t[b->n] = (be_thread){ pid, tid, NULL, 0, 0 };
+    b->last = b->n;
+    return &b->t[b->n++];
+}
+
+static void be_push(be_pairs *b, const tpa_event *ev, int part, int64_t num)
+{
+    be_thread *t = be_thread_for(b, ev->pid, ev->tid);
+    if (t->n == t->cap) {
+        size_t nc = t->cap ? t->cap * 2 : 16;
+        be_open *nv = realloc(t->v, nc * sizeof *nv);
+        if (!nv) abort();
+        t->v = nv;
+        t->cap = nc;
+    }
+    t->v[t->n++] = (be_open){ ev->ts_ns, num, part };
+}
+
+/* Pops the begin an E closes; false when there is none. */
+static bool be_pop(be_pairs *b, const tpa_event *ev, be_open *out)
+{
+    be_thread *t = be_thread_for(b, ev->pid, ev->tid);
+    if (!t->n) { b->unmatched_end++; return false; }
+    *out = t->v[--t->n];
+    return true;
+}
+
+static void be_free(be_pairs *b)
+{
+    for (size_t i = 0; i < b->n; i++) free(b->t[i].v);
+    free(b->t);
+    memset(b, 0, sizeof *b);
+}
+
+/* A step marker: ProfilerStep#N (Kineto, torch, trainprof's own traces) on the host. */
 static bool host_step(const tpa_event *ev, int kind, int64_t *num)
 {
-    return ev->ph == 'X' && kind == TPA_K_STEP && ev->has_ts && tpa_step_number(ev->name, num);
+    return kind == TPA_K_STEP && ev->has_ts && tpa_step_number(ev->name, num);
 }
 
 int tpa_find_steps(const char *path, tpa_step **steps, size_t *n, int64_t *min_ts, tpa_error *err)
@@ -93,18 +147,27 @@ int tpa_find_steps(const char *path, tpa_step **steps, size_t *n, int64_t *min_t
     tpa_reader *r = tpa_reader_open(path, err);
     if (!r) return -1;
     step_list l = {0};
+    be_pairs be = {0};
     int64_t lo = INT64_MAX;
     tpa_event ev;
     int rc;
     while ((rc = tpa_reader_next(r, &ev, err)) > 0) {
         if (ev.has_ts && ev.ph != 'M' && ev.ts_ns < lo) lo = ev.ts_ns;
-        int64_t num;
+        int64_t num = 0;
         if (ev.ph == 'X' && host_step(&ev, tpa_classify(&ev), &num))
-            add_step(&l, num, ev.ts_ns, ev.has_dur ? ev.dur_ns : 0);
+            add_step(&l, num, ev.ts_ns, ev.has_dur && ev.dur_ns > 0 ? ev.dur_ns : 0);
+        else if (ev.ph == 'B' && ev.has_ts)
+            be_push(&be, &ev, host_step(&ev, tpa_classify(&ev), &num) ? BE_STEP : -1, num);
+        else if (ev.ph == 'E' && ev.has_ts) {
+            be_open b;
+            if (be_pop(&be, &ev, &b) && b.part == BE_STEP)
+                add_step(&l, b.num, b.ts, ev.ts_ns > b.ts ? ev.ts_ns - b.ts : 0);
+        }
     }
     tpa_reader_close(r);
+    be_free(&be);
     if (rc < 0) { free(l.v); return -1; }
-    qsort(l.v, l.n, sizeof *l.v, step_cmp);
+    if (l.n) qsort(l.v, l.n, sizeof *l.v, step_cmp);
     *steps = l.v;
     *n = l.n;
     *min_ts = lo == INT64_MAX ? 0 : lo;
@@ -201,46 +264,250 @@ static int part_of(const tpa_event *ev, int kind)
     }
 }
 
-int tpa_steps_file(const char *path, tpa_steps_result *res, tpa_error *err)
+/* ---- streaming context --------------------------------------------------------------------
+ *
+ * Memory bound: the interval sets hold at most `budget` intervals in all.
+ * When they outgrow it, the window [lo, hi) that intervals are clipped to
+ * shrinks: intervals starting at or after the new hi are dropped. Steps lying
+ * wholly inside the window are split exactly at the end of the pass; the
+ * others are done by further passes over the file, each starting at the
+ * first step not done yet. A pass keeps at least one step, so memory is the
+ * larger of the budget and one step's intervals. Input that cannot be read
+ * twice (stdin) keeps everything in one pass instead. */
+
+#ifdef TP_SMALL_LIMITS
+#define DEFAULT_BUDGET 16
+#else
+#define DEFAULT_BUDGET ((size_t)1 << 21)   /* 2M intervals, 32 MB */
+#endif
+static size_t g_budget;
+
+void tpa_steps_set_budget(size_t intervals) { g_budget = intervals; }
+
+struct tpa_steps_ctx {
+    ivset sets[TPA_P_COUNT];
+    step_list steps;
+    be_pairs be;
+    const char *path;        /* re-read for later passes; NULL: cannot */
+    bool can_shrink, first_pass, has_gpu;
+    int64_t lo, hi;          /* window of this pass */
+    size_t budget, peak;
+    int64_t span_lo, span_hi;
+    int passes;
+};
+
+tpa_steps_ctx *tpa_steps_begin(const char *path)
 {
-    memset(res, 0, sizeof *res);
-    tpa_reader *r = tpa_reader_open(path, err);
+    tpa_steps_ctx *c = calloc(1, sizeof *c);
+    if (!c) abort();
+    c->path = path && strcmp(path, "-") != 0 ? path : NULL;
+    c->can_shrink = c->path != NULL;
+    c->first_pass = true;
+    c->lo = INT64_MIN;
+    c->hi = INT64_MAX;
+    c->budget = g_budget ? g_budget : DEFAULT_BUDGET;
+    c->span_lo = INT64_MAX;
+    c->span_hi = INT64_MIN;
+    c->passes = 1;
+    return c;
+}
+
+static size_t total_intervals(const tpa_steps_ctx *c)
+{
+    size_t n = 0;
+    for (int p = 0; p < TPA_P_COUNT; p++) n += c->sets[p].n;
+    return n;
+}
+
+/* Intervals (of merged sets) starting before t. */
+static size_t count_before(const tpa_steps_ctx *c, int64_t t)
+{
+    size_t n = 0;
+    for (int p = 0; p < TPA_P_COUNT; p++) {
+        const ivset *set = &c->sets[p];
+        size_t lo = 0, hi = set->n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (set->v[mid].s < t) lo = mid + 1; else hi = mid;
+        }
+        n += lo;
+    }
+    return n;
+}
+
+/* Halves the window's contents, never below the end of the first step not done. */
+static void shrink_window(tpa_steps_ctx *c)
+{
+    for (int p = 0; p < TPA_P_COUNT; p++) ivset_compact(&c->sets[p]);
+    size_t total = total_intervals(c);
+    if (total > c->peak) c->peak = total;
+    if (total <= c->budget / 2) return;
+    int64_t a = INT64_MAX, b = INT64_MIN;  /* first start, last end held */
+    for (int p = 0; p < TPA_P_COUNT; p++) {
+        const ivset *set = &c->sets[p];
+        if (!set->n) continue;
+        if (set->v[0].s < a) a = set->v[0].s;
+        if (set->v[set->n - 1].e > b) b = set->v[set->n - 1].e;
+    }
+    while (a < b) {  /* smallest t with count_before(t) >= total / 2 */
+        int64_t mid = a + (b - a) / 2;
+        if (count_before(c, mid) >= total / 2) b = mid; else a = mid + 1;
+    }
+    int64_t t = a, first = INT64_MAX, keep = INT64_MIN;
+    for (size_t i = 0; i < c->steps.n; i++)  /* a pass always finishes the first step left */
+        if (c->steps.v[i].start_ns >= c->lo && c->steps.v[i].start_ns < first) first = c->steps.v[i].start_ns;
+    for (size_t i = 0; i < c->steps.n; i++) {
+        const tpa_step *st = &c->steps.v[i];
+        if (st->start_ns == first && st->start_ns + st->dur_ns > keep) keep = st->start_ns + st->dur_ns;
+    }
+    if (t < keep) t = keep;
+    if (t >= c->hi) { c->budget *= 2; return; }  /* cannot cut: let it grow */
+    for (int p = 0; p < TPA_P_COUNT; p++) {
+        ivset *set = &c->sets[p];
+        while (set->n && set->v[set->n - 1].s >= t) set->n--;
+        if (set->n && set->v[set->n - 1].e > t) set->v[set->n - 1].e = t;
+        set->merged_n = set->n;
+    }
+    c->hi = t;
+}
+
+static void add_interval(tpa_steps_ctx *c, int part, int64_t s, int64_t e)
+{
+    if (part <= TPA_P_COMM) c->has_gpu = true;
+    if (s < c->lo) s = c->lo;
+    if (e > c->hi) e = c->hi;
+    if (e <= s) return;
+    ivset_add(&c->sets[part], s, e);
+    if (c->can_shrink && total_intervals(c) > c->budget) shrink_window(c);
+}
+
+void tpa_steps_feed(tpa_steps_ctx *c, const tpa_event *ev)
+{
+    if (!ev->has_ts || (ev->ph != 'X' && ev->ph != 'B' && ev->ph != 'E')) return;
+    int64_t num = 0;
+    if (ev->ph == 'E') {
+        be_open b;
+        if (!be_pop(&c->be, ev, &b)) return;
+        int64_t dur = ev->ts_ns > b.ts ? ev->ts_ns - b.ts : 0;
+        if (b.part == BE_STEP) { if (c->first_pass) add_step(&c->steps, b.num, b.ts, dur); }
+        else if (b.part >= 0) add_interval(c, b.part, b.ts, b.ts + dur);
+        if (b.ts < c->span_lo) c->span_lo = b.ts;
+        if (ev->ts_ns > c->span_hi) c->span_hi = ev->ts_ns;
+        return;
+    }
+    int kind = tpa_classify(ev);
+    bool step = host_step(ev, kind, &num);
+    if (ev->ph == 'B') { be_push(&c->be, ev, step ? BE_STEP : part_of(ev, kind), num); return; }
+    int64_t dur = ev->has_dur && ev->dur_ns > 0 ? ev->dur_ns : 0;
+    if (ev->ts_ns < c->span_lo) c->span_lo = ev->ts_ns;
+    if (ev->ts_ns + dur > c->span_hi) c->span_hi = ev->ts_ns + dur;
+    if (step) { if (c->first_pass) add_step(&c->steps, num, ev->ts_ns, dur); return; }
+    int part = part_of(ev, kind);
+    if (part >= 0) add_interval(c, part, ev->ts_ns, ev->ts_ns + dur);
+}
+
+static void push_row(tpa_steps_result *res, size_t *cap, const tpa_step *st, ivset *sets, ivbuf tmp[2])
+{
+    if (res->n == *cap) {
+        *cap = *cap ? *cap * 2 : 64;
+        res->rows = realloc(res->rows, *cap * sizeof *res->rows);
+        if (!res->rows) abort();
+    }
+    tpa_step_row *row = &res->rows[res->n++];
+    memset(row, 0, sizeof *row);
+    row->num = st->num;
+    row->start_ns = st->start_ns;
+    row->dur_ns = st->dur_ns;
+    breakdown(row, sets, tmp);
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+    const tpa_step_row *x = a, *y = b;
+    return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+/* One more pass over the file for the window starting at lo. */
+static int reread(tpa_steps_ctx *c, int64_t lo, tpa_error *err)
+{
+    tpa_reader *r = tpa_reader_open(c->path, err);
     if (!r) return -1;
-    ivset sets[TPA_P_COUNT] = {{0}};
-    step_list l = {0};
+    be_free(&c->be);
+    c->first_pass = false;
+    c->lo = lo;
+    c->hi = INT64_MAX;
+    c->passes++;
     tpa_event ev;
     int rc;
-    while ((rc = tpa_reader_next(r, &ev, err)) > 0) {
-        if (ev.ph != 'X' || !ev.has_ts) continue;
-        int kind = tpa_classify(&ev);
-        int64_t num, dur = ev.has_dur && ev.dur_ns > 0 ? ev.dur_ns : 0;
-        if (host_step(&ev, kind, &num)) { add_step(&l, num, ev.ts_ns, dur); continue; }
-        int part = part_of(&ev, kind);
-        if (part < 0) continue;
-        if (part <= TPA_P_COMM) res->has_gpu = true;
-        ivset_add(&sets[part], ev.ts_ns, ev.ts_ns + dur);
-    }
-    res->truncated = tpa_reader_meta(r)->truncated;
+    while ((rc = tpa_reader_next(r, &ev, err)) > 0) tpa_steps_feed(c, &ev);
     tpa_reader_close(r);
-    if (rc >= 0) {
-        qsort(l.v, l.n, sizeof *l.v, step_cmp);
-        res->rows = calloc(l.n ? l.n : 1, sizeof *res->rows);
-        if (!res->rows) abort();
-        ivbuf tmp[2] = {{0}};
-        for (int p = 0; p < TPA_P_COUNT; p++) ivset_compact(&sets[p]);
-        for (size_t i = 0; i < l.n; i++) {
-            tpa_step_row *row = &res->rows[res->n++];
-            row->num = l.v[i].num;
-            row->start_ns = l.v[i].start_ns;
-            row->dur_ns = l.v[i].dur_ns;
-            breakdown(row, sets, tmp);
-        }
-        free(tmp[0].v);
-        free(tmp[1].v);
-    }
-    for (int p = 0; p < TPA_P_COUNT; p++) free(sets[p].v);
-    free(l.v);
     return rc < 0 ? -1 : 0;
+}
+
+static void steps_ctx_free(tpa_steps_ctx *c)
+{
+    for (int p = 0; p < TPA_P_COUNT; p++) free(c->sets[p].v);
+    be_free(&c->be);
+    free(c->steps.v);
+    free(c);
+}
+
+int tpa_steps_finish(tpa_steps_ctx *c, bool truncated, tpa_steps_result *res, tpa_error *err)
+{
+    memset(res, 0, sizeof *res);
+    res->truncated = truncated;
+    res->unmatched_end = c->be.unmatched_end;
+    if (c->steps.n) qsort(c->steps.v, c->steps.n, sizeof *c->steps.v, step_cmp);
+    ivbuf tmp[2] = {{0}};
+    size_t cap = 0, next = 0;  /* steps before `next` are done */
+    int rc = 0;
+    for (;;) {
+        for (int p = 0; p < TPA_P_COUNT; p++) ivset_compact(&c->sets[p]);
+        size_t total = total_intervals(c);
+        if (total > c->peak) c->peak = total;
+        size_t i = next;
+        while (i < c->steps.n && c->steps.v[i].start_ns + c->steps.v[i].dur_ns <= c->hi) {
+            if (c->steps.v[i].start_ns >= c->lo) push_row(res, &cap, &c->steps.v[i], c->sets, tmp);
+            i++;
+        }
+        if (i == next && c->passes > 1) c->can_shrink = false;  /* overlapping steps stalled: keep all */
+        next = i;
+        if (next >= c->steps.n || c->hi == INT64_MAX) break;
+        for (int p = 0; p < TPA_P_COUNT; p++) c->sets[p].n = c->sets[p].merged_n = 0;
+        if ((rc = reread(c, c->steps.v[next].start_ns, err)) != 0) break;
+    }
+    free(tmp[0].v);
+    free(tmp[1].v);
+    if (res->n) qsort(res->rows, res->n, sizeof *res->rows, row_cmp);
+    if (!res->rows && !(res->rows = calloc(1, sizeof *res->rows))) abort();
+    res->has_gpu = c->has_gpu;
+    res->passes = c->passes;
+    res->peak_intervals = c->peak;
+    res->span_start_ns = c->span_lo == INT64_MAX ? 0 : c->span_lo;
+    res->span_end_ns = c->span_hi == INT64_MIN ? 0 : c->span_hi;
+    steps_ctx_free(c);
+    return rc;
+}
+
+int tpa_steps_file(const char *path, tpa_steps_result *res, tpa_error *err)
+{
+    tpa_reader *r = tpa_reader_open(path, err);
+    if (!r) { memset(res, 0, sizeof *res); return -1; }
+    tpa_steps_ctx *c = tpa_steps_begin(path);
+    tpa_event ev;
+    int rc;
+    while ((rc = tpa_reader_next(r, &ev, err)) > 0) tpa_steps_feed(c, &ev);
+    bool truncated = tpa_reader_meta(r)->truncated;
+    tpa_reader_close(r);
+    if (rc < 0) {
+        tpa_steps_result tmp;
+        tpa_error ignore;
+        tpa_steps_finish(c, false, &tmp, &ignore);
+        tpa_steps_free(&tmp);
+        memset(res, 0, sizeof *res);
+        return -1;
+    }
+    return tpa_steps_finish(c, truncated, res, err);
 }
 
 void tpa_steps_free(tpa_steps_result *res)

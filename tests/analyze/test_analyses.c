@@ -125,6 +125,73 @@ TP_TEST(steps_breakdown_sums)
     tpa_steps_free(&res);
 }
 
+/* The same two steps written as B/E pairs (ProfilerStep and host ops). */
+static const char STEPS_BE[] =
+    "[{\"ph\":\"B\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"ts\":0,\"pid\":1,\"tid\":1},"
+    "{\"ph\":\"B\",\"name\":\"DataLoader.next\",\"ts\":0,\"pid\":1,\"tid\":1},"
+    "{\"ph\":\"E\",\"ts\":10,\"pid\":1,\"tid\":1},"
+    "{\"ph\":\"B\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"ts\":10,\"pid\":1,\"tid\":1},"
+    "{\"ph\":\"E\",\"ts\":50,\"pid\":1,\"tid\":1},"
+    "{\"ph\":\"E\",\"ts\":100,\"pid\":1,\"tid\":1},"
+    "{\"ph\":\"B\",\"name\":\"ProfilerStep#2\",\"ts\":100,\"pid\":1,\"tid\":1},"
+    "{\"ph\":\"E\",\"ts\":150,\"pid\":1,\"tid\":1},"
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"ts\":22,\"dur\":30,\"pid\":0,\"tid\":7}]";
+
+TP_TEST(steps_from_begin_end)
+{
+    const char *p = write_tmp("steps_be.json", STEPS_BE);
+    tpa_steps_result res;
+    tpa_error err;
+    CHECK_EQ_INT(tpa_steps_file(p, &res, &err), 0);
+    CHECK_EQ_INT(res.n, 2);
+    if (res.n == 2) {
+        CHECK_EQ_INT(res.rows[0].num, 1);
+        CHECK_EQ_INT(res.rows[0].dur_ns, 100000);
+        CHECK_EQ_INT(res.rows[0].part_ns[TPA_P_DATALOAD], 10000);
+        CHECK_EQ_INT(res.rows[0].part_ns[TPA_P_KERNEL], 30000);
+        CHECK_EQ_INT(res.rows[0].part_ns[TPA_P_CPU], 12000);   /* 10..22 */
+        CHECK_EQ_INT(res.rows[0].part_ns[TPA_P_OTHER], 48000);
+        CHECK_EQ_INT(res.rows[1].num, 2);
+        CHECK_EQ_INT(res.rows[1].dur_ns, 50000);
+    }
+    tpa_steps_free(&res);
+    tpa_step *st = NULL;
+    size_t n = 0;
+    int64_t lo;
+    CHECK_EQ_INT(tpa_find_steps(p, &st, &n, &lo, &err), 0);
+    CHECK_EQ_INT(n, 2);
+    free(st);
+}
+
+/* A tiny interval budget forces many passes; the rows must not change. */
+TP_TEST(steps_bounded_memory_exact)
+{
+    static const char *const files[] = { "trace_filter__sampled_rank-0.json.gz", "mlp_adam.pt.trace.json" };
+    for (size_t f = 0; f < 2; f++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/tests/fixtures/%s", TP_SOURCE_DIR, files[f]);
+        tpa_steps_result a, b;
+        tpa_error err;
+        tpa_steps_set_budget((size_t)1 << 30);
+        CHECK_EQ_INT(tpa_steps_file(path, &a, &err), 0);
+        tpa_steps_set_budget(64);
+        CHECK_EQ_INT(tpa_steps_file(path, &b, &err), 0);
+        tpa_steps_set_budget(0);
+        CHECK_EQ_INT(a.passes, 1);
+        CHECK(b.passes > 1 || a.peak_intervals <= 64);
+        CHECK(b.peak_intervals < a.peak_intervals || a.peak_intervals <= 64);
+        CHECK_EQ_INT(a.n, b.n);
+        CHECK(a.n > 0);
+        for (size_t i = 0; i < a.n && i < b.n; i++) {
+            CHECK_EQ_INT(a.rows[i].num, b.rows[i].num);
+            CHECK_EQ_INT(a.rows[i].gpu_busy_ns, b.rows[i].gpu_busy_ns);
+            for (int k = 0; k < TPA_P_COUNT; k++) CHECK_EQ_INT(a.rows[i].part_ns[k], b.rows[i].part_ns[k]);
+        }
+        tpa_steps_free(&a);
+        tpa_steps_free(&b);
+    }
+}
+
 TP_TEST(slice_fix_merge_round_trip)
 {
     const char *p = write_tmp("steps2.json", STEPS);
@@ -183,6 +250,8 @@ int main(void)
     RUN(report_self_times);
     RUN(report_filters);
     RUN(steps_breakdown_sums);
+    RUN(steps_from_begin_end);
+    RUN(steps_bounded_memory_exact);
     RUN(slice_fix_merge_round_trip);
     RUN(option_parsers);
     int rc = tp_test_finish();
