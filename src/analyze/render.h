@@ -15,6 +15,33 @@ void tpa_render_report_json(FILE *f, const tpa_report *rep, size_t top);
 void tpa_render_steps_text(FILE *f, const tpa_steps_result *res);
 void tpa_render_steps_json(FILE *f, const tpa_steps_result *res);
 
+/* analyze: report + steps in one pass, then ranked findings */
+typedef struct tpa_finding {
+    const char *id, *title;      /* stable id ("data_loading", ...) and a headline */
+    int severity;                /* 0 low, 1 medium, 2 high (share >= 10%, >= 25%) */
+    double share;                /* of step time, 0..1 */
+    char evidence[512];          /* op names and numbers */
+    const char *suggestion;
+} tpa_finding;
+
+typedef struct tpa_diagnosis {
+    const char *path;
+    tpa_report rep;              /* ops sorted by table, then self time */
+    tpa_steps_result steps;
+    bool has_gpu;
+    int64_t basis_ns;            /* sum of step durations, or the trace's extent without steps */
+    int64_t mean_ns, part_mean_ns[TPA_P_COUNT];
+    double gpu_idle;             /* 1 - mean GPU busy / mean step */
+    uint64_t kernel_calls;
+    int64_t kernel_avg_ns;
+    tpa_finding findings[16]; size_t n_findings;  /* most step time first */
+} tpa_diagnosis;
+
+int tpa_diagnose_file(const char *path, tpa_diagnosis *d, tpa_error *err);
+void tpa_diagnosis_free(tpa_diagnosis *d);
+void tpa_render_diagnosis_text(FILE *f, const tpa_diagnosis *d, size_t top);
+void tpa_render_diagnosis_json(FILE *f, const tpa_diagnosis *d, size_t top);
+
 /* diff */
 typedef struct tpa_diff_row {
     const char *name;

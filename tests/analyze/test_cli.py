@@ -96,6 +96,67 @@ def test_report_counts_on_kineto():
         check(got == want, f"{path}: report calls differ from json ({len(got)} vs {len(want)} names)")
 
 
+def test_analyze_findings():
+    """analyze = report + steps in one pass; findings pinned on the fixtures."""
+    cases = [(os.path.join(FIX, "mlp_adam.pt.trace.json"), ["optimizer"]),
+             (os.path.join(FIX, "trace_filter__sampled_rank-0.json.gz"), ["launch_bound", "optimizer", "communication"])]
+    control = os.path.join(SHARED, "trace_diff__control__control.json.gz")
+    if os.path.exists(control):
+        cases.append((control, ["communication", "synchronization"]))
+    for path, ids in cases:
+        d = json.loads(run("analyze", "--json", path).stdout)
+        st = json.loads(run("steps", "--json", path).stdout)
+        got = [f["id"] for f in d["findings"]]
+        check(got == ids, f"{path}: findings {got} vs {ids}")
+        shares = [f["share_pct"] for f in d["findings"]]
+        check(shares == sorted(shares, reverse=True), f"{path}: findings not ranked")
+        check(d["steps"] == st["count"], f"{path}: analyze steps {d['steps']} vs {st['count']}")
+        check(abs(d["step_mean_us"] - st["summary"]["mean"]["dur_us"]) < 0.0015, f"{path}: mean step")
+        pct = sum(v["pct"] for v in d["breakdown"].values())
+        check(abs(pct - 100) < 0.1, f"{path}: breakdown sums to {pct}%")
+        for f in d["findings"]:
+            check(f["evidence"] and f["suggestion"] and f["severity"] in ("low", "medium", "high"), f"{path}: {f}")
+    d = json.loads(run("analyze", "--json", cases[0][0]).stdout)
+    opt = d["findings"][0]
+    check(abs(opt["share_pct"] - 100 * 1718 / 8936) < 0.01, f"optimizer share {opt['share_pct']}")
+    check(d["gpu_idle_pct"] is None and d["top_host_ops"][0]["name"] == "aten::addmm", "mlp_adam top op / no GPU")
+    d = json.loads(run("analyze", "--json", cases[1][0]).stdout)
+    check(abs(d["gpu_idle_pct"] - 55.5) < 0.1, f"rank-0 GPU idle {d['gpu_idle_pct']}")
+
+
+def test_begin_end_and_async(tmp):
+    """The torch CPU trace rewritten as B/E pairs gives the same steps; b/e async pairs are counted."""
+    src = os.path.join(FIX, "mlp_adam.pt.trace.json")
+    evs = []
+    for e in events(load(src)):
+        if e.get("ph") != "X" or not e.get("dur"):
+            continue  # zero-length spans have no unambiguous B/E order
+        b = {k: v for k, v in e.items() if k != "dur"}
+        b["ph"] = "B"
+        evs.append((e["ts"], -e["dur"], 0, b))
+        evs.append((e["ts"] + e["dur"], 0, 1, {"ph": "E", "ts": e["ts"] + e["dur"], "pid": e["pid"], "tid": e["tid"]}))
+    # ends before begins at equal times, inner ends first (shortest begin last)
+    evs.sort(key=lambda x: (x[0], -x[2], x[1]))
+    be = os.path.join(tmp, "be.json")
+    with open(be, "w") as f:
+        json.dump({"traceEvents": [x[3] for x in evs]}, f)
+    a = json.loads(run("steps", "--json", src).stdout)["steps"]
+    b = json.loads(run("steps", "--json", be).stdout)["steps"]
+    check([s["step"] for s in a] == [s["step"] for s in b], "B/E steps differ")
+    check(all(abs(x["dur_us"] - y["dur_us"]) < 0.0015 for x, y in zip(a, b)), "B/E step durations differ")
+    asy = os.path.join(tmp, "async.json")
+    with open(asy, "w") as f:
+        json.dump([{"ph": "b", "cat": "io", "name": "load", "id": "0x1", "ts": 0, "pid": 1, "tid": 1},
+                   {"ph": "b", "cat": "io", "name": "load", "id": "0x2", "ts": 5, "pid": 1, "tid": 2},
+                   {"ph": "e", "cat": "io", "name": "load", "id": "0x1", "ts": 10, "pid": 1, "tid": 3},
+                   {"ph": "e", "cat": "io", "name": "load", "id": "0x2", "ts": 35, "pid": 1, "tid": 1},
+                   {"ph": "e", "cat": "io", "name": "load", "id": "0x9", "ts": 40, "pid": 1, "tid": 1}], f)
+    r = json.loads(run("report", "--json", asy).stdout)
+    t = [t for t in r["tables"] if t["table"] == "async"]
+    check(len(t) == 1 and t[0]["ops"][0]["calls"] == 2 and t[0]["ops"][0]["total_us"] == 40.0, f"async table {t}")
+    check(r["async_pairs"] == 2 and r["async_unmatched"] == 1, f"async counts {r['async_pairs']} {r['async_unmatched']}")
+
+
 def test_diff_gate():
     a = os.path.join(FIX, "trace_filter__sampled_rank-0.json.gz")
     b = os.path.join(FIX, "trace_filter__sampled_rank-1.json.gz")
@@ -162,7 +223,7 @@ def test_bad_inputs(tmp):
     check("byte 38" in p.stderr, f"syntax error offset: {p.stderr!r}")
     run("report", "/nonexistent/trace.json", expect=2)
     run("report", "--bogus", expect=2)
-    for sub in ("report", "steps", "diff", "slice", "merge", "fix"):
+    for sub in ("report", "steps", "analyze", "diff", "slice", "merge", "fix"):
         p = run(sub, "--help")
         check("usage:" in p.stdout, f"{sub} --help")
 
@@ -172,7 +233,9 @@ def main():
     test_steps_match_profiler_step_spans()
     test_report_counts_on_kineto()
     test_diff_gate()
+    test_analyze_findings()
     with tempfile.TemporaryDirectory() as tmp:
+        test_begin_end_and_async(tmp)
         test_slice_merge_fix(tmp)
         test_bad_inputs(tmp)
     print(f"{len(failures)} failure(s)")

@@ -50,6 +50,50 @@ int cli_error(const tpa_error *err)
     return CLI_BAD_INPUT;
 }
 
+int cli_common_arg(int argc, char **argv, int *i, const char *usage, bool *json, const char **out)
+{
+    const char *v;
+    if (cli_is_help(argv[*i])) { fputs(usage, stdout); return CLI_ARG_HELP; }
+    if (!strcmp(argv[*i], "--json")) { *json = true; return CLI_ARG_USED; }
+    if (out && (cli_opt(argc, argv, i, "-o", &v) || cli_opt(argc, argv, i, "--output", &v))) {
+        if (!v) { cli_fail_missing(argv[0], "-o"); return CLI_ARG_ERROR; }
+        *out = v;
+        return CLI_ARG_USED;
+    }
+    return CLI_ARG_NONE;
+}
+
+int cli_arg_exit(int k)
+{
+    return k == CLI_ARG_HELP ? CLI_OK : CLI_BAD_INPUT;
+}
+
+int cli_positional(const char *cmd, const char *arg, const char **in)
+{
+    if (arg[0] == '-' && arg[1]) return cli_fail(cmd, "unknown option %s", arg);
+    if (*in) return cli_fail(cmd, "one trace file at a time");
+    *in = arg;
+    return 0;
+}
+
+int cli_parse_one_file(int argc, char **argv, const char *usage, const char **file, bool *json,
+                       size_t *top)
+{
+    const char *cmd = argv[0], *v;
+    for (int i = 1; i < argc; i++) {
+        int k = cli_common_arg(argc, argv, &i, usage, json, NULL);
+        if (k == CLI_ARG_USED) continue;
+        if (k != CLI_ARG_NONE) return k == CLI_ARG_HELP ? -1 : CLI_BAD_INPUT;
+        if (top && cli_opt(argc, argv, &i, "--top", &v)) {
+            if (!v || !cli_parse_size(v, top)) return cli_fail(cmd, "--top needs a number");
+        } else if (cli_positional(cmd, argv[i], file) != 0) {
+            return CLI_BAD_INPUT;
+        }
+    }
+    if (!*file) return cli_fail(cmd, "no trace file given");
+    return 0;
+}
+
 bool cli_parse_size(const char *s, size_t *out)
 {
     char *end;

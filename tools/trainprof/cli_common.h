@@ -22,6 +22,22 @@ int cli_fail_missing(const char *cmd, const char *opt);
 /* Prints a reader/writer error and returns CLI_BAD_INPUT. */
 int cli_error(const tpa_error *err);
 bool cli_parse_size(const char *s, size_t *out);
+
+/* The options every file subcommand shares, tried at argv[*i]: --help
+ * (prints usage), --json, and -o/--output OUT when out is not NULL.
+ * CLI_ARG_NONE: not one of them; CLI_ARG_USED: consumed (go on);
+ * CLI_ARG_HELP: usage printed (exit 0); CLI_ARG_ERROR: reported (exit 2). */
+enum { CLI_ARG_NONE = 0, CLI_ARG_USED = 1, CLI_ARG_HELP = -1, CLI_ARG_ERROR = -2 };
+int cli_common_arg(int argc, char **argv, int *i, const char *usage, bool *json, const char **out);
+/* Maps a cli_common_arg result other than USED/NONE to the exit status. */
+int cli_arg_exit(int k);
+/* A positional argument: the single input file. 0, or CLI_BAD_INPUT after
+ * reporting an unknown option or a second file. */
+int cli_positional(const char *cmd, const char *arg, const char **in);
+/* The whole command line of a one-file command: [--json] [--top N] FILE
+ * (--top only when top is not NULL). 0 ok, -1 after --help, else CLI_BAD_INPUT. */
+int cli_parse_one_file(int argc, char **argv, const char *usage, const char **file, bool *json,
+                       size_t *top);
 bool cli_parse_i64(const char *s, int64_t *out);
 
 #endif

@@ -18,17 +18,13 @@ static const char USAGE[] =
 int cmd_fix(int argc, char **argv)
 {
     cli_init();
-    const char *cmd = argv[0], *in = NULL, *out = NULL, *v;
+    const char *cmd = argv[0], *in = NULL, *out = NULL;
     bool json = false;
     for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) { fputs(USAGE, stdout); return CLI_OK; }
-        if (!strcmp(argv[i], "--json")) json = true;
-        else if (cli_opt(argc, argv, &i, "-o", &v) || cli_opt(argc, argv, &i, "--output", &v)) {
-            if (!v) return cli_fail_missing(cmd, "-o");
-            out = v;
-        } else if (argv[i][0] == '-' && argv[i][1]) return cli_fail(cmd, "unknown option %s", argv[i]);
-        else if (in) return cli_fail(cmd, "one input file at a time");
-        else in = argv[i];
+        int k = cli_common_arg(argc, argv, &i, USAGE, &json, &out);
+        if (k == CLI_ARG_USED) continue;
+        if (k != CLI_ARG_NONE) return cli_arg_exit(k);
+        if (cli_positional(cmd, argv[i], &in)) return CLI_BAD_INPUT;
     }
     if (!in) return cli_fail(cmd, "no trace file given");
     if (out && strcmp(in, out) == 0) return cli_fail(cmd, "output must differ from the input");

@@ -20,17 +20,15 @@ static const char USAGE[] =
 int cmd_merge(int argc, char **argv)
 {
     cli_init();
-    const char *cmd = argv[0], *out = NULL, *v;
+    const char *cmd = argv[0], *out = NULL;
     const char *files[1024];
     size_t n = 0;
     bool json = false;
     for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) { fputs(USAGE, stdout); return CLI_OK; }
-        if (!strcmp(argv[i], "--json")) json = true;
-        else if (cli_opt(argc, argv, &i, "-o", &v) || cli_opt(argc, argv, &i, "--output", &v)) {
-            if (!v) return cli_fail_missing(cmd, "-o");
-            out = v;
-        } else if (argv[i][0] == '-' && argv[i][1]) return cli_fail(cmd, "unknown option %s", argv[i]);
+        int k = cli_common_arg(argc, argv, &i, USAGE, &json, &out);
+        if (k == CLI_ARG_USED) continue;
+        if (k != CLI_ARG_NONE) return cli_arg_exit(k);
+        if (argv[i][0] == '-' && argv[i][1]) return cli_fail(cmd, "unknown option %s", argv[i]);
         else if (n == 1024) return cli_fail(cmd, "too many files (1024 at most)");
         else files[n++] = argv[i];
     }

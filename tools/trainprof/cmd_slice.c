@@ -27,12 +27,10 @@ int cmd_slice(int argc, char **argv)
     memset(&o, 0, sizeof o);
     bool json = false;
     for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) { fputs(USAGE, stdout); return CLI_OK; }
-        if (!strcmp(argv[i], "--json")) json = true;
-        else if (cli_opt(argc, argv, &i, "-o", &v) || cli_opt(argc, argv, &i, "--output", &v)) {
-            if (!v) return cli_fail_missing(cmd, "-o");
-            out = v;
-        } else if (cli_opt(argc, argv, &i, "--steps", &v)) {
+        int k = cli_common_arg(argc, argv, &i, USAGE, &json, &out);
+        if (k == CLI_ARG_USED) continue;
+        if (k != CLI_ARG_NONE) return cli_arg_exit(k);
+        if (cli_opt(argc, argv, &i, "--steps", &v)) {
             if (!v || !tpa_parse_range(v, &o.steps)) return cli_fail(cmd, "--steps needs N or A-B");
         } else if (cli_opt(argc, argv, &i, "--time", &v)) {
             if (!v || !tpa_parse_time_range(v, &o.time_us)) return cli_fail(cmd, "--time needs A-B, e.g. 0-5ms or 10ms-20ms");
@@ -42,9 +40,9 @@ int cmd_slice(int argc, char **argv)
         } else if (cli_opt(argc, argv, &i, "--cat", &v)) {
             if (!v || !*v) return cli_fail_missing(cmd, "--cat");
             o.cats = v;
-        } else if (argv[i][0] == '-' && argv[i][1]) return cli_fail(cmd, "unknown option %s", argv[i]);
-        else if (in) return cli_fail(cmd, "one input file at a time");
-        else in = argv[i];
+        } else if (cli_positional(cmd, argv[i], &in)) {
+            return CLI_BAD_INPUT;
+        }
     }
     if (!in) return cli_fail(cmd, "no trace file given");
     if (!out) return cli_fail(cmd, "no output given (-o OUT)");

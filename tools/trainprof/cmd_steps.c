@@ -18,16 +18,10 @@ static const char USAGE[] =
 int cmd_steps(int argc, char **argv)
 {
     cli_init();
-    const char *cmd = argv[0], *file = NULL;
+    const char *file = NULL;
     bool json = false;
-    for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) { fputs(USAGE, stdout); return CLI_OK; }
-        if (!strcmp(argv[i], "--json")) json = true;
-        else if (argv[i][0] == '-' && argv[i][1]) return cli_fail(cmd, "unknown option %s", argv[i]);
-        else if (file) return cli_fail(cmd, "one trace file at a time");
-        else file = argv[i];
-    }
-    if (!file) return cli_fail(cmd, "no trace file given");
+    int rc = cli_parse_one_file(argc, argv, USAGE, &file, &json, NULL);
+    if (rc) return rc < 0 ? CLI_OK : rc;
     tpa_steps_result res;
     tpa_error err;
     if (tpa_steps_file(file, &res, &err) != 0) return cli_error(&err);

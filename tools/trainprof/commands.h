@@ -6,6 +6,7 @@
 
 int cmd_report(int argc, char **argv);
 int cmd_steps(int argc, char **argv);
+int cmd_analyze(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_slice(int argc, char **argv);
 int cmd_merge(int argc, char **argv);

@@ -15,6 +15,7 @@ typedef struct command {
 static const command COMMANDS[] = {
     {"report", cmd_report, "per-operation table of a trace (like key_averages().table())"},
     {"steps", cmd_steps, "one row per step with a time breakdown"},
+    {"analyze", cmd_analyze, "where the step time goes and what to fix first (ranked findings)"},
     {"diff", cmd_diff, "compare two traces; --fail-if-slower PCT gates CI"},
     {"slice", cmd_slice, "cut a large trace down by steps, time, duration or category"},
     {"merge", cmd_merge, "several ranks on one timeline"},

@@ -1,0 +1,266 @@
+/* diagnose.c - `trainprof analyze`: one streaming pass that feeds both the
+ * per-operation report and the step breakdown, then turns their numbers
+ * into ranked findings (what costs step time, the evidence, what to try).
+ *
+ * Shares are of the step time: the sum of the ProfilerStep#N spans, or the
+ * extent of the trace's spans when it marks no steps. The step parts are
+ * exclusive (see steps.c), so "data loading 12%" means 12% of the step in
+ * which nothing of a higher class (GPU work, runtime calls) was running. */
+#include "render.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- thresholds (documented in docs/ANALYZE.md) ------------------------------------ */
+#define DATALOAD_MIN 0.10      /* exposed data loading share */
+#define MEMCPY_MIN 0.05        /* exposed host<->device copies */
+#define COMM_MIN 0.10          /* exposed communication */
+#define OPTIM_MIN 0.15         /* optimizer step, total */
+#define SYNC_MIN 0.05          /* synchronizing calls, total */
+#define LAUNCH_IDLE_MIN 0.40   /* GPU idle share ... */
+#define LAUNCH_HOST_MIN 0.30   /* ... while host parts (cpu + runtime) take this much */
+#define TINY_KERNEL_NS 10000   /* average kernel under 10 us */
+#define TINY_MIN_CALLS 100
+#define TINY_MIN 0.05
+#define VARIANCE_RATIO 1.5     /* p90 / median of step time */
+
+static bool starts_with(const char *s, const char *pre) { return strncmp(s, pre, strlen(pre)) == 0; }
+
+static bool icontains(const char *s, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *s; s++) {
+        size_t k = 0;
+        while (k < n && s[k] && (s[k] | 0x20) == needle[k]) k++;
+        if (k == n) return true;
+    }
+    return false;
+}
+
+static bool is_gpu_table(int t) { return t >= 0 && t != TPA_TABLE_ASYNC; }
+
+static bool is_sync_call(const char *n)
+{
+    return !strcmp(n, "cudaDeviceSynchronize") || !strcmp(n, "cudaStreamSynchronize") ||
+           !strcmp(n, "cudaEventSynchronize") || !strcmp(n, "hipDeviceSynchronize") ||
+           !strcmp(n, "hipStreamSynchronize") || !strcmp(n, "hipEventSynchronize");
+}
+
+static bool is_item(const char *n) { return !strcmp(n, "aten::item") || !strcmp(n, "aten::_local_scalar_dense"); }
+
+static bool is_optimizer(const char *n)
+{
+    return starts_with(n, "Optimizer.step") || icontains(n, "optimizer");
+}
+
+static int severity_of(double share) { return share >= 0.25 ? 2 : share >= 0.10 ? 1 : 0; }
+
+static tpa_finding *add_finding(tpa_diagnosis *d, const char *id, const char *title, double share,
+                                const char *suggestion)
+{
+    if (d->n_findings == sizeof d->findings / sizeof d->findings[0]) return NULL;
+    tpa_finding *f = &d->findings[d->n_findings++];
+    memset(f, 0, sizeof *f);
+    f->id = id;
+    f->title = title;
+    f->share = share;
+    f->severity = severity_of(share);
+    f->suggestion = suggestion;
+    return f;
+}
+
+/* Appends "name (12.3 ms), " for up to k ops of the given kinds, most time first. */
+static void top_names(char *buf, size_t cap, const tpa_report *rep, bool gpu, int k1, int k2, int k)
+{
+    size_t len = strlen(buf);
+    bool used[8] = {0};
+    size_t pick[8];
+    int got = 0;
+    for (; got < k && got < 8; got++) {
+        size_t best = SIZE_MAX;
+        for (size_t i = 0; i < rep->n_ops; i++) {
+            const tpa_op *o = &rep->ops[i];
+            if (gpu != is_gpu_table(o->table) || (o->kind != k1 && o->kind != k2)) continue;
+            bool taken = false;
+            for (int j = 0; j < got; j++) taken |= used[j] && pick[j] == i;
+            if (!taken && (best == SIZE_MAX || o->total_ns > rep->ops[best].total_ns)) best = i;
+        }
+        if (best == SIZE_MAX) break;
+        pick[got] = best;
+        used[got] = true;
+        char dur[32];
+        tpa_fmt_dur(dur, sizeof dur, rep->ops[best].total_ns);
+        len += (size_t)snprintf(buf + len, len < cap ? cap - len : 0, "%s%.60s (%s, %" PRIu64 " calls)",
+                                got ? ", " : "", rep->ops[best].name, dur, rep->ops[best].count);
+        if (len >= cap) { buf[cap - 1] = 0; return; }
+    }
+}
+
+static double share_of(const tpa_diagnosis *d, int64_t ns)
+{
+    return d->basis_ns > 0 ? (double)ns / (double)d->basis_ns : 0.0;
+}
+
+static void part_finding(tpa_diagnosis *d, int part, double min, const char *id, const char *title,
+                         const char *suggestion, int k1, int k2, bool gpu)
+{
+    if (!d->steps.n) return;
+    double share = d->mean_ns ? (double)d->part_mean_ns[part] / (double)d->mean_ns : 0.0;
+    if (share < min) return;
+    tpa_finding *f = add_finding(d, id, title, share, suggestion);
+    if (!f) return;
+    char m[32];
+    tpa_fmt_dur(m, sizeof m, d->part_mean_ns[part]);
+    snprintf(f->evidence, sizeof f->evidence, "%s of each step on average with nothing of higher priority running; top: ", m);
+    top_names(f->evidence, sizeof f->evidence, &d->rep, gpu, k1, k2, 3);
+}
+
+static void find_all(tpa_diagnosis *d)
+{
+    const tpa_report *rep = &d->rep;
+    int64_t sync_calls = 0, item = 0, optim = 0, tiny_ns = 0, kern_ns = 0;
+    uint64_t sync_n = 0, item_n = 0, kern_n = 0, tiny_n = 0;
+    const char *optim_name = NULL;
+    for (size_t i = 0; i < rep->n_ops; i++) {
+        const tpa_op *o = &rep->ops[i];
+        if (is_gpu_table(o->table)) {
+            if (o->kind != TPA_K_KERNEL) continue;
+            kern_ns += o->total_ns;
+            kern_n += o->count;
+            if (o->count && o->total_ns / (int64_t)o->count < TINY_KERNEL_NS) { tiny_ns += o->total_ns; tiny_n += o->count; }
+            continue;
+        }
+        if (o->table != -1) continue;
+        if (is_sync_call(o->name)) { sync_calls += o->total_ns; sync_n += o->count; }
+        else if (is_item(o->name)) { if (o->total_ns > item) { item = o->total_ns; item_n = o->count; } }
+        else if (is_optimizer(o->name) && o->total_ns > optim) { optim = o->total_ns; optim_name = o->name; }
+    }
+    d->kernel_calls = kern_n;
+    d->kernel_avg_ns = kern_n ? kern_ns / (int64_t)kern_n : 0;
+
+    part_finding(d, TPA_P_DATALOAD, DATALOAD_MIN, "data_loading", "Data loading stalls the step",
+                 "increase DataLoader num_workers, set pin_memory=True and persistent_workers=True, "
+                 "raise prefetch_factor; move decoding/augmentation off the training process",
+                 TPA_K_ANNOTATION, TPA_K_CPU, false);
+    part_finding(d, TPA_P_MEMCPY, MEMCPY_MIN, "memcpy", "Host<->device copies not hidden by compute",
+                 "pin host memory (pin_memory=True) and copy with .to(device, non_blocking=True); keep "
+                 "tensors on the GPU between steps; avoid .cpu()/.numpy() inside the step",
+                 TPA_K_MEMCPY, TPA_K_MEMCPY, true);
+    part_finding(d, TPA_P_COMM, COMM_MIN, "communication", "Communication (NCCL/RCCL) not overlapped with compute",
+                 "overlap gradients' all-reduce with backward (DDP bucket_cap_mb, gradient_as_bucket_view), "
+                 "fewer/larger buckets, gradient accumulation (no_sync) to communicate less often; check "
+                 "for stragglers on other ranks",
+                 TPA_K_COMM, TPA_K_COMM, true);
+
+    if (d->has_gpu && d->steps.n && d->mean_ns) {
+        double idle = d->gpu_idle, host = (double)(d->part_mean_ns[TPA_P_CPU] + d->part_mean_ns[TPA_P_RUNTIME]) / (double)d->mean_ns;
+        if (idle >= LAUNCH_IDLE_MIN && host >= LAUNCH_HOST_MIN) {
+            tpa_finding *f = add_finding(d, "launch_bound", "GPU idle while the CPU works (launch/host bound)", idle,
+                                         "capture the step with CUDA graphs (torch.compile mode=\"reduce-overhead\"), "
+                                         "use larger batches, fuse small ops (torch.compile), and move Python-side "
+                                         "work out of the step");
+            if (f) {
+                snprintf(f->evidence, sizeof f->evidence, "GPU idle %.1f%% of the step; host CPU ops %.1f%% and "
+                         "runtime calls %.1f%% with no GPU work running; top host ops: ", 100 * idle,
+                         100.0 * (double)d->part_mean_ns[TPA_P_CPU] / (double)d->mean_ns,
+                         100.0 * (double)d->part_mean_ns[TPA_P_RUNTIME] / (double)d->mean_ns);
+                top_names(f->evidence, sizeof f->evidence, rep, false, TPA_K_CPU, TPA_K_CPU, 3);
+            }
+        }
+    }
+    if (kern_n >= TINY_MIN_CALLS && d->kernel_avg_ns < TINY_KERNEL_NS && share_of(d, tiny_ns) >= TINY_MIN) {
+        tpa_finding *f = add_finding(d, "tiny_kernels", "Many tiny kernels (launch overhead dominates)",
+                                     share_of(d, tiny_ns),
+                                     "fuse elementwise ops (torch.compile), use fused/foreach optimizers, "
+                                     "larger batches; CUDA graphs remove per-kernel launch cost");
+        if (f) snprintf(f->evidence, sizeof f->evidence, "%" PRIu64 " kernels, average %.2f us; %" PRIu64
+                        " calls of kernels averaging under 10 us; GPU idle %.1f%% of the step", kern_n,
+                        (double)d->kernel_avg_ns / 1e3, tiny_n, 100 * d->gpu_idle);
+    }
+    if (optim_name && share_of(d, optim) >= OPTIM_MIN) {
+        tpa_finding *f = add_finding(d, "optimizer", "Optimizer step is a large part of the step", share_of(d, optim),
+                                     "use a fused or foreach optimizer (torch.optim.AdamW(fused=True) / foreach=True, "
+                                     "apex FusedAdam), step less often with gradient accumulation, or shard the "
+                                     "optimizer state (ZeRO/FSDP) across ranks");
+        char dur[32];
+        tpa_fmt_dur(dur, sizeof dur, optim);
+        if (f) snprintf(f->evidence, sizeof f->evidence, "%.80s: %s in total", optim_name, dur);
+    }
+    int64_t sync = sync_calls > item ? sync_calls : item;
+    if (share_of(d, sync) >= SYNC_MIN) {
+        tpa_finding *f = add_finding(d, "synchronization", "Host-device synchronizations block the CPU", share_of(d, sync),
+                                     "remove .item()/.cpu()/print of GPU tensors and explicit synchronize calls "
+                                     "from the step (log every N steps, keep metrics on the GPU); use "
+                                     "non_blocking copies and events instead of device-wide syncs");
+        char a[32], b[32];
+        tpa_fmt_dur(a, sizeof a, sync_calls);
+        tpa_fmt_dur(b, sizeof b, item);
+        if (f) snprintf(f->evidence, sizeof f->evidence, "cuda*Synchronize: %" PRIu64 " calls, %s; aten::item/"
+                        "_local_scalar_dense: %" PRIu64 " calls, %s", sync_n, a, item_n, b);
+    }
+    if (d->steps.n >= 3) {
+        int64_t med = tpa_steps_quantile(&d->steps, -1, 0.5), p90 = tpa_steps_quantile(&d->steps, -1, 0.9);
+        if (med > 0 && (double)p90 / (double)med > VARIANCE_RATIO) {
+            tpa_finding *f = add_finding(d, "step_variance", "Step time varies a lot (stragglers)",
+                                         d->mean_ns ? (double)(p90 - med) / (double)d->mean_ns : 0,
+                                         "look at the slow steps (trainprof steps): data stalls, Python GC "
+                                         "(gc.freeze / gc.disable in the loop), checkpointing or logging steps, "
+                                         "recompilation, other ranks");
+            char a[32], b[32];
+            tpa_fmt_dur(a, sizeof a, med);
+            tpa_fmt_dur(b, sizeof b, p90);
+            if (f) snprintf(f->evidence, sizeof f->evidence, "median step %s, p90 %s (x%.2f) over %zu steps",
+                            a, b, (double)p90 / (double)med, d->steps.n);
+        }
+    }
+}
+
+static int finding_cmp(const void *a, const void *b)
+{
+    const tpa_finding *x = a, *y = b;
+    return x->share > y->share ? -1 : x->share < y->share;
+}
+
+int tpa_diagnose_file(const char *path, tpa_diagnosis *d, tpa_error *err)
+{
+    memset(d, 0, sizeof *d);
+    d->path = path;
+    tpa_reader *r = tpa_reader_open(path, err);
+    if (!r) return -1;
+    static const tpa_report_opts opts = { .group_steps = true };
+    tpa_report_run *run = tpa_report_begin(&d->rep, path, &opts, err);
+    tpa_steps_ctx *sc = tpa_steps_begin(path);
+    tpa_event ev;
+    int rc;
+    while ((rc = tpa_reader_next(r, &ev, err)) > 0) {  /* one pass serves both */
+        tpa_report_feed(run, &ev);
+        tpa_steps_feed(sc, &ev);
+    }
+    tpa_report_end(run, tpa_reader_meta(r), path);
+    bool truncated = tpa_reader_meta(r)->truncated;
+    tpa_reader_close(r);
+    tpa_error serr;
+    if (tpa_steps_finish(sc, truncated, &d->steps, rc < 0 ? &serr : err) != 0 && rc >= 0) rc = -1;
+    if (rc < 0) { tpa_diagnosis_free(d); return -1; }
+    tpa_sort_ops(&d->rep, "self");
+    d->has_gpu = d->steps.has_gpu;
+    if (d->steps.n) {
+        d->mean_ns = tpa_steps_mean(&d->steps, -1);
+        for (int p = 0; p < TPA_P_COUNT; p++) d->part_mean_ns[p] = tpa_steps_mean(&d->steps, p);
+        for (size_t i = 0; i < d->steps.n; i++) d->basis_ns += d->steps.rows[i].dur_ns;
+        if (d->has_gpu && d->mean_ns)
+            d->gpu_idle = 1.0 - (double)tpa_steps_mean(&d->steps, TPA_P_COUNT) / (double)d->mean_ns;
+    } else {
+        d->basis_ns = d->steps.span_end_ns - d->steps.span_start_ns;
+    }
+    find_all(d);
+    if (d->n_findings) qsort(d->findings, d->n_findings, sizeof *d->findings, finding_cmp);
+    return 0;
+}
+
+void tpa_diagnosis_free(tpa_diagnosis *d)
+{
+    tpa_report_free(&d->rep);
+    tpa_steps_free(&d->steps);
+}

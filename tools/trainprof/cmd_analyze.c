@@ -1,0 +1,38 @@
+/* cmd_analyze.c - `trainprof analyze FILE`: where the step time goes and
+ * what to fix first. */
+#include <stdio.h>
+#include <string.h>
+
+#include "analyze/render.h"
+#include "cli_common.h"
+#include "commands.h"
+
+static const char USAGE[] =
+    "usage: trainprof analyze [--json] [--top N] FILE\n"
+    "One streaming pass over a trace (trainprof, Kineto, torch, JAX; .gz ok; - = stdin):\n"
+    "the mean step-time breakdown, GPU idle share, the top operations by self time and\n"
+    "ranked findings - data loading, launch-bound GPU, tiny kernels, host<->device\n"
+    "copies, exposed communication, optimizer step, synchronizations, step-time\n"
+    "variance - each with its share of step time, the evidence and what to try.\n\n"
+    "  --top N   operations listed per side (default 5, at most 16)\n"
+    "  --json    machine-readable output\n"
+    "Exit: 0 ok (findings are advice), 2 bad input.\n";
+
+int cmd_analyze(int argc, char **argv)
+{
+    cli_init();
+    const char *file = NULL;
+    size_t top = 5;
+    bool json = false;
+    int rc = cli_parse_one_file(argc, argv, USAGE, &file, &json, &top);
+    if (rc) return rc < 0 ? CLI_OK : rc;
+    tpa_diagnosis d;
+    tpa_error err;
+    if (tpa_diagnose_file(file, &d, &err) != 0) return cli_error(&err);
+    if (d.steps.truncated)
+        fprintf(stderr, "trainprof: warning: %s: trace is truncated; analyzing the events before the cut\n", file);
+    if (json) tpa_render_diagnosis_json(stdout, &d, top);
+    else tpa_render_diagnosis_text(stdout, &d, top);
+    tpa_diagnosis_free(&d);
+    return CLI_OK;
+}
