@@ -174,6 +174,18 @@ void tpa_render_report_json(FILE *f, const tpa_report *rep, size_t top)
 
 /* ---- steps ------------------------------------------------------------------------------- */
 
+static const char *const STAT_NAMES[3] = { "mean", "median", "p90" };
+
+/* Summary row s (mean, median, p90): parts, duration and GPU busy time. */
+static void summary_row(const tpa_steps_result *res, int s, int64_t *v, int64_t *dur, int64_t *busy)
+{
+    double q = s == 1 ? 0.5 : 0.9;
+    for (int p = -1; p <= TPA_P_COUNT; p++) {
+        int64_t x = s == 0 ? tpa_steps_mean(res, p) : tpa_steps_quantile(res, p, q);
+        if (p < 0) *dur = x; else if (p == TPA_P_COUNT) *busy = x; else v[p] = x;
+    }
+}
+
 static void ms(char *b, size_t n, int64_t ns) { snprintf(b, n, "%.3f", (double)ns / 1e6); }
 
 static void step_line(FILE *f, const char *label, const int64_t *vals, int64_t dur, int64_t busy, bool gpu)
@@ -209,15 +221,10 @@ void tpa_render_steps_text(FILE *f, const tpa_steps_result *res)
     }
     for (int i = 0; i < 22 + 11 * TPA_P_COUNT + 8; i++) fputc('-', f);
     fputc('\n', f);
-    static const char *const stat_names[3] = { "mean", "median", "p90" };
     for (int s = 0; s < 3; s++) {
-        int64_t v[TPA_P_COUNT];
-        double q = s == 1 ? 0.5 : 0.9;
-        for (int p = 0; p < TPA_P_COUNT; p++)
-            v[p] = s == 0 ? tpa_steps_mean(res, p) : tpa_steps_quantile(res, p, q);
-        int64_t dur = s == 0 ? tpa_steps_mean(res, -1) : tpa_steps_quantile(res, -1, q);
-        int64_t busy = s == 0 ? tpa_steps_mean(res, TPA_P_COUNT) : tpa_steps_quantile(res, TPA_P_COUNT, q);
-        step_line(f, stat_names[s], v, dur, busy, res->has_gpu);
+        int64_t v[TPA_P_COUNT], dur, busy;
+        summary_row(res, s, v, &dur, &busy);
+        step_line(f, STAT_NAMES[s], v, dur, busy, res->has_gpu);
     }
     if (res->truncated) fprintf(f, "(trace truncated: steps after the cut are missing)\n");
 }
@@ -247,15 +254,10 @@ void tpa_render_steps_json(FILE *f, const tpa_steps_result *res)
         fputc('}', f);
     }
     fputs("],\n \"summary\": {", f);
-    static const char *const stat_names[3] = { "mean", "median", "p90" };
     for (int s = 0; s < 3; s++) {
-        int64_t v[TPA_P_COUNT];
-        double q = s == 1 ? 0.5 : 0.9;
-        for (int p = 0; p < TPA_P_COUNT; p++)
-            v[p] = s == 0 ? tpa_steps_mean(res, p) : tpa_steps_quantile(res, p, q);
-        int64_t dur = s == 0 ? tpa_steps_mean(res, -1) : tpa_steps_quantile(res, -1, q);
-        int64_t busy = s == 0 ? tpa_steps_mean(res, TPA_P_COUNT) : tpa_steps_quantile(res, TPA_P_COUNT, q);
-        fprintf(f, "%s\"%s\": {", s ? ", " : "", stat_names[s]);
+        int64_t v[TPA_P_COUNT], dur, busy;
+        summary_row(res, s, v, &dur, &busy);
+        fprintf(f, "%s\"%s\": {", s ? ", " : "", STAT_NAMES[s]);
         json_parts(f, v, dur, busy, res->has_gpu);
         fputc('}', f);
     }

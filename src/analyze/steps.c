@@ -15,6 +15,17 @@ const char *const tpa_part_names[TPA_P_COUNT] = {
 };
 
 typedef struct iv { int64_t s, e; } iv;
+
+/* Makes room for one more element in a growing array. */
+static void *grow(void *v, size_t n, size_t *cap, size_t elem, size_t first)
+{
+    if (n < *cap) return v;
+    size_t nc = *cap ? *cap * 2 : first;
+    void *nv = realloc(v, nc * elem);
+    if (!nv) abort();
+    *cap = nc;
+    return nv;
+}
 typedef struct ivset { iv *v; size_t n, cap, merged_n; } ivset;
 
 static int iv_cmp(const void *a, const void *b)
@@ -46,13 +57,7 @@ static void ivset_add(ivset *set, int64_t s, int64_t e)
         iv *last = &set->v[set->n - 1];  /* in-order fast path: extend or append */
         if (s <= last->e) { if (e > last->e) last->e = e; return; }
     }
-    if (set->n == set->cap) {
-        size_t nc = set->cap ? set->cap * 2 : 1024;
-        iv *nv = realloc(set->v, nc * sizeof *nv);
-        if (!nv) abort();
-        set->v = nv;
-        set->cap = nc;
-    }
+    set->v = grow(set->v, set->n, &set->cap, sizeof *set->v, 1024);
     bool in_order = set->n == set->merged_n && (!set->n || s >= set->v[set->n - 1].e);
     set->v[set->n++] = (iv){ s, e };
     if (in_order) set->merged_n = set->n;
@@ -67,13 +72,7 @@ static void add_step(step_list *l, int64_t num, int64_t ts, int64_t dur)
 {
     for (size_t i = l->n; i-- > 0 && i + 8 > l->n;)  /* duplicates are near the end */
         if (l->v[i].num == num && l->v[i].start_ns == ts) return;
-    if (l->n == l->cap) {
-        size_t nc = l->cap ? l->cap * 2 : 64;
-        tpa_step *nv = realloc(l->v, nc * sizeof *nv);
-        if (!nv) abort();
-        l->v = nv;
-        l->cap = nc;
-    }
+    l->v = grow(l->v, l->n, &l->cap, sizeof *l->v, 64);
     l->v[l->n++] = (tpa_step){ num, ts, dur };
 }
 
@@ -95,13 +94,7 @@ static be_thread *be_thread_for(be_pairs *b, int64_t pid, int64_t tid)
     if (b->n && b->t[b->last].pid == pid && b->t[b->last].tid == tid) return &b->t[b->last];
     for (size_t i = 0; i < b->n; i++)
         if (b->t[i].pid == pid && b->t[i].tid == tid) { b->last = i; return &b->t[i]; }
-    if (b->n == b->cap) {
-        size_t nc = b->cap ? b->cap * 2 : 16;
-        be_thread *nt = realloc(b->t, nc * sizeof *nt);
-        if (!nt) abort();
-        b->t = nt;
-        b->cap = nc;
-    }
+    b->t = grow(b->t, b->n, &b->cap, sizeof *b->t, 16);
     b->t[b->n] = (be_thread){ pid, tid, NULL, 0, 0 };
     b->last = b->n;
     return &b->t[b->n++];
@@ -110,13 +103,7 @@ static be_thread *be_thread_for(be_pairs *b, int64_t pid, int64_t tid)
 static void be_push(be_pairs *b, const tpa_event *ev, int part, int64_t num)
 {
     be_thread *t = be_thread_for(b, ev->pid, ev->tid);
-    if (t->n == t->cap) {
-        size_t nc = t->cap ? t->cap * 2 : 16;
-        be_open *nv = realloc(t->v, nc * sizeof *nv);
-        if (!nv) abort();
-        t->v = nv;
-        t->cap = nc;
-    }
+    t->v = grow(t->v, t->n, &t->cap, sizeof *t->v, 16);
     t->v[t->n++] = (be_open){ ev->ts_ns, num, part };
 }
 
@@ -180,13 +167,7 @@ typedef struct ivbuf { iv *v; size_t n, cap; } ivbuf;
 
 static void ivbuf_push(ivbuf *b, int64_t s, int64_t e)
 {
-    if (b->n == b->cap) {
-        size_t nc = b->cap ? b->cap * 2 : 256;
-        iv *nv = realloc(b->v, nc * sizeof *nv);
-        if (!nv) abort();
-        b->v = nv;
-        b->cap = nc;
-    }
+    b->v = grow(b->v, b->n, &b->cap, sizeof *b->v, 256);
     b->v[b->n++] = (iv){ s, e };
 }
 
@@ -408,11 +389,7 @@ void tpa_steps_feed(tpa_steps_ctx *c, const tpa_event *ev)
 
 static void push_row(tpa_steps_result *res, size_t *cap, const tpa_step *st, ivset *sets, ivbuf tmp[2])
 {
-    if (res->n == *cap) {
-        *cap = *cap ? *cap * 2 : 64;
-        res->rows = realloc(res->rows, *cap * sizeof *res->rows);
-        if (!res->rows) abort();
-    }
+    res->rows = grow(res->rows, res->n, cap, sizeof *res->rows, 64);
     tpa_step_row *row = &res->rows[res->n++];
     memset(row, 0, sizeof *row);
     row->num = st->num;
