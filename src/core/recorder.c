@@ -87,7 +87,10 @@ tpi_rec *tpi_tbuf_refill(tpi_tbuf *b, uint32_t n)
 {
     if (n > TPI_CHUNK_RECS)
         return NULL;
-    tpi_chunk *c = tpi_pool_get(b->pool);
+    tpi_pool *p = b->pool;
+    tpi_chunk *c = tpi_pool_get(p);
+    if (p->low_cb && __atomic_load_n(&p->available, __ATOMIC_RELAXED) < p->max_chunks / 2)
+        p->low_cb(p->low_ctx); /* once per chunk at most: not per event */
     if (!c) {
         tpi_tbuf_count_drop(b);
         return NULL;

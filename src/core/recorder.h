@@ -81,6 +81,11 @@ typedef struct tpi_pool {
     uint64_t max_chunks;
     uint64_t allocated;         /* chunks allocated so far */
     uint64_t available;         /* atomic: free + not yet allocated */
+    /* Called (any thread, no lock held) when a writer takes a chunk while
+     * less than half the pool is available: the session wakes its
+     * collector so drained chunks come back before the pool runs dry. */
+    void (*low_cb)(void *ctx);
+    void *low_ctx;
 } tpi_pool;
 
 void tpi_pool_init(tpi_pool *p, uint64_t max_bytes);

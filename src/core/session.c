@@ -228,6 +228,12 @@ static void wake_collector(tp_session *s)
     pthread_cond_signal(&s->wake_cond);
 }
 
+/* the pool is more than half used: drain now rather than in up to 20 ms */
+void tpi_session_pool_low(void *ctx)
+{
+    wake_collector(ctx);
+}
+
 void tp_step_begin(tp_session *s)
 {
     if (!s)

@@ -102,6 +102,7 @@ int tpi_session_pop_sample(tp_session *s, tpi_mem_sample *out);
 void tpi_session_live(tp_session *s, int add); /* fork guard + generation */
 void *tpi_session_collector_main(void *arg);
 void tpi_session_sampler_cb(void *ctx, tpi_mem_sample *m);
+void tpi_session_pool_low(void *ctx); /* tpi_pool.low_cb */
 uint32_t tpi_os_tid(void);
 
 #endif

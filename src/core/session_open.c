@@ -94,6 +94,8 @@ static int init_session(tp_session *s, const tpi_settings *st, tp_error *err)
     s->ns_per_tick = ck->ns_per_tick;
     uint64_t mb = st->max_buffer_mb > 0 ? (uint64_t)st->max_buffer_mb : 64;
     tpi_pool_init(&s->pool, mb << 20);
+    s->pool.low_cb = tpi_session_pool_low;
+    s->pool.low_ctx = s;
     pthread_mutex_init(&s->reg_lock, NULL);
     pthread_mutex_init(&s->wake_lock, NULL);
     pthread_cond_init(&s->wake_cond, NULL);
