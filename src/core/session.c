@@ -234,14 +234,17 @@ void tpi_session_pool_low(void *ctx)
     wake_collector(ctx);
 }
 
-void tp_step_begin(tp_session *s)
+/* A record with no name and no payload (step begin, epoch end). */
+static void plain_record(tp_session *s, uint32_t kind)
 {
     if (!s)
         return;
     tpi_tbuf *b = get_buf(s);
     if (b)
-        put1(b, tpi_ticks(), TPI_REC_STEP_BEGIN, 0, 0);
+        put1(b, tpi_ticks(), kind, 0, 0);
 }
+
+void tp_step_begin(tp_session *s) { plain_record(s, TPI_REC_STEP_BEGIN); }
 
 void tp_step_end(tp_session *s, uint64_t samples)
 {
@@ -257,14 +260,7 @@ void tp_step_end(tp_session *s, uint64_t samples)
         wake_collector(s);
 }
 
-void tp_epoch_end(tp_session *s)
-{
-    if (!s)
-        return;
-    tpi_tbuf *b = get_buf(s);
-    if (b)
-        put1(b, tpi_ticks(), TPI_REC_EPOCH, 0, 0);
-}
+void tp_epoch_end(tp_session *s) { plain_record(s, TPI_REC_EPOCH); }
 
 uint64_t tp_session_steps(const tp_session *s)
 {
