@@ -16,8 +16,9 @@ run_suite() {
   local dir=$1; shift
   local label=$1; shift
   echo "=== trainprof tests: $label ($dir) ==="
-  cmake -S "$root" -B "$dir" -DTP_BUILD_BENCH=OFF "$@" >"$dir.configure.log" 2>&1 ||
-    { cat "$dir.configure.log"; exit 1; }
+  mkdir -p "$dir"
+  cmake -S "$root" -B "$dir" -DTP_BUILD_BENCH=OFF "$@" >"$dir/configure.log" 2>&1 ||
+    { cat "$dir/configure.log"; exit 1; }
   cmake --build "$dir" -j"$jobs" 2>&1 | grep -E "warning|error" || true
   cmake --build "$dir" -j"$jobs" >/dev/null
   (cd "$dir" && ctest --output-on-failure -j"$jobs" ${TP_CTEST_ARGS:-})
