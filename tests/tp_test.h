@@ -12,6 +12,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int tp_test_failures;
@@ -74,6 +75,17 @@ static int tp_test_checks;
             tp_test_failures++;                                                  \
         }                                                                        \
     } while (0)
+
+/* Removes a directory tree the test made, so runs leave nothing in /tmp. */
+static inline void tp_test_rm_rf(const char *dir)
+{
+    char cmd[4200];
+    if (!dir || !dir[0] || strchr(dir, '\'') || strlen(dir) > 4000)
+        return;
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "cannot remove %s\n", dir);
+}
 
 #define RUN(name)                                                                \
     do {                                                                         \

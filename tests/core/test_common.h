@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tp_test.h"
 #include "trainprof.h"
 #include "util/fileio.h"
 
@@ -52,12 +53,18 @@ static char *read_in(const char *dir, const char *name)
     return data;
 }
 
+/* Removes a run directory and the per-test log_dir holding it. */
 static void rm_rf(const char *dir)
 {
-    char cmd[1300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "cannot remove %s\n", dir);
+    tp_test_rm_rf(dir);
+    char parent[1400];
+    snprintf(parent, sizeof parent, "%s", dir);
+    char *slash = strrchr(parent, '/');
+    if (slash && slash != parent) {
+        *slash = '\0';
+        if (strncmp(parent, "/tmp/tp_core_", 13) == 0)
+            rmdir(parent);
+    }
 }
 
 #endif

@@ -174,6 +174,7 @@ TP_TEST(proc_garbage)
     CHECK_NEAR(s.system_memory_percent, 75.0, 1e-9);
     tpi_probes_close(p);
     tpi_proc_set_root(NULL);
+    tp_test_rm_rf(dir);
 }
 
 int main(void)

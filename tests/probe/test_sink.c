@@ -91,6 +91,7 @@ TP_TEST(rows_valid_at_every_flush)
     CHECK(d && strncmp(d, "[\n{", 3) == 0);
     free(d);
     k->ops->destroy(k);
+    tp_test_rm_rf(dir);
 }
 
 TP_TEST(no_gpu_fields_without_gpu)
@@ -108,6 +109,7 @@ TP_TEST(no_gpu_fields_without_gpu)
     CHECK(d && !strstr(d, "\"memory\""));
     free(d);
     k->ops->destroy(k);
+    tp_test_rm_rf(dir);
 }
 
 TP_TEST(off_and_unwritable)
