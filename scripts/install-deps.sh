@@ -7,6 +7,7 @@ PACKAGES=(
   cmake make gcc g++ pkg-config   # build
   libyaml-dev zlib1g-dev          # YAML config, gzip traces
   python3                         # integration tests parse every output with Python's json
+  protobuf-compiler               # independent protobuf wire-format check of Perfetto/TensorBoard output
 )
 
 missing=()
