@@ -99,7 +99,9 @@ static const tpi_sink_ops co_ops = {
 tpi_sink *tpi_sink_console_new(const tpi_sink_env *env)
 {
     const tpi_settings *st = env->settings;
-    if (!st->timing && !(st->metrics & TPI_METRIC_CONSOLE) && st->log_every <= 0)
+    /* profiling.metrics lists "console" by default; a list without it (for
+     * example `jsonl` alone) keeps stdout quiet. */
+    if (!(st->metrics & TPI_METRIC_CONSOLE))
         return NULL;
     console_sink *c = calloc(1, sizeof *c);
     if (!c)
