@@ -8,6 +8,9 @@
 
 #include "analyze/analyze.h"
 
+/* Results are summed here so the compiler keeps every read. */
+static volatile uint64_t sink;
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
@@ -20,7 +23,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     tpa_reader_set_max_read(r, max_read);
     tpa_reader_set_lenient(r, (data[0] & 1) != 0);
     tpa_event ev;
-    volatile uint64_t sink = 0;
     /* The analyses behind report/steps/analyze see every event too: B/E and
      * async pairing, nesting, step windows (tiny budget: many shrinks). */
     tpa_report rep;

@@ -167,6 +167,10 @@ static double api_pair_ns(int profile_memory)
     double ns = (now_ns(CLOCK_MONOTONIC) - t0) / N;
     tp_session_close(s, NULL);
     free(mem);
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "bench_probe: cannot remove %s\n", dir);
     return ns;
 }
 
