@@ -206,9 +206,6 @@ static uint32_t pool_lookup(tpi_alloc_tracker *t, const char *name)
 {
     int n = atomic_load_explicit(&t->n_pools, memory_order_acquire);
     for (int i = 0; i < n; i++)
-        if (atomic_load_explicit(&t->pools[i].key, memory_order_relaxed) == name)
-            return (uint32_t)i;
-    for (int i = 0; i < n; i++)
         if (strncmp(t->pools[i].name, name, POOL_NAME_MAX - 1) == 0)
             return (uint32_t)i;
     spin_lock(&t->pool_lock);
@@ -233,7 +230,9 @@ static inline uint32_t pool_index(tpi_alloc_tracker *t, shard *sh, const char *n
 {
     if (!name || !*name)
         name = "default";
-    if (sh && tls.pool_key == name)
+    /* the pointer alone is not enough: a reused buffer can hold another name */
+    if (sh && tls.pool_key == name &&
+        strncmp(t->pools[tls.pool_idx].name, name, POOL_NAME_MAX - 1) == 0)
         return tls.pool_idx;
     uint32_t i = pool_lookup(t, name);
     if (sh) {

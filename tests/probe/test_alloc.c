@@ -138,12 +138,31 @@ TP_TEST(cross_thread_frees_and_two_trackers)
     free(mem);
 }
 
+/* A pool name built in a reused buffer: the pool is the text, not the
+ * pointer (the tracker once cached pools by name pointer). */
+TP_TEST(pool_name_in_reused_buffer)
+{
+    tpi_alloc_tracker *t = tpi_alloc_tracker_new();
+    char name[32], blocks[4];
+    uint64_t live = 0;
+    strcpy(name, "cuda:0");
+    tpi_alloc_record(t, &blocks[0], 100, name, 0, &live);
+    strcpy(name, "cuda:1");
+    tpi_alloc_record(t, &blocks[1], 40, name, 0, &live);
+    char *js = report(t);
+    CHECK_CONTAINS(js, "\"pool\":\"cuda:0\",\"live_bytes\":100,\"peak_bytes\":100");
+    CHECK_CONTAINS(js, "\"pool\":\"cuda:1\",\"live_bytes\":40,\"peak_bytes\":40");
+    free(js);
+    tpi_alloc_tracker_free(t);
+}
+
 int main(void)
 {
     RUN(pools_and_peaks);
     RUN(many_blocks);
     RUN(threads);
     RUN(cross_thread_frees_and_two_trackers);
+    RUN(pool_name_in_reused_buffer);
     tpi_alloc_tracker_free(NULL);
     return tp_test_finish();
 }
