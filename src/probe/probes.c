@@ -157,9 +157,13 @@ static void sample_process(tpi_probe_set *p, tpi_mem_sample *out)
     struct rusage ru;
     uint64_t hwm = getrusage(RUSAGE_SELF, &ru) == 0 ? (uint64_t)ru.ru_maxrss * 1024 : 0;
     out->peak_rss_bytes = hwm > out->rss_bytes ? hwm : out->rss_bytes;
-    uint64_t cpu = clock_ns(CLOCK_PROCESS_CPUTIME_ID), wall = clock_ns(CLOCK_MONOTONIC);
+    /* clocks read under the lock: two threads sampling at once must not see
+     * each other's later reading as "last" (the difference wrapped) */
     pthread_mutex_lock(&p->lock);
-    uint64_t dc = cpu - p->last_cpu_ns, dw = wall - p->last_wall_ns;
+    uint64_t cpu = clock_ns(CLOCK_PROCESS_CPUTIME_ID), wall = clock_ns(CLOCK_MONOTONIC);
+    /* a forked child's CPU clock restarts at 0: its CPU time is all since the fork */
+    uint64_t dc = cpu >= p->last_cpu_ns ? cpu - p->last_cpu_ns : cpu;
+    uint64_t dw = wall - p->last_wall_ns;
     p->last_cpu_ns = cpu;
     p->last_wall_ns = wall;
     pthread_mutex_unlock(&p->lock);

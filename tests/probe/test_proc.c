@@ -99,6 +99,27 @@ TP_TEST(cpu_percent_of_busy_loop)
     tpi_probes_close(p);
 }
 
+/* A forked child's CPU clock starts at zero: its first sample must not
+ * subtract the parent's CPU time (it read as ~1.8e19 %). */
+TP_TEST(cpu_percent_after_fork)
+{
+    tpi_probe_set *p = tpi_probes_open(NULL, NULL);
+    static tpi_mem_sample s;
+    volatile double x = 0;
+    for (long i = 0; i < 30000000; i++)
+        x += (double)i * 0.5;
+    tpi_probes_sample(p, &s);
+    pid_t c = fork();
+    if (c == 0) {
+        tpi_probes_sample(p, &s);
+        _exit(s.have_process && s.cpu_percent >= 0 && s.cpu_percent <= 1000 ? 0 : 1);
+    }
+    int status = -1;
+    waitpid(c, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    tpi_probes_close(p);
+}
+
 TP_TEST(monitor_sees_child_tree)
 {
     pid_t c = fork();
@@ -184,6 +205,7 @@ int main(void)
     RUN(parse_status);
     RUN(rss_200mb_within_2_percent);
     RUN(cpu_percent_of_busy_loop);
+    RUN(cpu_percent_after_fork);
     RUN(monitor_sees_child_tree);
     RUN(proc_unreadable);
     RUN(proc_garbage);
