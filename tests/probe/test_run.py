@@ -115,6 +115,32 @@ def test_forward_sigterm(tmp):
     check(len(rows) >= 5, "rows written before the signal")
 
 
+def test_inherited_signal_dispositions(tmp):
+    """SIGCHLD ignored by whoever started trainprof (children then vanish
+    without a status) must not make `run` wait forever; SIGHUP ignored
+    (nohup) must stay ignored in the command."""
+    e = dict(os.environ, TRAINPROF_NVML_LIB="/nonexistent")
+    d = os.path.join(tmp, "sigchld")
+    ign = lambda: signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    p = subprocess.Popen([BIN, "run", "--interval", "20ms", "-o", d, "--", "sh", "-c", "exit 5"],
+                         env=e, stderr=subprocess.PIPE, text=True, preexec_fn=ign)
+    try:
+        rc = p.wait(timeout=10)
+        check(rc == 5, "SIGCHLD ignored: exit status kept, got %d" % rc)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        check(False, "SIGCHLD ignored: trainprof run never returned")
+    d = os.path.join(tmp, "nohup")
+    hup = lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    p = subprocess.Popen([BIN, "run", "--interval", "20ms", "-o", d, "--", "sleep", "0.8"],
+                         env=e, stderr=subprocess.PIPE, text=True, preexec_fn=hup)
+    time.sleep(0.3)
+    p.send_signal(signal.SIGHUP)
+    rc = p.wait(timeout=10)
+    check(rc == 0, "SIGHUP ignored (nohup) stays ignored in the command, got %d" % rc)
+
+
 def test_usage():
     check(run(["--interval", "5ms", "--", "true"]).returncode == 2, "interval too short")
     check(run(["--interval", "abc", "--", "true"]).returncode == 2, "bad interval")
@@ -129,6 +155,7 @@ with tempfile.TemporaryDirectory() as tmp:
     test_missing_command(tmp)
     test_killed_by_signal(tmp)
     test_forward_sigterm(tmp)
+    test_inherited_signal_dispositions(tmp)
     test_usage()
 print("%d failures" % len(failures))
 sys.exit(1 if failures else 0)

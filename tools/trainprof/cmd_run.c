@@ -143,7 +143,8 @@ static int parse_args(int argc, char **argv, run_opts *o)
 
 /* Starts the command with the signal mask and dispositions restored. Returns
  * the pid, or -1 after printing why (exec failure reported through a pipe). */
-static pid_t spawn(char **cmd, const sigset_t *old_mask, int *exec_errno)
+static pid_t spawn(char **cmd, const sigset_t *old_mask, const struct sigaction *old_chld,
+                   int *exec_errno)
 {
     int p[2];
     *exec_errno = 0;
@@ -153,8 +154,10 @@ static pid_t spawn(char **cmd, const sigset_t *old_mask, int *exec_errno)
     }
     pid_t pid = fork();
     if (pid == 0) {
-        for (int i = 0; i < N_FORWARDED; i++)
-            signal(FORWARDED[i], SIG_DFL);
+        /* dispositions stay as trainprof got them (nohup's ignored SIGHUP,
+         * a background job's ignored SIGINT): trainprof installs no handler,
+         * it only blocks; SIGCHLD gets back what the caller gave */
+        sigaction(SIGCHLD, old_chld, NULL);
         sigprocmask(SIG_SETMASK, old_mask, NULL);
         close(p[0]);
         execvp(cmd[0], cmd);
@@ -284,6 +287,8 @@ static int supervise(run_state *st, long interval_ms, const sigset_t *set)
         pid_t r = waitpid(st->child, &status, WNOHANG);
         if (r == st->child)
             return status;
+        if (r < 0 && errno == ECHILD) /* reaped behind our back: status unknown */
+            return 1 << 8;
         uint64_t now = clock_ns(CLOCK_MONOTONIC);
         if (now >= next) {
             take_sample(st);
@@ -379,10 +384,17 @@ int cmd_run(int argc, char **argv)
     for (int i = 0; i < N_FORWARDED; i++)
         sigaddset(&set, FORWARDED[i]);
     sigprocmask(SIG_BLOCK, &set, &old);
+    /* SIGCHLD ignored by our caller would reap the child without a status
+     * (waitpid: ECHILD) */
+    struct sigaction dfl, old_chld;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(SIGCHLD, &dfl, &old_chld);
     st.start_mono_ns = clock_ns(CLOCK_MONOTONIC);
     st.start_wall_ns = clock_ns(CLOCK_REALTIME);
     int e;
-    st.child = spawn(o.cmd, &old, &e);
+    st.child = spawn(o.cmd, &old, &old_chld, &e);
     if (st.child < 0) {
         fprintf(stderr, "trainprof run: cannot run '%s': %s\n", o.cmd[0], strerror(e));
         run_file_close(&st.rows);
