@@ -233,7 +233,15 @@ static int csv_widen(csv_sink *c)
     c->m.f = NULL;
     tpu_buf out = { 0 };
     csv_header(c, &out);
-    char *body = memchr(old, '\n', len);
+    /* the header ends at the first newline outside a quoted cell (op names
+     * may hold newlines); the rows below are plain numbers */
+    char *body = NULL;
+    for (size_t i = 0, q = 0; i < len && !body; i++) {
+        if (old[i] == '"')
+            q = !q;
+        else if (old[i] == '\n' && !q)
+            body = old + i;
+    }
     for (char *p = body ? body + 1 : old + len; p < old + len;) {
         char *nl = memchr(p, '\n', (size_t)(old + len - p));
         size_t n = nl ? (size_t)(nl - p) : (size_t)(old + len - p);

@@ -219,6 +219,66 @@ TP_TEST(unwritable_dir)
     CHECK(failed >= 3); /* jsonl, csv, tensorboard; trace sinks too */
 }
 
+/* Feeds one step of the csv sink alone with the given op totals. */
+static void csv_feed(exp_run *r, uint64_t step, const tpi_op_stat *tot, size_t n)
+{
+    tpi_step_info si = { .step = step, .end_ns = step + 1, .step_time_s = 0.5, .samples = 1,
+                         .phase = TPI_PHASE_ACTIVE, .totals = tot, .n_totals = n };
+    for (int i = 0; i < r->n_sinks; i++)
+        if (r->sinks[i]->ops->step)
+            r->sinks[i]->ops->step(r->sinks[i], &si);
+}
+
+/* Counts CSV records (newlines outside quoted cells) and the cells of the
+ * first and last record. */
+static void csv_shape(const char *path, int *records, int *first_cells, int *last_cells)
+{
+    char *data = NULL, err[256];
+    size_t len = 0;
+    *records = *first_cells = *last_cells = -1;
+    if (tpu_read_file(path, &data, &len, err, sizeof err) != 0)
+        return;
+    int rec = 0, cells = 1, q = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (data[i] == '"') q = !q;
+        else if (!q && data[i] == ',') cells++;
+        else if (!q && data[i] == '\n') {
+            if (rec == 0) *first_cells = cells;
+            *last_cells = cells;
+            rec++;
+            cells = 1;
+        }
+    }
+    *records = rec;
+    free(data);
+}
+
+/* A new op mid-run widens the CSV: the rewrite must keep a header whose
+ * quoted cell holds a newline as one record, and every row as wide. */
+TP_TEST(csv_widen_keeps_quoted_newline_header)
+{
+    exp_run r;
+    char dir[300], p[600];
+    tmpdir(dir, sizeof dir, "csv_nl");
+    exp_run_init(&r, dir);
+    r.settings.metrics = TPI_METRIC_CSV;
+    r.settings.with_stack = 0;
+    r.settings.trace_formats = 0;
+    exp_run_add_exporters(&r);
+    CHECK_EQ_INT(r.n_sinks, 1);
+    tpi_op_stat tot[2] = { { .name = "load\nbatch, \"x\"", .count = 1, .total_s = 1 },
+                           { .name = "late_op", .count = 1, .total_s = 2 } };
+    csv_feed(&r, 0, tot, 1);
+    csv_feed(&r, 1, tot, 2); /* new columns: rewrite */
+    csv_feed(&r, 2, tot, 2);
+    CHECK_EQ_INT(exp_run_finish(&r), 0);
+    snprintf(p, sizeof p, "%s/metrics.csv", dir);
+    int recs, first, last;
+    csv_shape(p, &recs, &first, &last);
+    CHECK_EQ_INT(recs, 4);
+    CHECK_EQ_INT(first, last);
+}
+
 int main(void)
 {
     snprintf(tmp_root, sizeof tmp_root, "/tmp/tp_exporters_unit.%d", (int)getpid());
@@ -232,6 +292,7 @@ int main(void)
     RUN(log_every_thins_metrics);
     RUN(disk_full_stops_one_sink_only);
     RUN(unwritable_dir);
+    RUN(csv_widen_keeps_quoted_newline_header);
     int rc = tp_test_finish();
     if (rc == 0) {
         char cmd[300];
