@@ -1,5 +1,6 @@
 /* Per-step scalars shared by the metrics exporters (see metric_fields.h). */
 #include <stdio.h>
+#include <string.h>
 
 #include "sink/metric_fields.h"
 
@@ -9,11 +10,16 @@ static void op_fields(const tpi_op_stat *op, tpi_metric_fn fn, void *ctx)
 {
     char key[320];
     const char *name = op->name ? op->name : "unnamed";
-    snprintf(key, sizeof key, "profiling/%s_avg_time", name);
+    /* a long name is cut, never the suffix: the three keys stay distinct */
+    int nl = (int)(sizeof key - sizeof "profiling/" - sizeof "_total_time");
+    if (strlen(name) > (size_t)nl)
+        while (nl > 0 && ((unsigned char)name[nl] & 0xC0) == 0x80)
+            nl--; /* not inside a UTF-8 sequence */
+    snprintf(key, sizeof key, "profiling/%.*s_avg_time", nl, name);
     fn(ctx, key, op->count ? op->total_s / (double)op->count : 0.0);
-    snprintf(key, sizeof key, "profiling/%s_total_time", name);
+    snprintf(key, sizeof key, "profiling/%.*s_total_time", nl, name);
     fn(ctx, key, op->total_s);
-    snprintf(key, sizeof key, "profiling/%s_count", name);
+    snprintf(key, sizeof key, "profiling/%.*s_count", nl, name);
     fn(ctx, key, (double)op->count);
 }
 

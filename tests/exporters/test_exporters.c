@@ -279,6 +279,30 @@ TP_TEST(csv_widen_keeps_quoted_newline_header)
     CHECK_EQ_INT(first, last);
 }
 
+/* Op names longer than the key buffer must not make the avg/total/count
+ * metrics of one op share one (truncated) name. */
+TP_TEST(long_op_name_keeps_distinct_metrics)
+{
+    exp_run r;
+    char dir[300], p[600], name[400];
+    tmpdir(dir, sizeof dir, "csv_long");
+    exp_run_init(&r, dir);
+    r.settings.metrics = TPI_METRIC_CSV;
+    r.settings.with_stack = 0;
+    r.settings.trace_formats = 0;
+    exp_run_add_exporters(&r);
+    memset(name, 'k', sizeof name - 1);
+    name[sizeof name - 1] = 0;
+    tpi_op_stat tot[1] = { { .name = name, .count = 2, .total_s = 1 } };
+    csv_feed(&r, 0, tot, 1);
+    CHECK_EQ_INT(exp_run_finish(&r), 0);
+    snprintf(p, sizeof p, "%s/metrics.csv", dir);
+    int recs, first, last;
+    csv_shape(p, &recs, &first, &last);
+    CHECK_EQ_INT(recs, 2);
+    CHECK_EQ_INT(first, 5 + 2 + 3); /* fixed, step_time, samples/s, 3 per op */
+}
+
 int main(void)
 {
     snprintf(tmp_root, sizeof tmp_root, "/tmp/tp_exporters_unit.%d", (int)getpid());
@@ -293,6 +317,7 @@ int main(void)
     RUN(disk_full_stops_one_sink_only);
     RUN(unwritable_dir);
     RUN(csv_widen_keeps_quoted_newline_header);
+    RUN(long_op_name_keeps_distinct_metrics);
     int rc = tp_test_finish();
     if (rc == 0) {
         char cmd[300];
