@@ -242,12 +242,14 @@ int tp_session_close(tp_session *s, tp_error *err)
         if (k->ops->destroy)
             k->ops->destroy(k);
     }
-    if ((rc != 0 || io) && err) {
-        err->code = TP_ERR_IO;
-        snprintf(err->message, sizeof err->message,
-                 "%llu write error(s) in %.600s (see warnings above)", (unsigned long long)io,
-                 s->run_dir);
-        rc = TP_ERR_IO;
+    if (rc != 0 || io) {
+        rc = TP_ERR_IO; /* returned with or without err */
+        if (err) {
+            err->code = TP_ERR_IO;
+            snprintf(err->message, sizeof err->message,
+                     "%llu write error(s) in %.600s (see warnings above)",
+                     (unsigned long long)io, s->run_dir);
+        }
     }
     release_chunks(s);
     tpi_collector_free(s->col);
