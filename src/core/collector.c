@@ -103,15 +103,58 @@ static int push_zone(tpi_thread_state *t, uint32_t name_id, uint32_t args_id, ui
     return 0;
 }
 
+/* Skips a JSON array of numbers (nested arrays allowed, spaces around
+ * items): the end of it, or NULL when p does not start one. */
+static const char *skip_num_array(const char *p, int depth)
+{
+    if (*p != '[' || depth > 32)
+        return NULL;
+    p++;
+    while (*p == ' ')
+        p++;
+    if (*p == ']')
+        return p + 1;
+    for (;;) {
+        if (*p == '[') {
+            p = skip_num_array(p, depth + 1);
+            if (!p)
+                return NULL;
+        } else {
+            const char *d = p + (*p == '-');
+            if (*d < '0' || *d > '9')
+                return NULL;
+            while (*d >= '0' && *d <= '9')
+                d++;
+            if (*d == '.') {
+                if (d[1] < '0' || d[1] > '9')
+                    return NULL;
+                for (d++; *d >= '0' && *d <= '9';)
+                    d++;
+            }
+            p = d;
+        }
+        while (*p == ' ')
+            p++;
+        if (*p == ']')
+            return p + 1;
+        if (*p != ',')
+            return NULL;
+        p++;
+        while (*p == ' ')
+            p++;
+    }
+}
+
 /* Formats zone args (record_shapes) as a JSON object into buf. */
 static const char *args_json(uint32_t args_id, char *buf, size_t n)
 {
     if (!args_id)
         return NULL;
     const char *a = tpi_names_get(args_id);
-    int raw = a[0] == '[';
-    for (const char *p = a; *p && raw; p++)
-        raw = strchr("[]0123456789,. -", *p) != NULL;
+    /* raw only when the whole text is a valid array (and fits in buf):
+     * args cut at 240 bytes or malformed become a JSON string */
+    const char *end = skip_num_array(a, 0);
+    int raw = end && *end == '\0' && strlen(a) + 32 < n;
     size_t o = (size_t)snprintf(buf, n, "{\"Input Dims\":%s", raw ? "" : "\"");
     for (const char *p = a; *p && o + 8 < n; p++) {
         if (!raw && (*p == '"' || *p == '\\'))

@@ -48,8 +48,48 @@ TP_TEST(close_without_err_returns_io_error)
     rm_rf(dir);
 }
 
+/* record_shapes args are emitted raw only when they are a JSON array of
+ * numbers; anything else (truncated at 240 bytes, malformed) is a string. */
+TP_TEST(zone_args_always_valid_json)
+{
+    static const char *const kv[] = {"wait",          "0",    "warmup", "0",     "active", "1",
+                                     "repeat",        "1",    "gzip",   "false",
+                                     "record_shapes", "true", NULL};
+    char dir[1024], longargs[600];
+    tp_session *s = open_test_session("args", kv, dir, sizeof dir);
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    size_t o = (size_t)snprintf(longargs, sizeof longargs, "[");
+    for (int i = 0; i < 30; i++)
+        o += (size_t)snprintf(longargs + o, sizeof longargs - o, "[64, 128], ");
+    snprintf(longargs + o, sizeof longargs - o, "[1]]");
+    tp_zone_begin_args(s, "ok", "[[64, 128], [128]]");
+    tp_zone_end(s);
+    tp_zone_begin_args(s, "long", longargs); /* cut at 240 bytes: unbalanced */
+    tp_zone_end(s);
+    tp_zone_begin_args(s, "bad1", "[1,,2]");
+    tp_zone_end(s);
+    tp_zone_begin_args(s, "bad2", "[[1]");
+    tp_zone_end(s);
+    tp_zone_begin_args(s, "bad3", "[-]");
+    tp_zone_end(s);
+    tp_step_end(s, 1);
+    CHECK_EQ_INT(tp_session_close(s, NULL), 0);
+    char *t = read_trace(dir);
+    CHECK(t != NULL);
+    CHECK_CONTAINS(t, "\"Input Dims\":[[64, 128], [128]]}");
+    CHECK_CONTAINS(t, "\"Input Dims\":\"[[64, 128], [64, 128]");
+    CHECK_CONTAINS(t, "\"Input Dims\":\"[1,,2]\"}");
+    CHECK_CONTAINS(t, "\"Input Dims\":\"[[1]\"}");
+    CHECK_CONTAINS(t, "\"Input Dims\":\"[-]\"}");
+    free(t);
+    rm_rf(dir);
+}
+
 int main(void)
 {
     RUN(close_without_err_returns_io_error);
+    RUN(zone_args_always_valid_json);
     return tp_test_finish();
 }
