@@ -27,15 +27,19 @@
 
 #define ZDROPPED 0x80000000u
 
-/* The calling thread's buffer and the session generation it belongs to.
- * initial-exec: a plain %fs-relative load instead of a __tls_get_addr call
- * per event (16 bytes of static TLS, also available when the shared
- * library is dlopen'ed, from glibc's reserve for such libraries). */
+/* The calling thread's buffers and the session generations they belong
+ * to, most recently used first: a thread using several open sessions
+ * keeps one buffer per session instead of registering a new one at every
+ * switch. initial-exec: a plain %fs-relative load instead of a
+ * __tls_get_addr call per event (64 bytes of static TLS, also available
+ * when the shared library is dlopen'ed, from glibc's reserve for such
+ * libraries). */
 typedef struct tls_slot {
     tpi_tbuf *buf;
     uint64_t gen;
 } tls_slot;
-static __thread tls_slot tls __attribute__((tls_model("initial-exec")));
+#define TLS_SLOTS 4
+static __thread tls_slot tls[TLS_SLOTS] __attribute__((tls_model("initial-exec")));
 static uint64_t g_next_gen = 1;
 
 /* ---- fork safety --------------------------------------------------------- */
@@ -54,8 +58,7 @@ static void atfork_child(void)
             g_live[i]->gen = 0;
         }
     }
-    tls.buf = NULL;
-    tls.gen = 0;
+    memset(tls, 0, sizeof tls);
     tpi_sink_files_after_fork_child();
 }
 
@@ -104,16 +107,32 @@ static tpi_tbuf *register_thread(tp_session *s)
     s->tbufs[n] = b;
     __atomic_store_n(&s->n_tbufs, n + 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&s->reg_lock);
-    tls.buf = b;
-    tls.gen = s->gen;
+    memmove(&tls[1], &tls[0], (TLS_SLOTS - 1) * sizeof tls[0]);
+    tls[0].buf = b;
+    tls[0].gen = s->gen;
     return b;
+}
+
+/* Not the most recent session of this thread: another slot, or a new
+ * registration. */
+static tpi_tbuf *find_buf(tp_session *s)
+{
+    for (int i = 1; i < TLS_SLOTS; i++) {
+        if (tls[i].gen == s->gen && tls[i].buf != NULL) {
+            tls_slot hit = tls[i];
+            memmove(&tls[1], &tls[0], (size_t)i * sizeof tls[0]);
+            tls[0] = hit;
+            return hit.buf;
+        }
+    }
+    return register_thread(s);
 }
 
 static inline tpi_tbuf *get_buf(tp_session *s)
 {
-    if (__builtin_expect(tls.gen == s->gen && tls.buf != NULL, 1))
-        return tls.buf;
-    return register_thread(s);
+    if (__builtin_expect(tls[0].gen == s->gen && tls[0].buf != NULL, 1))
+        return tls[0].buf;
+    return find_buf(s);
 }
 
 /* ---- records ------------------------------------------------------------- */

@@ -87,9 +87,50 @@ TP_TEST(zone_args_always_valid_json)
     rm_rf(dir);
 }
 
+/* Two sessions open at once, both used from this thread: each keeps one
+ * buffer for the thread, zones stay balanced in both. */
+TP_TEST(two_sessions_one_thread)
+{
+    static const char *const kv[] = {"trace", "false", NULL};
+    char d1[1024], d2[1024];
+    tp_session *a = open_test_session("two_a", kv, d1, sizeof d1);
+    tp_session *b = open_test_session("two_b", kv, d2, sizeof d2);
+    CHECK(a != NULL && b != NULL);
+    if (!a || !b) {
+        tp_session_close(a, NULL);
+        tp_session_close(b, NULL);
+        return;
+    }
+    for (int step = 0; step < 50; step++) {
+        tp_zone_begin_dyn(a, "za");
+        tp_zone_begin_dyn(b, "zb");
+        tp_zone_end(a);
+        tp_zone_end(b);
+        tp_step_end(a, 1);
+        tp_step_end(b, 1);
+    }
+    CHECK_EQ_INT(tp_session_close(a, NULL), 0);
+    CHECK_EQ_INT(tp_session_close(b, NULL), 0);
+    char *s1 = read_in(d1, "training_summary.json");
+    char *s2 = read_in(d2, "training_summary.json");
+    CHECK_CONTAINS(s1, "\"unbalanced_zones\": 0");
+    CHECK_CONTAINS(s2, "\"unbalanced_zones\": 0");
+    CHECK_CONTAINS(s1, "\"dropped_events\": 0");
+    CHECK_CONTAINS(s2, "\"dropped_events\": 0");
+    CHECK_CONTAINS(s1, "\"total_steps\": 50");
+    free(s1);
+    free(s2);
+    char *o1 = read_in(d1, "operations.json");
+    CHECK_CONTAINS(o1, "\"count\": 50");
+    free(o1);
+    rm_rf(d1);
+    rm_rf(d2);
+}
+
 int main(void)
 {
     RUN(close_without_err_returns_io_error);
     RUN(zone_args_always_valid_json);
+    RUN(two_sessions_one_thread);
     return tp_test_finish();
 }
