@@ -122,6 +122,19 @@ static const char *scalar(const yaml_event_t *ev)
     return (const char *)ev->data.scalar.value;
 }
 
+/* A scalar is used whole or not at all: a "\0" escape or a text longer
+ * than any value would otherwise leave an accepted prefix ("7\0junk" as 7). */
+static int check_scalar(yctx *y, const yaml_event_t *ev, size_t max, const char *key)
+{
+    size_t len = ev->data.scalar.length;
+    if (memchr(scalar(ev), '\0', len))
+        return fail_at(y, TP_ERR_BAD_VALUE, ev, "profiling.%s: text contains a NUL byte%s", key,
+                       NULL);
+    if (len > max)
+        return fail_at(y, TP_ERR_BAD_VALUE, ev, "profiling.%s: text is too long%s", key, NULL);
+    return 0;
+}
+
 static int is_null(const yaml_event_t *ev)
 {
     if (ev->type != YAML_SCALAR_EVENT || ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
@@ -143,6 +156,9 @@ static int read_sequence(yctx *y, const char *key, char *out, size_t outlen)
         if (y->ev.type != YAML_SCALAR_EVENT)
             return fail_at(y, TP_ERR_BAD_VALUE, &y->ev,
                            "profiling.%s: list items must be plain values", key, NULL);
+        rc = check_scalar(y, &y->ev, outlen, key);
+        if (rc)
+            return rc;
         size_t n = strlen(scalar(&y->ev));
         if (used + n + 2 > outlen)
             return fail_at(y, TP_ERR_BAD_VALUE, &y->ev, "profiling.%s: list too long", key,
@@ -184,6 +200,9 @@ static int section_entry(yctx *y, const char *key, const yaml_event_t *kev)
         if (is_null(&y->ev))
             return fail_at(y, TP_ERR_BAD_VALUE, &y->ev, "profiling.%s: needs a value; accepted: %s",
                            key, accepted);
+        rc = check_scalar(y, &y->ev, sizeof value - 1, key);
+        if (rc)
+            return rc;
         snprintf(value, sizeof value, "%s", scalar(&y->ev));
         break;
     case YAML_SEQUENCE_START_EVENT:
@@ -211,6 +230,11 @@ static int read_key(yctx *y, char *out, size_t outlen, yaml_event_t *kev)
     if (y->ev.type != YAML_SCALAR_EVENT)
         return fail_at(y, TP_ERR_PARSE, &y->ev, "expected a key name%s%s", NULL, NULL);
     snprintf(out, outlen, "%s", scalar(&y->ev));
+    /* "wait\0x" is no key of ours ("profiling\0x" no section): NUL -> '?' */
+    for (size_t i = 0; i < y->ev.data.scalar.length && i + 1 < outlen; i++)
+        out[i] = scalar(&y->ev)[i] ? scalar(&y->ev)[i] : '?';
+    if (y->ev.data.scalar.length + 1 < outlen)
+        out[y->ev.data.scalar.length] = '\0';
     return next(y);
 }
 
@@ -242,6 +266,9 @@ static int profiling_value(yctx *y, const yaml_event_t *kev)
     if (is_null(&y->ev))
         return 0;
     if (y->ev.type == YAML_SCALAR_EVENT) { /* profiling: false */
+        int rc = check_scalar(y, &y->ev, TPC_STR_MAX, "enabled");
+        if (rc)
+            return rc;
         snprintf(source, sizeof source, "file %s:%d", y->path, line_of(kev));
         y->seen_line[TPC_K_ENABLED] = line_of(kev);
         return tpc_stage(y->cfg, TPC_L_FILE, "enabled", scalar(&y->ev), source, y->path,

@@ -255,6 +255,48 @@ TP_TEST(json_and_describe)
     CHECK(tp_config_describe(NULL, 0) == NULL);
 }
 
+/* A YAML value is the whole scalar: a "\0" escape or a value longer than
+ * any key takes must not leave an accepted prefix ("7\0junk" read as 7). */
+TP_TEST(yaml_scalar_is_taken_whole)
+{
+    static const char *const bad[] = {
+        "profiling:\n  wait: \"7\\0junk\"\n",
+        "profiling:\n  log_dir: \"/tmp/ok\\0/../../etc\"\n",
+        "profiling:\n  metrics: [jsonl, \"csv\\0x\"]\n",
+        "profiling: \"false\\0x\"\n",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        tp_config *cfg = tp_config_new();
+        tp_error err = {0};
+        write_yaml(bad[i]);
+        CHECK(tp_config_load_file(cfg, yaml_path, &err) != 0);
+        CHECK_CONTAINS(err.message, "NUL");
+        unlink(yaml_path);
+        CHECK_STR(tp_config_get(cfg, "wait"), "1");
+        tp_config_free(cfg);
+    }
+    tp_config *kc = tp_config_new();
+    tp_error kerr = {0};
+    write_yaml("profiling:\n  \"wait\\0x\": 3\n");
+    CHECK_EQ_INT(tp_config_load_file(kc, yaml_path, &kerr), TP_ERR_UNKNOWN_KEY);
+    unlink(yaml_path);
+    CHECK_STR(tp_config_get(kc, "wait"), "1");
+    tp_config_free(kc);
+    /* "5", 1100 spaces, "x": cut at the value buffer it used to read as 5 */
+    char text[1300];
+    int n = snprintf(text, sizeof text, "profiling:\n  wait: \"5");
+    memset(text + n, ' ', 1100);
+    snprintf(text + n + 1100, sizeof text - (size_t)n - 1100, "x\"\n");
+    tp_config *cfg = tp_config_new();
+    tp_error err = {0};
+    write_yaml(text);
+    CHECK(tp_config_load_file(cfg, yaml_path, &err) != 0);
+    CHECK_CONTAINS(err.message, "too long");
+    unlink(yaml_path);
+    CHECK_STR(tp_config_get(cfg, "wait"), "1");
+    tp_config_free(cfg);
+}
+
 int main(void)
 {
     unsetenv("TRAINPROF_CONFIG");
@@ -269,5 +311,6 @@ int main(void)
     RUN(later_file_replaces_earlier_file);
     RUN(settings_follow_the_config);
     RUN(json_and_describe);
+    RUN(yaml_scalar_is_taken_whole);
     return tp_test_finish();
 }
