@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define TPA_MAX_TIME_NS 4000000000000000000LL
+
 #define FAIL(e_, at_, code_, msg_) \
     do { (e_)->at = (at_); (e_)->code = (code_); (e_)->msg = (msg_); return SC_ERR; } while (0)
 
@@ -102,7 +104,9 @@ static int read_time(const char **pp, const char *end, int64_t *ns, bool *has, t
     } else {
         return tpa_skip_value(pp, end, e, 1);  /* null etc.: treated as absent */
     }
-    if (!tpa_num_us_to_ns(&num, ns))
+    /* |value| <= 4e18 ns (year 2096 as epoch ns): ts + dur, end - begin and
+     * ts - first ts stay inside int64 in every analysis */
+    if (!tpa_num_us_to_ns(&num, ns) || *ns > TPA_MAX_TIME_NS || *ns < -TPA_MAX_TIME_NS)
         FAIL(e, at, TPA_ERR_LIMIT, "timestamp or duration out of range");
     *has = true;
     return SC_OK;

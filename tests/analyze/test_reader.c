@@ -127,6 +127,16 @@ TP_TEST(bad_inputs_fail_with_offsets)
     CHECK_EQ_INT(r.offset, 21);
     r = read_all_sizes("[{\"ts\": 99999999999999999999999999}]");
     CHECK_EQ_INT(r.code, TPA_ERR_LIMIT);
+    /* in int64 but so large that ts + dur or end - begin would overflow */
+    r = read_all_sizes("[{\"ph\":\"X\",\"ts\": 9223372036854775.807, \"dur\": 1}]");
+    CHECK_EQ_INT(r.code, TPA_ERR_LIMIT);
+    r = read_all_sizes("[{\"ph\":\"B\",\"ts\": -9223372036854775.000}]");
+    CHECK_EQ_INT(r.code, TPA_ERR_LIMIT);
+    r = read_all_sizes("[{\"ph\":\"X\",\"ts\": 1, \"dur\": \"5000000000000000\"}]");
+    CHECK_EQ_INT(r.code, TPA_ERR_LIMIT);
+    r = read_all_sizes("[{\"ph\":\"X\",\"ts\": 4000000000000000, \"dur\": -4000000000000000}]");
+    CHECK_EQ_INT(r.rc, 0);
+    CHECK_EQ_INT(r.ts[0], 4000000000000000000LL);
     r = read_all_sizes("[{\"ts\": 1, \"args\": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}]");
     CHECK_EQ_INT(r.code, TPA_ERR_LIMIT);
     r = read_all_sizes("[{\"ts\": tru}]");
