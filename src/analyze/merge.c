@@ -75,6 +75,21 @@ static const char *lookup_name(const name_rec *v, size_t n, int64_t pid, int64_t
     return NULL;
 }
 
+/* Saturating: base times and timestamps come from the input, any int64. */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r)) return b > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
+static int64_t sat_sub(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_sub_overflow(a, b, &r)) return b < 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
 static void fmt_ts(char *buf, size_t n, int64_t ns)
 {
     const char *sign = ns < 0 ? "-" : "";
@@ -89,7 +104,7 @@ static void write_rewritten(tpa_out *out, const tpa_event *ev, const src *s, int
     int nrep = 0;
     snprintf(rep[nrep].text, sizeof rep[0].text, "%" PRId64, s->out_pid); rep[nrep++].sp = ev->v_pid;
     snprintf(rep[nrep].text, sizeof rep[0].text, "%" PRId64, tid); rep[nrep++].sp = ev->v_tid;
-    if (ev->v_ts.len) { fmt_ts(rep[nrep].text, sizeof rep[0].text, ev->ts_ns + s->shift); rep[nrep++].sp = ev->v_ts; }
+    if (ev->v_ts.len) { fmt_ts(rep[nrep].text, sizeof rep[0].text, sat_add(ev->ts_ns, s->shift)); rep[nrep++].sp = ev->v_ts; }
     if (ev->v_id.len && ev->v_id.len < 40) {
         /* Flow ids are per process: keep ranks' arrows apart. */
         const char *v = ev->raw.p + ev->v_id.off;
@@ -185,16 +200,16 @@ static int64_t align(src *s, size_t n)
     for (size_t i = 0; i < n; i++) {
         int64_t base = s[i].meta.has_base ? s[i].meta.base_ns : (s[i].min_ts > EPOCH_LIKE_NS / 1000 ? 0 : INT64_MIN);
         s[i].shift = base;
-        if (base != INT64_MIN && base + s[i].min_ts < start) start = base + s[i].min_ts;
+        if (base != INT64_MIN && sat_add(base, s[i].min_ts) < start) start = sat_add(base, s[i].min_ts);
     }
     if (start == INT64_MAX) start = 0;
     for (size_t i = 0; i < n; i++) {
         if (s[i].shift == INT64_MIN) {
             fprintf(stderr, "trainprof: warning: %s records no base time; aligning its first event "
                     "with the earliest start\n", s[i].path);
-            s[i].shift = -s[i].min_ts;
+            s[i].shift = sat_sub(0, s[i].min_ts);
         } else {
-            s[i].shift -= start;
+            s[i].shift = sat_sub(s[i].shift, start);
         }
     }
     return start;

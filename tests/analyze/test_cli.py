@@ -202,6 +202,45 @@ def test_slice_merge_fix(tmp):
     run("fix", fixed)
 
 
+def test_slice_merge_every_fixture_reads_back(tmp):
+    """slice and merge outputs are valid JSON (Python) that trainprof re-reads."""
+    files = kineto_files() + [os.path.join(FIX, "mlp_adam.pt.trace.json")]
+    for i, path in enumerate(files):
+        n_in = len(events(load(path)))
+        for ext in (".json", ".json.gz"):
+            out = os.path.join(tmp, f"all_slice{i}{ext}")
+            run("slice", path, "--min-dur", "0us", "-o", out)
+            doc = load(out)
+            rep = json.loads(run("report", "--json", out).stdout)
+            check(rep["events"] == len(events(doc)), f"slice {path}: re-read {rep['events']} vs {len(events(doc))}")
+        out = os.path.join(tmp, f"all_time{i}.json")
+        run("slice", path, "--time", "0-1000000s", "-o", out)
+        check(len(events(load(out))) <= n_in, f"slice --time {path}")
+        run("report", out)
+    merged = os.path.join(tmp, "all_merged.json.gz")
+    run("merge", *files, "-o", merged)
+    doc = load(merged)
+    rep = json.loads(run("report", "--json", merged).stdout)
+    check(rep["events"] == len(events(doc)), "merge of every fixture re-reads")
+
+
+def test_merge_extreme_base_times(tmp):
+    """Base times at the ends of int64 are clamped, not overflowed (UBSan)."""
+    paths = []
+    for i, base in enumerate((9223372036854775807, -9223372036854775807)):
+        path = os.path.join(tmp, f"base{i}.json")
+        with open(path, "w") as f:
+            json.dump({"traceEvents": [{"ph": "X", "name": "a", "ts": -3999999999999999, "dur": 1,
+                                        "pid": 1, "tid": 1, "id": 7},
+                                       {"ph": "X", "name": "b", "ts": 3999999999999999, "dur": 1,
+                                        "pid": 1, "tid": 1}],
+                       "baseTimeNanoseconds": base}, f)
+        paths.append(path)
+    out = os.path.join(tmp, "base_merged.json")
+    run("merge", *paths, "-o", out)
+    check(len(events(load(out))) == 4 + 2 * 3, "merge of extreme base times")
+
+
 def test_bad_inputs(tmp):
     cases = {
         "empty.json": b"",
@@ -237,6 +276,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         test_begin_end_and_async(tmp)
         test_slice_merge_fix(tmp)
+        test_slice_merge_every_fixture_reads_back(tmp)
+        test_merge_extreme_base_times(tmp)
         test_bad_inputs(tmp)
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0
