@@ -373,6 +373,8 @@ static int step(tpa_reader *r, tpa_event *ev, bool *got_event, tpa_scanerr *e)
 {
     const char *p = r->buf + r->pos, *end = r->buf + r->len;
     p = tpa_skip_ws(p, end);
+    if (r->st == S_START && end - p < 3 && !r->eof && memcmp(p, "\xEF\xBB\xBF", (size_t)(end - p)) == 0)
+        return SC_MORE;  /* a BOM split by the read: wait for all of it */
     if (r->st == S_START && end - p >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0)
         p = tpa_skip_ws(p + 3, end);
     if (p >= end) { r->pos = (size_t)(p - r->buf); return SC_MORE; }

@@ -104,6 +104,16 @@ TP_TEST(escapes_and_unicode)
     CHECK_EQ_INT(r.code, TPA_ERR_UTF8);
 }
 
+/* A UTF-8 byte order mark is skipped also when a read splits it. */
+TP_TEST(bom_split_by_reads)
+{
+    result r = read_all_sizes("\xEF\xBB\xBF[{\"name\":\"a\",\"ph\":\"X\",\"ts\":1,\"dur\":2}]");
+    CHECK_EQ_INT(r.rc, 0);
+    CHECK_EQ_INT(r.n, 1);
+    r = read_all_sizes("\xEF\xBB");
+    CHECK_EQ_INT(r.code, TPA_ERR_FORMAT);
+}
+
 TP_TEST(truncated_inputs_keep_complete_events)
 {
     result r = read_all_sizes("{\"traceEvents\": [{\"name\":\"a\",\"ph\":\"X\",\"ts\":1,\"dur\":1},\n"
@@ -170,6 +180,7 @@ int main(void)
     RUN(array_form);
     RUN(object_form_with_metadata_after_events);
     RUN(escapes_and_unicode);
+    RUN(bom_split_by_reads);
     RUN(truncated_inputs_keep_complete_events);
     RUN(bad_inputs_fail_with_offsets);
     RUN(numbers_convert_exactly);
