@@ -35,6 +35,10 @@ int run_file_open(run_file *f, const char *dir, const char *name, const char *pr
 
 tpu_buf *run_file_item(run_file *f)
 {
+    if (f->failed) { /* never written: keep one item at a time, not the whole run */
+        tpu_buf_reset(&f->pending);
+        return &f->pending;
+    }
     if (f->items || f->pending_items)
         tpu_buf_puts(&f->pending, ",\n");
     f->pending_items++;
