@@ -141,8 +141,12 @@ def test_inherited_signal_dispositions(tmp):
     check(rc == 0, "SIGHUP ignored (nohup) stays ignored in the command, got %d" % rc)
 
 
-def test_usage():
+def test_usage(tmp):
     check(run(["--interval", "5ms", "--", "true"]).returncode == 2, "interval too short")
+    deep = os.path.join(tmp, "/".join(["d" * 200] * 6))  # > 1023 bytes: was cut silently
+    check(run(["-o", deep, "--", "true"]).returncode == 2, "too long -o refused")
+    check(not os.path.exists(os.path.join(tmp, "d" * 200)), "nothing written for a cut -o")
+    check(run(["-o", "", "--", "true"]).returncode == 2, "empty -o refused")
     check(run(["--interval", "abc", "--", "true"]).returncode == 2, "bad interval")
     check(run([]).returncode == 2, "no command")
     check(run(["--bogus", "x"]).returncode == 2, "unknown option")
@@ -156,6 +160,6 @@ with tempfile.TemporaryDirectory() as tmp:
     test_killed_by_signal(tmp)
     test_forward_sigterm(tmp)
     test_inherited_signal_dispositions(tmp)
-    test_usage()
+    test_usage(tmp)
 print("%d failures" % len(failures))
 sys.exit(1 if failures else 0)

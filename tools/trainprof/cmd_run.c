@@ -119,6 +119,11 @@ static int parse_args(int argc, char **argv, run_opts *o)
             }
             const char *v = argv[++i];
             if (a[1] == 'o') {
+                if (!*v || strlen(v) >= sizeof o->dir) { /* cut, it would name another dir */
+                    fprintf(stderr, "trainprof run: -o: %s directory name (%zu bytes at most)\n",
+                            *v ? "too long a" : "empty", sizeof o->dir - 1);
+                    return 2;
+                }
                 snprintf(o->dir, sizeof o->dir, "%s", v);
             } else if ((o->interval_ms = parse_interval(v)) < 0) {
                 fprintf(stderr, "trainprof run: bad --interval '%s': use e.g. 100ms, 0.5s or 2s "
