@@ -147,7 +147,9 @@ TP_API tp_session *tp_session_open(const tp_config *cfg, tp_error *err);
 /* Ends open zones (counted as unbalanced), drains every thread's buffer,
  * closes the trace window, writes the summary files and prints the console
  * table. Frees the session, even on error (an I/O error is reported in err
- * and the summary). NULL is a no-op returning 0. */
+ * and the summary). NULL is a no-op returning 0. Every other thread must
+ * have stopped using s before this call: s is freed, so recording into it
+ * from another thread during or after the close is a use-after-free. */
 TP_API int tp_session_close(tp_session *s, tp_error *err);
 
 /* The run directory, or NULL for a NULL session. */

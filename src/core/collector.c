@@ -8,6 +8,7 @@
 
 #include "core/collector_internal.h"
 #include "core/names.h"
+#include "util/json.h"
 
 tpi_collector *tpi_collector_new(tp_session *s)
 {
@@ -152,17 +153,21 @@ static const char *args_json(uint32_t args_id, char *buf, size_t n)
         return NULL;
     const char *a = tpi_names_get(args_id);
     /* raw only when the whole text is a valid array (and fits in buf):
-     * args cut at 240 bytes or malformed become a JSON string */
+     * args cut at 240 bytes or malformed become a JSON string, escaped by
+     * the JSON writer (control characters, quotes, invalid UTF-8) */
     const char *end = skip_num_array(a, 0);
-    int raw = end && *end == '\0' && strlen(a) + 32 < n;
-    size_t o = (size_t)snprintf(buf, n, "{\"Input Dims\":%s", raw ? "" : "\"");
-    for (const char *p = a; *p && o + 8 < n; p++) {
-        if (!raw && (*p == '"' || *p == '\\'))
-            buf[o++] = '\\';
-        if ((unsigned char)*p >= 0x20)
-            buf[o++] = *p;
+    if (end && *end == '\0' && strlen(a) + 32 < n) {
+        snprintf(buf, n, "{\"Input Dims\":%s}", a);
+        return buf;
     }
-    snprintf(buf + o, n - o, "%s}", raw ? "" : "\"");
+    tpu_buf esc = {0};
+    tpu_json_escape(&esc, a, strlen(a));
+    if (esc.oom || esc.len + 32 >= n) {
+        tpu_buf_free(&esc);
+        return NULL;
+    }
+    snprintf(buf, n, "{\"Input Dims\":\"%s\"}", tpu_buf_cstr(&esc));
+    tpu_buf_free(&esc);
     return buf;
 }
 
@@ -182,7 +187,7 @@ void tpi_col_close_zone(tpi_collector *c, tpi_thread_state *t, uint64_t end_ns, 
     if (t->depth == 0)
         tpi_col_add_step_op(c, z->name_id, dur, !t->is_step_thread);
     if (z->window && z->window == c->window_seq) {
-        char abuf[320];
+        char abuf[1600]; /* 240 bytes of args, each escaped to at most 6 */
         tpi_event e = {0};
         e.kind = TPI_EV_SLICE;
         e.tid = t->tid;

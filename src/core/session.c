@@ -206,11 +206,23 @@ void tp_zone_begin_dyn(tp_session *s, const char *name)
     zone_begin(s, tpi_names_intern(name ? name : ""), 0);
 }
 
+/* Length of args cut to at most max bytes, never inside a UTF-8 sequence. */
+static size_t args_cut(const char *args, size_t max)
+{
+    size_t len = strnlen(args, max);
+    if (len == max)
+        while (len > 0 && ((unsigned char)args[len] & 0xC0) == 0x80)
+            len--; /* args[len] continues a character: cut before it */
+    return len;
+}
+
 void tp_zone_begin_args(tp_session *s, const char *name, const char *args)
 {
     if (!s)
         return;
-    uint32_t a = (args && s->settings.record_shapes) ? tpi_names_intern_n(args, 240) : 0;
+    uint32_t a = 0;
+    if (args && s->settings.record_shapes)
+        a = tpi_names_intern_n(args, args_cut(args, 240));
     zone_begin(s, tpi_names_intern(name ? name : ""), a);
 }
 

@@ -74,6 +74,13 @@ TP_TEST(zone_args_always_valid_json)
     tp_zone_end(s);
     tp_zone_begin_args(s, "bad3", "[-]");
     tp_zone_end(s);
+    /* a 2-byte character straddling the 240-byte cut, and an invalid byte */
+    char utf8[300];
+    memset(utf8, 'x', 239);
+    memcpy(utf8 + 239, "\xc3\xa9tail", 7);
+    utf8[10] = (char)0xff;
+    tp_zone_begin_args(s, "utf8", utf8);
+    tp_zone_end(s);
     tp_step_end(s, 1);
     CHECK_EQ_INT(tp_session_close(s, NULL), 0);
     char *t = read_trace(dir);
@@ -83,6 +90,10 @@ TP_TEST(zone_args_always_valid_json)
     CHECK_CONTAINS(t, "\"Input Dims\":\"[1,,2]\"}");
     CHECK_CONTAINS(t, "\"Input Dims\":\"[[1]\"}");
     CHECK_CONTAINS(t, "\"Input Dims\":\"[-]\"}");
+    /* the cut falls before the character, the invalid byte is replaced */
+    CHECK_CONTAINS(t, "xxxxxxxxxx\\ufffdxxx");
+    CHECK_CONTAINS(t, "xxxxx\"}");
+    CHECK(t && !strchr(t, (char)0xff) && !strchr(t, (char)0xc3));
     free(t);
     rm_rf(dir);
 }
