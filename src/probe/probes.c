@@ -206,9 +206,9 @@ static void sample_system(tpi_probe_set *p, tpi_mem_sample *out)
 static void sample_gpu(tpi_probe_set *p, tpi_mem_sample *out)
 {
     char why[300] = "";
-    int n = 0;
+    int n = 0, pid = (int)getpid(); /* not p->pid: a forked child asks about itself */
     if (p->nvml)
-        n = tpi_nvml_sample(p->nvml, &p->pid, 1, out->devices, TPI_MAX_DEVICES, why, sizeof why);
+        n = tpi_nvml_sample(p->nvml, &pid, 1, out->devices, TPI_MAX_DEVICES, why, sizeof why);
     else if (p->cudart)
         n = tpi_cudart_sample(p->cudart, out->devices, TPI_MAX_DEVICES, why, sizeof why);
     if (n < 0) {

@@ -2,6 +2,7 @@
  * callback's validation. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "probe/probe_internal.h"
@@ -198,9 +199,34 @@ TP_TEST(monitor_gpus)
     tp_monitor_free(m);
 }
 
+/* A forked child (a launcher forking its workers after opening the
+ * session) asks NVML about its own pid, not the parent's. */
+TP_TEST(nvml_process_used_after_fork)
+{
+    env("TRAINPROF_NVML_LIB", FAKE_NVML);
+    env("FAKE_NVML_FAIL", NULL);
+    env("FAKE_NVML_USED", "2147483648");
+    env("FAKE_NVML_PROC_USED", "1073741824");
+    tpi_probe_set *p = open_sampled("nvml");
+    pid_t c = fork();
+    if (c == 0) {
+        tpi_probes_sample(p, &s);
+        _exit(s.n_devices > 0 && s.devices[0].have_process_used &&
+                      s.devices[0].process_used_bytes == GIB
+                  ? 0
+                  : 1);
+    }
+    int status = -1;
+    waitpid(c, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    tpi_probes_close(p);
+    env("FAKE_NVML_PROC_USED", NULL);
+}
+
 int main(void)
 {
     RUN(nvml_devices);
+    RUN(nvml_process_used_after_fork);
     RUN(nvml_failing);
     RUN(cudart_fallback);
     RUN(no_gpu_at_all);
