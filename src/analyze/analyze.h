@@ -238,6 +238,14 @@ int tpa_merge(const char *const *in, size_t n, const char *out,
 int tpa_fix(const char *in, const char *out, tpa_write_stats *st, bool *was_ok,
             tpa_error *err);
 
+/* Sums of durations saturate: crafted traces can add up past int64. */
+static inline int64_t tpa_sat_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r)) return b > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
 /* ---- small helpers shared with the CLI ------------------------------------ */
 /* "5us", "2.5ms", "1s", "300" (µs) -> ns. */
 bool tpa_parse_duration(const char *s, int64_t *ns);

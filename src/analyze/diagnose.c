@@ -126,13 +126,13 @@ static void find_all(tpa_diagnosis *d)
         const tpa_op *o = &rep->ops[i];
         if (is_gpu_table(o->table)) {
             if (o->kind != TPA_K_KERNEL) continue;
-            kern_ns += o->total_ns;
+            kern_ns = tpa_sat_add(kern_ns, o->total_ns);
             kern_n += o->count;
-            if (o->count && o->total_ns / (int64_t)o->count < TINY_KERNEL_NS) { tiny_ns += o->total_ns; tiny_n += o->count; }
+            if (o->count && o->total_ns / (int64_t)o->count < TINY_KERNEL_NS) { tiny_ns = tpa_sat_add(tiny_ns, o->total_ns); tiny_n += o->count; }
             continue;
         }
         if (o->table != -1) continue;
-        if (is_sync_call(o->name)) { sync_calls += o->total_ns; sync_n += o->count; }
+        if (is_sync_call(o->name)) { sync_calls = tpa_sat_add(sync_calls, o->total_ns); sync_n += o->count; }
         else if (is_item(o->name)) { if (o->total_ns > item) { item = o->total_ns; item_n = o->count; } }
         else if (is_optimizer(o->name) && o->total_ns > optim) { optim = o->total_ns; optim_name = o->name; }
     }
@@ -248,7 +248,7 @@ int tpa_diagnose_file(const char *path, tpa_diagnosis *d, tpa_error *err)
     if (d->steps.n) {
         d->mean_ns = tpa_steps_mean(&d->steps, -1);
         for (int p = 0; p < TPA_P_COUNT; p++) d->part_mean_ns[p] = tpa_steps_mean(&d->steps, p);
-        for (size_t i = 0; i < d->steps.n; i++) d->basis_ns += d->steps.rows[i].dur_ns;
+        for (size_t i = 0; i < d->steps.n; i++) d->basis_ns = tpa_sat_add(d->basis_ns, d->steps.rows[i].dur_ns);
         if (d->has_gpu && d->mean_ns)
             d->gpu_idle = 1.0 - (double)tpa_steps_mean(&d->steps, TPA_P_COUNT) / (double)d->mean_ns;
     } else {

@@ -29,7 +29,7 @@ static size_t fold(const tpa_report *r, size_t i, uint64_t *count, int64_t *tota
     *total = 0;
     while (j < r->n_ops && by_kind_name(&r->ops[i], &r->ops[j]) == 0) {
         *count += r->ops[j].count;
-        *total += r->ops[j].total_ns;
+        *total = tpa_sat_add(*total, r->ops[j].total_ns);
         j++;
     }
     return j;
@@ -59,7 +59,7 @@ static int64_t host_self_total(const tpa_report *r)
 {
     int64_t s = 0;
     for (size_t i = 0; i < r->n_ops; i++)
-        if (r->ops[i].table < 0) s += r->ops[i].self_ns;
+        if (r->ops[i].table < 0) s = tpa_sat_add(s, r->ops[i].self_ns);
     return s;
 }
 

@@ -52,7 +52,7 @@ void tpa_sort_ops(tpa_report *rep, const char *sort)
 static int64_t table_self_sum(const tpa_report *rep, size_t from, size_t to)
 {
     int64_t s = 0;
-    for (size_t i = from; i < to; i++) s += rep->ops[i].self_ns;
+    for (size_t i = from; i < to; i++) s = tpa_sat_add(s, rep->ops[i].self_ns);
     return s;
 }
 

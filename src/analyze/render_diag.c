@@ -32,7 +32,7 @@ static int64_t side_self(const tpa_report *rep, bool gpu)
 {
     int64_t s = 0;
     for (size_t i = 0; i < rep->n_ops; i++)
-        if (gpu ? gpu_op(&rep->ops[i]) : host_op(&rep->ops[i])) s += rep->ops[i].self_ns;
+        if (gpu ? gpu_op(&rep->ops[i]) : host_op(&rep->ops[i])) s = tpa_sat_add(s, rep->ops[i].self_ns);
     return s;
 }
 

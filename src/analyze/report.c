@@ -145,7 +145,7 @@ static uint32_t op_for(run_ctx *c, int table, int kind, tpa_sv name)
 static void op_add_call(tpa_op *op, int64_t dur)
 {
     op->count++;
-    op->total_ns += dur;
+    op->total_ns = tpa_sat_add(op->total_ns, dur);
     if (dur < op->min_ns) op->min_ns = dur;
     if (dur > op->max_ns) op->max_ns = dur;
 }
@@ -173,7 +173,7 @@ static thread_state *thread_for(run_ctx *c, int64_t pid, int64_t tid)
 static void close_top(run_ctx *c, thread_state *t)
 {
     open_span *s = &t->stack[--t->nstack];
-    c->rep->ops[s->op].self_ns += s->dur - s->child;
+    c->rep->ops[s->op].self_ns = tpa_sat_add(c->rep->ops[s->op].self_ns, s->dur - s->child);
 }
 
 /* Appends a span record (records are in start order); drops the oldest
@@ -199,7 +199,7 @@ static void nest_span(run_ctx *c, thread_state *t, const pending *sp)
         close_top(c, t);
     uint64_t parent = NO_PARENT;
     if (t->nstack) {
-        t->stack[t->nstack - 1].child += sp->dur;
+        t->stack[t->nstack - 1].child = tpa_sat_add(t->stack[t->nstack - 1].child, sp->dur);
         parent = t->stack[t->nstack - 1].rec;
     }
     uint64_t rec = add_record(t, sp->ts, end, parent, sp->op);
@@ -253,7 +253,7 @@ static void host_span(run_ctx *c, int64_t pid, int64_t tid, int64_t ts, int64_t 
     if (t->flushed_any && ts < t->flushed_ts) {
         /* Its parent is closed already: count it as all-self (children
          * arriving this late are rare) and charge the parent. */
-        c->rep->ops[op].self_ns += dur;
+        c->rep->ops[op].self_ns = tpa_sat_add(c->rep->ops[op].self_ns, dur);
         if (!attach_late(c, t, ts, dur)) c->rep->late_events++;
         return;
     }
@@ -393,7 +393,7 @@ static void async_end(run_ctx *c, const tpa_event *ev)
             int64_t dur = ev->ts_ns > t->v[s].ts ? ev->ts_ns - t->v[s].ts : 0;
             tpa_op *op = &c->rep->ops[t->v[s].op];
             op_add_call(op, dur);
-            op->self_ns += dur;
+            op->self_ns = tpa_sat_add(op->self_ns, dur);
             c->rep->async_pairs++;
             async_remove(t, s);
             return;
@@ -420,7 +420,7 @@ static void on_event(run_ctx *c, const tpa_event *ev)
             uint32_t idx = op_for(c, table, kind, ev->name);  /* may move rep->ops */
             tpa_op *op = &rep->ops[idx];
             op_add_call(op, dur);
-            op->self_ns += dur;
+            op->self_ns = tpa_sat_add(op->self_ns, dur);
             return;
         }
         if (ev->cat.n == 5 && memcmp(ev->cat.p, "Trace", 5) == 0 && !c->o->cats)

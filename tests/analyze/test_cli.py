@@ -241,6 +241,29 @@ def test_merge_extreme_base_times(tmp):
     check(len(events(load(out))) == 4 + 2 * 3, "merge of extreme base times")
 
 
+def test_huge_durations_saturate(tmp):
+    """Durations at the accepted limit summed over ops, tables and steps:
+    no signed overflow (the UBSan build stops on one)."""
+    big = 3999999999999999
+    ev = []
+    for i in range(4):
+        ev += [{"ph": "X", "name": f"ProfilerStep#{i}", "ts": -big + i, "dur": big, "pid": 1, "tid": 1},
+               {"ph": "X", "name": "aten::item", "ts": -big + i, "dur": big, "pid": 1, "tid": 1},
+               {"ph": "X", "name": "k", "cat": "kernel", "ts": -big + i, "dur": big, "pid": 1, "tid": 2,
+                "args": {"device": 0}},
+               {"ph": "X", "name": "cudaDeviceSynchronize", "cat": "cuda_runtime", "ts": -big + i,
+                "dur": big, "pid": 1, "tid": 3},
+               {"ph": "B", "name": "b", "ts": -big, "pid": 1, "tid": 4},
+               {"ph": "E", "ts": big, "pid": 1, "tid": 4}]
+    path = os.path.join(tmp, "huge_durs.json")
+    with open(path, "w") as f:
+        json.dump(ev, f)
+    for sub in ("report", "steps", "analyze"):
+        run(sub, path)
+        json.loads(run(sub, "--json", path).stdout)
+    json.loads(run("diff", "--json", path, path).stdout)
+
+
 def test_bad_inputs(tmp):
     cases = {
         "empty.json": b"",
@@ -278,6 +301,7 @@ def main():
         test_slice_merge_fix(tmp)
         test_slice_merge_every_fixture_reads_back(tmp)
         test_merge_extreme_base_times(tmp)
+        test_huge_durations_saturate(tmp)
         test_bad_inputs(tmp)
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0
