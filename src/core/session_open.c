@@ -81,6 +81,33 @@ static void free_session(tp_session *s, int in_fork_child)
     free(s);
 }
 
+/* Trace files are <run_dir>/profiler_traces/<stem>.<ext>, with the stem
+ * expanded from profiling.trace_filename. Refuse, before anything is
+ * recorded, a configuration whose paths would not fit, rather than cut them
+ * (a cut stem can lose {step}/{time_ns} and make windows overwrite each
+ * other). The widest step and time values are used for the check. */
+static int check_trace_paths(const tp_session *s, int rank, tp_error *err)
+{
+    char stem[512];
+    tpi_trace_stem(&s->settings, stem, sizeof stem, s->host, s->pid, rank, UINT64_MAX,
+                   UINT64_MAX);
+    size_t stem_len = strlen(stem);
+    size_t path_len = strlen(s->run_dir) + strlen("/profiler_traces/") + stem_len +
+                      strlen(".native.stacks.txt");
+    if (stem_len + 1 < sizeof stem && path_len < sizeof(((tpi_window *)0)->stem) - 8)
+        return 0;
+    if (err) {
+        memset(err, 0, sizeof *err);
+        err->code = TP_ERR_BAD_VALUE;
+        snprintf(err->message, sizeof err->message,
+                 "trace file paths would be too long (%zu bytes; at most %zu): use a shorter "
+                 "profiling.log_dir, profiling.name or profiling.trace_filename (run directory "
+                 "'%.300s')",
+                 path_len, sizeof(((tpi_window *)0)->stem) - 9, s->run_dir);
+    }
+    return -1;
+}
+
 static int init_session(tp_session *s, const tpi_settings *st, tp_error *err)
 {
     s->settings = *st;
@@ -90,6 +117,10 @@ static int init_session(tp_session *s, const tpi_settings *st, tp_error *err)
     int rank = tpi_detect_rank(st);
     if (tpi_rundir_create(st, rank, s->run_dir, sizeof s->run_dir, err) != 0)
         return -1;
+    if (st->trace && check_trace_paths(s, rank, err) != 0) {
+        rmdir(s->run_dir); /* created just now and still empty */
+        return -1;
+    }
     const tpi_clock_info *ck = tpi_clock_get();
     s->ns_per_tick = ck->ns_per_tick;
     uint64_t mb = st->max_buffer_mb > 0 ? (uint64_t)st->max_buffer_mb : 64;

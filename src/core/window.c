@@ -139,7 +139,10 @@ static void open_window(tpi_collector *c, int64_t cycle)
     c->win.index = (int)c->window_count;
     c->win.first_step = c->step;
     c->win.last_step = c->step;
-    snprintf(c->win.stem, sizeof c->win.stem, "%.600s/%.400s", dir, stem);
+    /* fits: tp_session_open refused paths that could not (check_trace_paths) */
+    if (snprintf(c->win.stem, sizeof c->win.stem, "%s/%s", dir, stem) >= (int)sizeof c->win.stem)
+        fprintf(stderr, "trainprof: warning: trace path cut to %zu bytes: %s\n",
+                sizeof c->win.stem - 1, c->win.stem);
     c->window_count++;
     c->window_seq = c->window_count;
     c->window_cycle = cycle;

@@ -1,6 +1,7 @@
 /* Contracts and edge cases of the session found in review: close without
  * an error struct, zone args that are not valid JSON, several sessions
  * used from one thread. */
+#include <sys/stat.h>
 #include <dirent.h>
 
 #include "test_common.h"
@@ -138,10 +139,54 @@ TP_TEST(two_sessions_one_thread)
     rm_rf(d2);
 }
 
+/* Trace paths are never cut: a log_dir deep enough to need ~1000 bytes is
+ * written in full, and a configuration whose trace paths cannot fit is
+ * refused at open with an error that names the keys. */
+TP_TEST(long_trace_paths_fit_or_are_refused)
+{
+    char deep[1000];
+    size_t o = (size_t)snprintf(deep, sizeof deep, "/tmp/tp_core_longpath_%d", (int)getpid());
+    for (int i = 0; i < 9; i++) {
+        deep[o++] = '/';
+        memset(deep + o, 'd', 90);
+        o += 90;
+    }
+    deep[o] = '\0';
+    tp_error err;
+    tp_config *cfg = tp_config_new();
+    CHECK_EQ_INT(tp_config_set(cfg, "log_dir", deep, &err), 0);
+    tp_config_set(cfg, "metrics", "none", &err);
+    tp_config_set(cfg, "wait", "0", &err);
+    tp_config_set(cfg, "warmup", "0", &err);
+    tp_config_set(cfg, "active", "1", &err);
+    tp_session *s = tp_session_open(cfg, &err);
+    CHECK(s != NULL);
+    if (s) {
+        char traces[1200];
+        snprintf(traces, sizeof traces, "%s/profiler_traces", tp_session_dir(s));
+        tp_step_end(s, 1);
+        CHECK_EQ_INT(tp_session_close(s, &err), 0); /* no write error: full path */
+        struct stat st;
+        CHECK(stat(traces, &st) == 0);
+    }
+    char pattern[200];
+    snprintf(pattern, sizeof pattern, "{host}_%0150d_{step}", 0);
+    CHECK_EQ_INT(tp_config_set(cfg, "trace_filename", pattern, &err), 0);
+    s = tp_session_open(cfg, &err);
+    CHECK(s == NULL);
+    CHECK_EQ_INT(err.code, TP_ERR_BAD_VALUE);
+    CHECK_CONTAINS(err.message, "profiling.trace_filename");
+    tp_session_close(s, NULL);
+    tp_config_free(cfg);
+    snprintf(deep, sizeof deep, "/tmp/tp_core_longpath_%d", (int)getpid());
+    tp_test_rm_rf(deep);
+}
+
 int main(void)
 {
     RUN(close_without_err_returns_io_error);
     RUN(zone_args_always_valid_json);
     RUN(two_sessions_one_thread);
+    RUN(long_trace_paths_fit_or_are_refused);
     return tp_test_finish();
 }
