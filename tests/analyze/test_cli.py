@@ -264,6 +264,22 @@ def test_huge_durations_saturate(tmp):
     json.loads(run("diff", "--json", path, path).stdout)
 
 
+def test_json_summaries_escape_paths(tmp):
+    """--json of slice/merge/fix stays JSON when paths hold quotes or backslashes."""
+    d = os.path.join(tmp, 'odd "dir" \\ x')
+    os.mkdir(d)
+    src = os.path.join(d, 'in "a".json')
+    with open(src, "w") as f:
+        f.write('[{"ph": "X", "name": "a", "ts": 1, "dur": 2, "pid": 1, "tid": 1}]')
+    out = os.path.join(d, 'out "b".json')
+    res = json.loads(run("slice", src, "-o", out, "--json").stdout)
+    check(res["input"] == src and res["output"] == out, f"slice --json paths {res}")
+    res = json.loads(run("merge", src, "-o", out, "--json").stdout)
+    check(res["output"] == out, f"merge --json path {res}")
+    res = json.loads(run("fix", src, "-o", out, "--json").stdout)
+    check(res["input"] == src and res["output"] == out, f"fix --json paths {res}")
+
+
 def test_bad_inputs(tmp):
     cases = {
         "empty.json": b"",
@@ -302,6 +318,7 @@ def main():
         test_slice_merge_every_fixture_reads_back(tmp)
         test_merge_extreme_base_times(tmp)
         test_huge_durations_saturate(tmp)
+        test_json_summaries_escape_paths(tmp)
         test_bad_inputs(tmp)
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0

@@ -35,8 +35,13 @@ int cmd_fix(int argc, char **argv)
     FILE *f = out && strcmp(out, "-") == 0 ? stderr : stdout;
     const char *state = was_ok ? "complete" : out ? "fixed" : "truncated";
     if (json) {
-        fprintf(f, "{\"input\": \"%s\", \"state\": \"%s\", \"events\": %" PRIu64, in, state, st.out_events);
-        if (out) fprintf(f, ", \"output\": \"%s\"", out);
+        fputs("{\"input\": ", f);
+        tpa_json_str(f, in, strlen(in));
+        fprintf(f, ", \"state\": \"%s\", \"events\": %" PRIu64, state, st.out_events);
+        if (out) {
+            fputs(", \"output\": ", f);
+            tpa_json_str(f, out, strlen(out));
+        }
         fprintf(f, "}\n");
     } else if (was_ok) {
         fprintf(f, "%s: complete, %" PRIu64 " events; nothing to fix%s%s\n", in, st.out_events,

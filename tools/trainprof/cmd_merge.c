@@ -38,8 +38,10 @@ int cmd_merge(int argc, char **argv)
     tpa_error err;
     if (tpa_merge(files, n, out, &st, &err) != 0) return cli_error(&err);
     FILE *f = strcmp(out, "-") == 0 ? stderr : stdout;
-    if (json) fprintf(f, "{\"files\": %zu, \"output\": \"%s\", \"events_in\": %" PRIu64 ", \"events_out\": %" PRIu64 "}\n",
-                      n, out, st.in_events, st.out_events);
-    else fprintf(f, "merged %zu traces (%" PRIu64 " events) -> %s\n", n, st.in_events, out);
+    if (json) {
+        fprintf(f, "{\"files\": %zu, \"output\": ", n);
+        tpa_json_str(f, out, strlen(out));
+        fprintf(f, ", \"events_in\": %" PRIu64 ", \"events_out\": %" PRIu64 "}\n", st.in_events, st.out_events);
+    } else fprintf(f, "merged %zu traces (%" PRIu64 " events) -> %s\n", n, st.in_events, out);
     return CLI_OK;
 }

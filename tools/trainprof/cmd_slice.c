@@ -51,8 +51,12 @@ int cmd_slice(int argc, char **argv)
     if (tpa_slice(in, out, &o, &st, &err) != 0) return cli_error(&err);
     if (st.truncated) fprintf(stderr, "trainprof: warning: %s is truncated; sliced what was there\n", in);
     FILE *f = strcmp(out, "-") == 0 ? stderr : stdout;
-    if (json) fprintf(f, "{\"input\": \"%s\", \"output\": \"%s\", \"events_in\": %" PRIu64 ", \"events_out\": %" PRIu64 "}\n",
-                      in, out, st.in_events, st.out_events);
-    else fprintf(f, "%s: kept %" PRIu64 " of %" PRIu64 " events -> %s\n", in, st.out_events, st.in_events, out);
+    if (json) {
+        fputs("{\"input\": ", f);
+        tpa_json_str(f, in, strlen(in));
+        fputs(", \"output\": ", f);
+        tpa_json_str(f, out, strlen(out));
+        fprintf(f, ", \"events_in\": %" PRIu64 ", \"events_out\": %" PRIu64 "}\n", st.in_events, st.out_events);
+    } else fprintf(f, "%s: kept %" PRIu64 " of %" PRIu64 " events -> %s\n", in, st.out_events, st.in_events, out);
     return CLI_OK;
 }
