@@ -105,7 +105,10 @@ static void write_rewritten(tpa_out *out, const tpa_event *ev, const src *s, int
     snprintf(rep[nrep].text, sizeof rep[0].text, "%" PRId64, s->out_pid); rep[nrep++].sp = ev->v_pid;
     snprintf(rep[nrep].text, sizeof rep[0].text, "%" PRId64, tid); rep[nrep++].sp = ev->v_tid;
     if (ev->v_ts.len) { fmt_ts(rep[nrep].text, sizeof rep[0].text, sat_add(ev->ts_ns, s->shift)); rep[nrep++].sp = ev->v_ts; }
-    if (ev->v_id.len && ev->v_id.len < 40) {
+    const char *idv = ev->v_id.len ? ev->raw.p + ev->v_id.off : NULL;
+    /* an array or object id is copied as it is: inside the new string its
+     * quotes and newlines would break the JSON */
+    if (idv && ev->v_id.len < 40 && *idv != '[' && *idv != '{') {
         /* Flow ids are per process: keep ranks' arrows apart. */
         const char *v = ev->raw.p + ev->v_id.off;
         size_t vn = ev->v_id.len;

@@ -280,6 +280,21 @@ def test_json_summaries_escape_paths(tmp):
     check(res["input"] == src and res["output"] == out, f"fix --json paths {res}")
 
 
+def test_merge_odd_flow_ids(tmp):
+    """Flow ids get the rank prefix; arrays and objects are copied as they
+    are (output stays JSON)."""
+    path = os.path.join(tmp, "ids.json")
+    ids = [7, "a\"b\\c", ["x\"y", 1], {"k": "v\n"}, True, None]
+    with open(path, "w") as f:
+        json.dump([{"ph": "s", "name": "f", "cat": "c", "ts": i, "pid": 1, "tid": 1, "id": v}
+                   for i, v in enumerate(ids)], f, indent=1)
+    out = os.path.join(tmp, "ids_merged.json")
+    run("merge", path, path, "-o", out)
+    got = [e["id"] for e in events(load(out)) if e.get("ph") == "s"]
+    check(got[:len(ids)] == ["r0:7", 'r0:a"b\\c', ["x\"y", 1], {"k": "v\n"}, "r0:true", "r0:null"], f"merge ids {got}")
+    check(got[len(ids)] == "r1:7", f"second rank's ids {got}")
+
+
 def test_bad_inputs(tmp):
     cases = {
         "empty.json": b"",
@@ -319,6 +334,7 @@ def main():
         test_merge_extreme_base_times(tmp)
         test_huge_durations_saturate(tmp)
         test_json_summaries_escape_paths(tmp)
+        test_merge_odd_flow_ids(tmp)
         test_bad_inputs(tmp)
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0
