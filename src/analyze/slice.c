@@ -26,8 +26,8 @@ static bool keep(const tpa_event *ev, const tpa_slice_opts *o, const window *w, 
     if (o->has_min_dur && (ev->ph != 'X' || !ev->has_dur || ev->dur_ns < o->min_dur_ns)) return false;
     if ((o->time_us.set || o->steps.set) && !ev->has_ts) return false;
     if (o->time_us.set) {
-        int64_t lo = min_ts + o->time_us.lo;
-        int64_t hi = o->time_us.hi == INT64_MAX ? INT64_MAX : min_ts + o->time_us.hi;
+        int64_t lo = tpa_sat_add(min_ts, o->time_us.lo);
+        int64_t hi = o->time_us.hi == INT64_MAX ? INT64_MAX : tpa_sat_add(min_ts, o->time_us.hi);
         if (!overlaps(ev, lo, hi)) return false;
     }
     if (o->steps.set) {

@@ -295,6 +295,14 @@ def test_merge_odd_flow_ids(tmp):
     check(got[len(ids)] == "r1:7", f"second rank's ids {got}")
 
 
+def test_slice_time_window_far_out(tmp):
+    """--time far past an epoch-based trace keeps nothing (no int64 overflow)."""
+    src = os.path.join(FIX, "trace_filter__sampled_rank-0.json.gz")
+    out = os.path.join(tmp, "far.json")
+    run("slice", src, "--time", "9000000000s-", "-o", out)
+    check(all(e["ph"] == "M" for e in events(load(out))), "far --time window keeps only metadata")
+
+
 def test_bad_inputs(tmp):
     cases = {
         "empty.json": b"",
@@ -335,6 +343,7 @@ def main():
         test_huge_durations_saturate(tmp)
         test_json_summaries_escape_paths(tmp)
         test_merge_odd_flow_ids(tmp)
+        test_slice_time_window_far_out(tmp)
         test_bad_inputs(tmp)
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0
