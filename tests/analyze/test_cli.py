@@ -303,6 +303,26 @@ def test_slice_time_window_far_out(tmp):
     check(all(e["ph"] == "M" for e in events(load(out))), "far --time window keeps only metadata")
 
 
+def test_stdin_for_multi_pass_commands(tmp):
+    """'-' reads stdin also for the commands that read their input twice."""
+    src = os.path.join(FIX, "mlp_adam.pt.trace.json")
+    data = open(src, "rb").read()
+    out = os.path.join(tmp, "stdin_out.json")
+
+    def run_in(args, stdin, expect=0):
+        p = subprocess.run([BIN, *args], input=stdin, capture_output=True)
+        check(p.returncode == expect, f"stdin {args}: exit {p.returncode} != {expect}\n{p.stderr!r}")
+        return p
+    d = json.loads(run_in(["diff", "--json", "-", src], data).stdout)
+    check(d["metric"] == "mean step time" and abs(d["change_pct"]) < 1e-9, f"diff - A {d['metric']}")
+    run_in(["slice", "-", "--steps", "1", "-o", out], data)
+    check(any(e.get("name") == "ProfilerStep#1" for e in events(load(out))), "slice - --steps keeps the step")
+    run_in(["merge", "-", src, "-o", out], gzip.compress(data))
+    check(len({e["pid"] for e in events(load(out))}) == 2, "merge - B")
+    run_in(["fix", "-", "-o", out], data[: len(data) // 2])
+    check(len(events(load(out))) > 0, "fix - -o OUT")
+
+
 def test_bad_inputs(tmp):
     cases = {
         "empty.json": b"",
@@ -344,6 +364,7 @@ def main():
         test_json_summaries_escape_paths(tmp)
         test_merge_odd_flow_ids(tmp)
         test_slice_time_window_far_out(tmp)
+        test_stdin_for_multi_pass_commands(tmp)
         test_bad_inputs(tmp)
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0

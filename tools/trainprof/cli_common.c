@@ -7,6 +7,13 @@
 #include <string.h>
 #include <unistd.h>
 
+static char g_stdin_copy[4096];
+
+static void remove_stdin_copy(void)
+{
+    if (g_stdin_copy[0]) unlink(g_stdin_copy);
+}
+
 void cli_init(void)
 {
     tpa_set_progress(isatty(2));
@@ -110,4 +117,38 @@ bool cli_parse_i64(const char *s, int64_t *out)
     if (end == s || *end) return false;
     *out = v;
     return true;
+}
+
+int cli_stdin_to_file(const char **path)
+{
+    if (strcmp(*path, "-") != 0) return 0;
+    if (g_stdin_copy[0]) { *path = g_stdin_copy; return 0; }
+    const char *dir = getenv("TMPDIR");
+    char name[sizeof g_stdin_copy];
+    snprintf(name, sizeof name, "%s/trainprof-stdin-XXXXXX", dir && *dir ? dir : "/tmp");
+    int fd = mkstemp(name);
+    if (fd < 0) {
+        fprintf(stderr, "trainprof: -: cannot create a temporary copy of stdin in %s\n", dir && *dir ? dir : "/tmp");
+        return CLI_BAD_INPUT;
+    }
+    snprintf(g_stdin_copy, sizeof g_stdin_copy, "%s", name);
+    atexit(remove_stdin_copy);
+    char buf[1 << 16];
+    ssize_t got;
+    bool ok = true;
+    while (ok && (got = read(0, buf, sizeof buf)) != 0) {
+        if (got < 0) { ok = false; break; }
+        for (ssize_t off = 0; ok && off < got;) {
+            ssize_t w = write(fd, buf + off, (size_t)(got - off));
+            if (w <= 0) ok = false;
+            else off += w;
+        }
+    }
+    if (close(fd) != 0) ok = false;
+    if (!ok) {
+        fprintf(stderr, "trainprof: -: cannot copy stdin to %s\n", name);
+        return CLI_BAD_INPUT;
+    }
+    *path = g_stdin_copy;
+    return 0;
 }

@@ -39,5 +39,9 @@ int cli_positional(const char *cmd, const char *arg, const char **in);
 int cli_parse_one_file(int argc, char **argv, const char *usage, const char **file, bool *json,
                        size_t *top);
 bool cli_parse_i64(const char *s, int64_t *out);
+/* For commands that read their input more than once: when *path is "-",
+ * copies stdin to a temporary file (removed at exit, shared by every "-")
+ * and points *path at it. 0, or CLI_BAD_INPUT after reporting. */
+int cli_stdin_to_file(const char **path);
 
 #endif

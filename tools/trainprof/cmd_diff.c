@@ -50,6 +50,8 @@ int cmd_diff(int argc, char **argv)
         else files[nfiles++] = argv[i];
     }
     if (nfiles != 2) return cli_fail(cmd, "exactly two traces: A (baseline) and B");
+    /* each file is read twice (operations, then steps) */
+    if (cli_stdin_to_file(&files[0]) != 0 || cli_stdin_to_file(&files[1]) != 0) return CLI_BAD_INPUT;
     tpa_report ra, rb;
     tpa_steps_result sa = {0}, sb = {0};
     memset(&ra, 0, sizeof ra);

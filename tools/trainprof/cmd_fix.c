@@ -31,7 +31,9 @@ int cmd_fix(int argc, char **argv)
     tpa_write_stats st;
     tpa_error err;
     bool was_ok = false;
-    if (tpa_fix(in, out, &st, &was_ok, &err) != 0) return cli_error(&err);
+    const char *src = in;  /* read to find the end, then copied */
+    if (out && cli_stdin_to_file(&src) != 0) return CLI_BAD_INPUT;
+    if (tpa_fix(src, out, &st, &was_ok, &err) != 0) return cli_error(&err);
     FILE *f = out && strcmp(out, "-") == 0 ? stderr : stdout;
     const char *state = was_ok ? "complete" : out ? "fixed" : "truncated";
     if (json) {

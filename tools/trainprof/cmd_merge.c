@@ -34,6 +34,8 @@ int cmd_merge(int argc, char **argv)
     }
     if (!n) return cli_fail(cmd, "no trace files given");
     if (!out) return cli_fail(cmd, "no output given (-o OUT)");
+    for (size_t i = 0; i < n; i++)  /* every file is read twice */
+        if (cli_stdin_to_file(&files[i]) != 0) return CLI_BAD_INPUT;
     tpa_write_stats st;
     tpa_error err;
     if (tpa_merge(files, n, out, &st, &err) != 0) return cli_error(&err);

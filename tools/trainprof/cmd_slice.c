@@ -48,7 +48,9 @@ int cmd_slice(int argc, char **argv)
     if (!out) return cli_fail(cmd, "no output given (-o OUT)");
     tpa_write_stats st;
     tpa_error err;
-    if (tpa_slice(in, out, &o, &st, &err) != 0) return cli_error(&err);
+    const char *src = in;  /* step windows need a first pass over the input */
+    if ((o.steps.set || o.time_us.set) && cli_stdin_to_file(&src) != 0) return CLI_BAD_INPUT;
+    if (tpa_slice(src, out, &o, &st, &err) != 0) return cli_error(&err);
     if (st.truncated) fprintf(stderr, "trainprof: warning: %s is truncated; sliced what was there\n", in);
     FILE *f = strcmp(out, "-") == 0 ? stderr : stdout;
     if (json) {
