@@ -70,8 +70,8 @@ static void on_prof(int sig, siginfo_t *si, void *uc)
     (void)si;
     (void)uc;
     /* counted before looking at armed, so disarm() waits for this sample */
-    atomic_fetch_add_explicit(&g_ns.in_handler, 1, memory_order_acq_rel);
-    if (!atomic_load_explicit(&g_ns.armed, memory_order_acquire)) {
+    atomic_fetch_add(&g_ns.in_handler, 1); /* seq_cst: pairs with disarm() */
+    if (!atomic_load(&g_ns.armed)) {
         atomic_fetch_sub_explicit(&g_ns.in_handler, 1, memory_order_acq_rel);
         return;
     }
@@ -197,7 +197,10 @@ void tpi_native_disarm(tpi_native *n)
     struct itimerval zero;
     memset(&zero, 0, sizeof zero);
     setitimer(ITIMER_PROF, &zero, NULL);
-    atomic_store_explicit(&g_ns.armed, 0, memory_order_release);
+    /* seq_cst store then load, mirrored in the handler (increment then
+     * load): either the handler sees armed == 0 or this loop sees it counted
+     * in in_handler. A release store could be reordered after the load. */
+    atomic_store(&g_ns.armed, 0);
     /* a handler that saw armed == 1 finishes in microseconds */
     for (int i = 0; i < 100000 && atomic_load(&g_ns.in_handler) > 0; i++)
         sched_yield();
