@@ -166,6 +166,13 @@ def test_diff_gate():
     slower = d["change_pct"] > 0
     run("diff", a, b, "--fail-if-slower", "0", expect=1 if slower else 0)
     run("diff", b, a, "--fail-if-slower", "0", expect=0 if slower else 1)
+    # an empty baseline (no steps, no host time) cannot pass the gate
+    with tempfile.TemporaryDirectory() as tmp:
+        empty = os.path.join(tmp, "empty.json")
+        with open(empty, "w") as f:
+            json.dump({"traceEvents": []}, f)
+        p = run("diff", empty, a, "--fail-if-slower", "5", expect=2)
+        check("not a usable baseline" in p.stderr, f"empty baseline message: {p.stderr}")
 
 
 def test_slice_merge_fix(tmp):

@@ -65,7 +65,12 @@ int cmd_diff(int argc, char **argv)
         tpa_diff_compute(&d, &ra, &rb, &sa, &sb);
         if (json) tpa_render_diff_json(stdout, &d, &sa, &sb, top);
         else tpa_render_diff_text(stdout, &d, &sa, &sb, top);
-        if (gate && d.change_pct > limit) {
+        if (gate && d.metric_a <= 0) {
+            /* an empty baseline must not let a regression gate pass */
+            fprintf(stderr, "trainprof diff: %s has no %s to compare against: not a usable "
+                            "baseline for --fail-if-slower\n", files[0], d.metric);
+            rc = CLI_BAD_INPUT;
+        } else if (gate && d.change_pct > limit) {
             fprintf(stderr, "trainprof diff: %s is %.2f%% slower (limit %.2f%%)\n", d.metric, d.change_pct, limit);
             rc = CLI_FINDINGS;
         }
