@@ -324,9 +324,11 @@ static uint32_t innermost_zone(const tpi_tbuf *b)
     return b->zstack[b->depth - 1] & ~ZDROPPED;
 }
 
+/* Interned pool name, cached per thread. The pointer alone is not enough:
+ * a reused buffer can hold another name (as in the allocation tracker). */
 static uint32_t pool_id(tpi_tbuf *b, const char *pool)
 {
-    if (b->pool_ptr != pool || !b->pool_id) {
+    if (b->pool_ptr != pool || !b->pool_id || strcmp(tpi_names_get(b->pool_id), pool) != 0) {
         b->pool_id = tpi_names_intern(pool);
         b->pool_ptr = pool;
     }

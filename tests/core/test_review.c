@@ -182,11 +182,40 @@ TP_TEST(long_trace_paths_fit_or_are_refused)
     tp_test_rm_rf(deep);
 }
 
+/* Memory events take their device from the pool name, also when the caller
+ * reuses one buffer for several pool names. */
+TP_TEST(pool_name_in_reused_buffer)
+{
+    static const char *const kv[] = {"wait",           "0",    "warmup", "0",     "active", "1",
+                                     "gzip",           "false", "metrics", "none",
+                                     "profile_memory", "true", NULL};
+    char dir[1024];
+    tp_session *s = open_test_session("pools", kv, dir, sizeof dir);
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    char pool[16], blocks[2];
+    strcpy(pool, "cuda:0");
+    tp_mem_alloc(s, &blocks[0], 100, pool);
+    strcpy(pool, "cuda:1");
+    tp_mem_alloc(s, &blocks[1], 40, pool);
+    tp_step_end(s, 1);
+    CHECK_EQ_INT(tp_session_close(s, NULL), 0);
+    char *t = read_trace(dir);
+    CHECK_CONTAINS(t, "\"Bytes\":100,");
+    CHECK_CONTAINS(t, "\"Bytes\":40,");
+    CHECK_CONTAINS(t, "\"Device Type\":1,\"Device Id\":0}");
+    CHECK_CONTAINS(t, "\"Device Type\":1,\"Device Id\":1}");
+    free(t);
+    rm_rf(dir);
+}
+
 int main(void)
 {
     RUN(close_without_err_returns_io_error);
     RUN(zone_args_always_valid_json);
     RUN(two_sessions_one_thread);
     RUN(long_trace_paths_fit_or_are_refused);
+    RUN(pool_name_in_reused_buffer);
     return tp_test_finish();
 }
