@@ -2,6 +2,7 @@
  * (ph, name, cat, ts, dur, pid, tid, args.device, args.name) and skip the
  * rest with a validating skipper. Works in place on the reader's window. */
 #include "event_parse.h"
+#include "util/hash.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -22,32 +23,12 @@ void tpa_strbufs_free(tpa_strbufs *sb)
     }
 }
 
-/* Word-at-a-time multiply/xorshift hash: names can be long kernel
- * signatures, hashed once per event. */
-uint64_t tpa_hash_bytes(const char *p, size_t n)
-{
-    uint64_t h = 0x243F6A8885A308D3ULL ^ n;
-    while (n >= 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
-        h ^= h >> 29;
-        p += 8;
-        n -= 8;
-    }
-    uint64_t t = 0;
-    if (n)
-        memcpy(&t, p, n); /* p may be NULL when n == 0 */
-    h = (h ^ t) * 0xBF58476D1CE4E5B9ULL;
-    h ^= h >> 31;
-    return h;
-}
 
 /* A string id ("CPU functions") becomes a large positive number that no
  * real pid/tid uses. */
 static int64_t string_id(const char *p, size_t n)
 {
-    return (int64_t)((tpa_hash_bytes(p, n) >> 2) | (1ULL << 61));
+    return (int64_t)((tpu_hash_bytes(p, n) >> 2) | (1ULL << 61));
 }
 
 /* Reads a string value into out, decoding escapes into sb->buf[slot] only when

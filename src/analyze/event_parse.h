@@ -24,6 +24,5 @@ bool tpa_value_i64(const char *v, const char *end, int64_t *out);
 /* Copies a string value (undecoded, truncated to cap-1) into out. */
 bool tpa_value_str(const char *v, const char *end, char *out, size_t cap);
 
-uint64_t tpa_hash_bytes(const char *p, size_t n);
 
 #endif

@@ -10,6 +10,7 @@
  */
 #include "analyze.h"
 #include "event_parse.h"
+#include "util/hash.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -76,7 +77,7 @@ typedef struct run_ctx {
 
 static uint64_t op_hash(int table, const char *p, size_t n)
 {
-    return tpa_hash_bytes(p, n) ^ ((uint64_t)(uint32_t)(table + 1) * 0x9E3779B97F4A7C15ULL);
+    return tpu_hash_bytes(p, n) ^ ((uint64_t)(uint32_t)(table + 1) * 0x9E3779B97F4A7C15ULL);
 }
 
 static void index_rehash(tpa_report *rep, op_index *ix)
@@ -332,9 +333,9 @@ static void on_end(run_ctx *c, const tpa_event *ev)
 
 static uint64_t async_key(const tpa_event *ev)
 {
-    uint64_t h = tpa_hash_bytes(ev->cat.p, ev->cat.n);
-    if (ev->v_id.len) h = h * 31 + tpa_hash_bytes(ev->raw.p + ev->v_id.off, ev->v_id.len);
-    h = h * 31 + tpa_hash_bytes(ev->name.p, ev->name.n);
+    uint64_t h = tpu_hash_bytes(ev->cat.p, ev->cat.n);
+    if (ev->v_id.len) h = h * 31 + tpu_hash_bytes(ev->raw.p + ev->v_id.off, ev->v_id.len);
+    h = h * 31 + tpu_hash_bytes(ev->name.p, ev->name.n);
     return (h ^ (uint64_t)ev->pid * 0x9E3779B97F4A7C15ULL) | 1;
 }
 

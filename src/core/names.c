@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "sink/sink.h"
+#include "util/hash.h"
 
 #define SLOTS (TPI_NAMES_MAX * 2)
 
@@ -22,16 +23,6 @@ static uint32_t g_next_id = 1;
 static uint32_t g_other_id;
 static uint64_t g_overflow;
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
 
 /* Slot holding the name, or the empty slot where it would go; -1 if full. */
 static long probe(uint64_t h, const char *s, size_t n, name_entry **found)
@@ -59,8 +50,8 @@ static uint32_t other_id_locked(void)
     if (!g_other_id) {
         const char *o = "<other>";
         name_entry *e;
-        long slot = probe(hash_bytes(o, 7), o, 7, &e);
-        g_other_id = e ? e->id : (slot >= 0 ? add_locked(hash_bytes(o, 7), o, 7, slot) : 0);
+        long slot = probe(tpu_hash_bytes(o, 7), o, 7, &e);
+        g_other_id = e ? e->id : (slot >= 0 ? add_locked(tpu_hash_bytes(o, 7), o, 7, slot) : 0);
     }
     return g_other_id;
 }
@@ -94,7 +85,7 @@ uint32_t tpi_names_intern_n(const char *name, size_t n)
     if (!name)
         name = "";
     size_t len = strnlen(name, n);
-    uint64_t h = hash_bytes(name, len);
+    uint64_t h = tpu_hash_bytes(name, len);
     name_entry *e;
     long slot = probe(h, name, len, &e);
     if (e)

@@ -4,19 +4,12 @@
 #include <string.h>
 
 #include "sink/strmap.h"
-
-static uint64_t str_hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
+#include "util/hash.h"
 
 /* Slot of key, or of the empty slot where it would go. cap is a power of 2. */
 static size_t find_slot(char **keys, size_t cap, const char *key)
 {
-    size_t i = (size_t)str_hash(key) & (cap - 1);
+    size_t i = (size_t)tpu_hash_bytes(key, strlen(key)) & (cap - 1);
     while (keys[i] && strcmp(keys[i], key) != 0)
         i = (i + 1) & (cap - 1);
     return i;
