@@ -1,6 +1,7 @@
 /* classify.c - what an event is (by category and name), plus the small
  * parsing/formatting helpers the subcommands share. */
 #include "analyze.h"
+#include "util/json.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -185,14 +186,10 @@ void tpa_fmt_dur(char *buf, size_t n, int64_t ns)
 
 void tpa_json_str(FILE *f, const char *s, size_t n)
 {
-    fputc('"', f);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\') { fputc('\\', f); fputc(c, f); }
-        else if (c == '\n') fputs("\\n", f);
-        else if (c == '\t') fputs("\\t", f);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
-    }
-    fputc('"', f);
+    tpu_buf b = {0};
+    tpu_buf_putc(&b, '"');
+    tpu_json_escape(&b, s, n);
+    tpu_buf_putc(&b, '"');
+    fwrite(b.data, 1, b.len, f);
+    tpu_buf_free(&b);
 }

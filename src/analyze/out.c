@@ -2,6 +2,7 @@
  * the path ends in ".gz"; "-" is stdout. Write errors are sticky and
  * reported once by tpa_out_close. */
 #include "analyze.h"
+#include "util/json.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -20,6 +21,7 @@ struct tpa_out {
 #endif
     char *buf;
     size_t n;
+    tpu_buf esc;    /* scratch for tpa_out_json_str */
     bool failed;
     int saved_errno;
     char path[256];
@@ -107,19 +109,16 @@ void tpa_out_printf(tpa_out *o, const char *fmt, ...)
 
 void tpa_out_json_str(tpa_out *o, const char *s, size_t n)
 {
-    tpa_out_write(o, "\"", 1);
-    size_t run = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c != '"' && c != '\\') { run++; continue; }
-        tpa_out_write(o, s + i - run, run);
-        run = 0;
-        char esc[8];
-        if (c == '"' || c == '\\') { esc[0] = '\\'; esc[1] = (char)c; tpa_out_write(o, esc, 2); }
-        else { snprintf(esc, sizeof esc, "\\u%04x", c); tpa_out_write(o, esc, 6); }
+    tpu_buf_reset(&o->esc);
+    tpu_buf_putc(&o->esc, '"');
+    tpu_json_escape(&o->esc, s, n);
+    tpu_buf_putc(&o->esc, '"');
+    if (o->esc.oom) { /* never write a cut string: fail the output instead */
+        o->failed = true;
+        o->saved_errno = ENOMEM;
+        return;
     }
-    if (run) tpa_out_write(o, s + n - run, run);  /* s may be NULL when n == 0 */
-    tpa_out_write(o, "\"", 1);
+    tpa_out_write(o, o->esc.data, o->esc.len);
 }
 
 int tpa_out_close(tpa_out *o, tpa_error *err)
@@ -137,6 +136,7 @@ int tpa_out_close(tpa_out *o, tpa_error *err)
         snprintf(err->file, sizeof err->file, "%s", o->path);
         tpa_error_set(err, TPA_ERR_IO, "write failed: %s", strerror(o->saved_errno ? o->saved_errno : EIO));
     }
+    tpu_buf_free(&o->esc);
     free(o->buf);
     free(o);
     return failed ? -1 : 0;
