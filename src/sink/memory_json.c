@@ -3,36 +3,27 @@
  * carrying both reference layouts (flat step / batch_idx / cpu_memory_percent
  * / rss_bytes / gpu_memory_*_gb, and nested memory: {"cuda:0": {...}}).
  *
- * The file is a JSON array that is valid at every moment: rows are buffered
- * and, every FLUSH_ROWS rows or FLUSH_NS, appended with one pwrite that
- * overwrites the closing "\n]\n" with ",\n<rows>\n]\n". A crash between
- * flushes leaves a complete file of the rows flushed so far; each flush costs
- * the new rows only (no rewrite of the whole file), so time stays bounded.
+ * The file is a JSON array that is valid at every moment (util/json_file.h):
+ * rows are buffered and appended every FLUSH_ROWS rows or FLUSH_NS, so a
+ * crash between flushes leaves a complete file of the rows flushed so far,
+ * and each flush costs the new rows only.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "sink/sink.h"
-#include "util/buf.h"
-#include "util/fileio.h"
 #include "util/json.h"
+#include "util/json_file.h"
 
 #define FLUSH_ROWS 32
 #define FLUSH_NS 2000000000ull
-#define TAIL "\n]\n"
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
 typedef struct mem_sink {
     tpi_sink base;
-    char path[1200];
-    int fd;
-    off_t tail;          /* offset of the closing TAIL */
-    uint64_t rows_written, rows_pending;
-    tpu_buf pending;
+    tpu_json_file file;
     uint64_t last_flush_ns;
     int have_step;
     uint64_t step, batch_idx; /* last step seen, for batch_idx of samples */
@@ -45,30 +36,11 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Appends pending rows; on a short write restores the closing bracket. */
 static void flush_rows(mem_sink *k)
 {
-    if (k->base.failed || !k->rows_pending)
-        return;
-    tpu_buf_puts(&k->pending, TAIL);
-    if (k->pending.oom) {
-        tpi_sink_fail(&k->base, "out of memory buffering", k->path, ENOMEM);
-        return;
-    }
-    size_t n = k->pending.len;
-    ssize_t w = pwrite(k->fd, k->pending.data, n, k->tail);
-    if (w != (ssize_t)n) {
-        int e = w < 0 ? errno : ENOSPC;
-        if (pwrite(k->fd, TAIL, 3, k->tail) == 3)
-            (void)ftruncate(k->fd, k->tail + 3);
-        tpi_sink_fail(&k->base, "cannot write", k->path, e);
-        return;
-    }
-    k->tail += (off_t)(n - 3);
-    k->rows_written += k->rows_pending;
-    k->rows_pending = 0;
+    if (tpu_json_file_flush(&k->file) != 0)
+        tpi_sink_fail(&k->base, "cannot write", k->file.path, k->file.err);
     k->last_flush_ns = mono_ns();
-    tpu_buf_reset(&k->pending);
 }
 
 static void write_device(tpu_json *j, const tpi_device_sample *d)
@@ -107,10 +79,10 @@ static uint64_t batch_of(const mem_sink *k, uint64_t step)
     return step <= k->step - k->batch_idx ? step : step - (k->step - k->batch_idx);
 }
 
-static void write_row(mem_sink *k, const tpi_mem_sample *m)
+static void write_row(mem_sink *k, tpu_buf *out, const tpi_mem_sample *m)
 {
     tpu_json j;
-    tpu_json_init(&j, &k->pending, 0);
+    tpu_json_init(&j, out, 0);
     tpu_json_begin_object(&j);
     tpu_json_kv_uint(&j, "step", m->step);
     tpu_json_kv_uint(&j, "batch_idx", batch_of(k, m->step));
@@ -144,10 +116,8 @@ static void on_memory(tpi_sink *base, const tpi_mem_sample *m)
     mem_sink *k = (mem_sink *)base;
     if (base->failed || !m)
         return;
-    tpu_buf_puts(&k->pending, k->rows_written || k->rows_pending ? ",\n" : "\n");
-    write_row(k, m);
-    k->rows_pending++;
-    if (k->rows_pending >= FLUSH_ROWS || mono_ns() - k->last_flush_ns >= FLUSH_NS)
+    write_row(k, tpu_json_file_item(&k->file), m);
+    if (k->file.pending_items >= FLUSH_ROWS || mono_ns() - k->last_flush_ns >= FLUSH_NS)
         flush_rows(k);
 }
 
@@ -162,21 +132,15 @@ static void on_step(tpi_sink *base, const tpi_step_info *si)
 static int on_close(tpi_sink *base, const tpi_summary *sum)
 {
     mem_sink *k = (mem_sink *)base;
-    flush_rows(k);
-    if (k->fd >= 0 && !base->failed && fsync(k->fd) != 0 && errno != EINVAL)
-        tpi_sink_fail(base, "cannot sync", k->path, errno);
-    if (k->fd >= 0)
-        close(k->fd);
-    k->fd = -1;
+    if (!base->failed && tpu_json_file_close(&k->file, 1) != 0)
+        tpi_sink_fail(base, "cannot write", k->file.path, k->file.err);
     return base->failed ? -1 : 0;
 }
 
 static void on_destroy(tpi_sink *base)
 {
     mem_sink *k = (mem_sink *)base;
-    if (k->fd >= 0)
-        close(k->fd);
-    tpu_buf_free(&k->pending);
+    tpu_json_file_close(&k->file, 0); /* no-op when already closed */
     free(k);
 }
 
@@ -197,17 +161,11 @@ tpi_sink *tpi_sink_memory_json_new(const tpi_sink_env *env)
         return NULL;
     k->base.ops = &MEMORY_JSON_OPS;
     k->base.env = env;
-    k->fd = -1;
-    if (tpu_path_join(k->path, sizeof k->path, env->run_dir, "memory_profile.json") != 0) {
-        tpi_sink_fail(&k->base, "path too long", env->run_dir, ENAMETOOLONG);
+    if (tpu_json_file_open(&k->file, env->run_dir, "memory_profile.json", "[", "\n]\n") != 0) {
+        tpi_sink_fail(&k->base, "cannot create", k->file.path[0] ? k->file.path : env->run_dir,
+                      k->file.err);
         return &k->base;
     }
-    k->fd = open(k->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (k->fd < 0 || pwrite(k->fd, "[" TAIL, 4, 0) != 4) {
-        tpi_sink_fail(&k->base, "cannot create", k->path, errno);
-        return &k->base;
-    }
-    k->tail = 1;
     k->last_flush_ns = mono_ns();
     return &k->base;
 }

@@ -20,10 +20,10 @@
 #include <unistd.h>
 
 #include "commands.h"
-#include "run_out.h"
 #include "trainprof.h"
 #include "util/fileio.h"
 #include "util/json.h"
+#include "util/json_file.h"
 
 #define MAX_GPUS 16
 #define FLUSH_EVERY 10 /* samples */
@@ -40,7 +40,7 @@ typedef struct run_state {
     pid_t child;
     uint64_t start_mono_ns, start_wall_ns;
     tp_monitor *mon;
-    run_file rows, trace;
+    tpu_json_file rows, trace;
     uint64_t samples, cpu_samples;
     uint64_t peak_rss;
     double cpu_sum;
@@ -190,11 +190,35 @@ static pid_t spawn(char **cmd, const sigset_t *old_mask, const struct sigaction 
     return pid;
 }
 
+/* Output files, valid JSON at every moment (util/json_file.h); a write
+ * error is reported once and that file stops growing, the run goes on. */
+static int open_output(tpu_json_file *f, const char *dir, const char *name, const char *prefix,
+                       const char *suffix)
+{
+    if (tpu_json_file_open(f, dir, name, prefix, suffix) == 0)
+        return 0;
+    fprintf(stderr, "trainprof run: cannot write %s/%s: %s\n", dir, name, strerror(f->err));
+    tpu_json_file_close(f, 0);
+    return -1;
+}
+
+static void check_written(const tpu_json_file *f, int rc)
+{
+    if (rc != 0)
+        fprintf(stderr, "trainprof run: warning: cannot write %s: %s (stopped writing it)\n",
+                f->path, strerror(f->err));
+}
+
+static void close_output(tpu_json_file *f)
+{
+    check_written(f, tpu_json_file_close(f, 0));
+}
+
 static void write_row(run_state *st, const tp_proc_sample *ps, const tp_device_memory *g, int ng,
                       double t)
 {
     tpu_json j;
-    tpu_json_init(&j, run_file_item(&st->rows), 0);
+    tpu_json_init(&j, tpu_json_file_item(&st->rows), 0);
     tpu_json_begin_object(&j);
     tpu_json_kv_uint(&j, "step", st->samples);     /* sample number: no steps seen from outside */
     tpu_json_kv_uint(&j, "batch_idx", st->samples);
@@ -229,7 +253,7 @@ static void write_row(run_state *st, const tp_proc_sample *ps, const tp_device_m
 static void counter(run_state *st, const char *name, const char *arg, double v, double ts_us)
 {
     tpu_json j;
-    tpu_json_init(&j, run_file_item(&st->trace), 0);
+    tpu_json_init(&j, tpu_json_file_item(&st->trace), 0);
     tpu_json_begin_object(&j);
     tpu_json_kv_string(&j, "ph", "C");
     tpu_json_kv_string(&j, "name", name);
@@ -276,8 +300,8 @@ static void take_sample(run_state *st)
         st->cpu_samples++;
     }
     if (++st->samples % FLUSH_EVERY == 0) {
-        run_file_flush(&st->rows);
-        run_file_flush(&st->trace);
+        check_written(&st->rows, tpu_json_file_flush(&st->rows));
+        check_written(&st->trace, tpu_json_file_flush(&st->trace));
     }
 }
 
@@ -366,9 +390,9 @@ static int open_outputs(run_state *st, const run_opts *o)
         fprintf(stderr, "trainprof run: cannot create output directory: %s\n", msg);
         return -1;
     }
-    if (run_file_open(&st->rows, o->dir, "memory_profile.json", "[\n", "\n]\n") != 0 ||
-        run_file_open(&st->trace, o->dir, "trace.json", "{\"traceEvents\":[\n",
-                      "\n],\"displayTimeUnit\":\"ms\"}\n") != 0)
+    if (open_output(&st->rows, o->dir, "memory_profile.json", "[", "\n]\n") != 0 ||
+        open_output(&st->trace, o->dir, "trace.json", "{\"traceEvents\":[",
+                    "\n],\"displayTimeUnit\":\"ms\"}\n") != 0)
         return -1;
     return 0;
 }
@@ -402,8 +426,8 @@ int cmd_run(int argc, char **argv)
     st.child = spawn(o.cmd, &old, &old_chld, &e);
     if (st.child < 0) {
         fprintf(stderr, "trainprof run: cannot run '%s': %s\n", o.cmd[0], strerror(e));
-        run_file_close(&st.rows);
-        run_file_close(&st.trace);
+        close_output(&st.rows);
+        close_output(&st.trace);
         return e == ENOENT ? 127 : 126;
     }
     tp_error err;
@@ -413,8 +437,8 @@ int cmd_run(int argc, char **argv)
                 err.message);
     int status = supervise(&st, o.interval_ms, &set);
     double secs = (double)(clock_ns(CLOCK_MONOTONIC) - st.start_mono_ns) / 1e9;
-    run_file_close(&st.rows);
-    run_file_close(&st.trace);
+    close_output(&st.rows);
+    close_output(&st.trace);
     tp_monitor_free(st.mon);
     sigprocmask(SIG_SETMASK, &old, NULL);
     rc = exit_code(status);

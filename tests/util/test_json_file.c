@@ -1,31 +1,31 @@
-/* `trainprof run` output files (tools/trainprof/run_out.c): valid JSON at
- * every moment, and bounded memory once writing failed. */
+/* JSON files valid at every moment (util/json_file.c, memory_profile.json
+ * and `trainprof run` outputs): bounded memory once writing failed. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "run_out.h"
+#include "util/json_file.h"
 #include "tp_test.h"
 
-static void add_item(run_file *f, int i)
+static void add_item(tpu_json_file *f, int i)
 {
     char text[64];
     snprintf(text, sizeof text, "{\"i\":%d}", i);
-    tpu_buf_puts(run_file_item(f), text);
+    tpu_buf_puts(tpu_json_file_item(f), text);
 }
 
 /* After a failed write (disk full) the file keeps its valid JSON and the
  * items of a long run are no longer buffered forever. */
 TP_TEST(failed_file_stops_buffering)
 {
-    char dir[] = "/tmp/tp_run_out_XXXXXX";
+    char dir[] = "/tmp/tp_json_file_XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
-    run_file f;
-    CHECK_EQ_INT(run_file_open(&f, dir, "rows.json", "[\n", "\n]\n"), 0);
+    tpu_json_file f;
+    CHECK_EQ_INT(tpu_json_file_open(&f, dir, "rows.json", "[", "\n]\n"), 0);
     add_item(&f, 0);
-    run_file_flush(&f);
+    tpu_json_file_flush(&f);
     int full = open("/dev/full", O_WRONLY);
     if (full < 0) {
         fprintf(stderr, "no /dev/full: skipped\n");
@@ -34,7 +34,7 @@ TP_TEST(failed_file_stops_buffering)
         dup2(full, f.fd); /* every later write: ENOSPC */
         close(full);
         add_item(&f, 1);
-        run_file_flush(&f);
+        tpu_json_file_flush(&f);
         CHECK(f.failed);
         for (int i = 2; i < 100000; i++)
             add_item(&f, i);
@@ -42,7 +42,7 @@ TP_TEST(failed_file_stops_buffering)
         dup2(saved, f.fd);
         close(saved);
     }
-    run_file_close(&f);
+    tpu_json_file_close(&f, 0);
     char path[256], text[256] = "";
     snprintf(path, sizeof path, "%s/rows.json", dir);
     FILE *in = fopen(path, "r");
