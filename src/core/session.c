@@ -226,7 +226,9 @@ void tp_zone_begin_args(tp_session *s, const char *name, const char *args)
     zone_begin(s, tpi_names_intern(name ? name : ""), a);
 }
 
-static void named_record(tp_session *s, uint32_t kind, const char *name)
+/* A record named by a runtime string (interned), with nx payload slots. */
+static void named_record(tp_session *s, uint32_t kind, const char *name,
+                         const uint64_t (*x)[2], uint32_t nx)
 {
     if (!s)
         return;
@@ -234,23 +236,17 @@ static void named_record(tp_session *s, uint32_t kind, const char *name)
     if (!b)
         return;
     uint32_t id = tpi_names_intern(name ? name : "");
-    put1(b, tpi_ticks(), kind, id, 0);
+    put_rec(b, tpi_ticks(), kind, id, 0, x, nx);
 }
 
-void tp_thread_name(tp_session *s, const char *name) { named_record(s, TPI_REC_THREAD, name); }
-void tp_mark(tp_session *s, const char *name) { named_record(s, TPI_REC_MARK, name); }
+void tp_thread_name(tp_session *s, const char *name) { named_record(s, TPI_REC_THREAD, name, NULL, 0); }
+void tp_mark(tp_session *s, const char *name) { named_record(s, TPI_REC_MARK, name, NULL, 0); }
 
 void tp_counter(tp_session *s, const char *name, double value)
 {
-    if (!s)
-        return;
-    tpi_tbuf *b = get_buf(s);
-    if (!b)
-        return;
-    uint32_t id = tpi_names_intern(name ? name : "");
     uint64_t x[1][2] = {{0, 0}};
     memcpy(&x[0][0], &value, sizeof value);
-    put_rec(b, tpi_ticks(), TPI_REC_COUNTER, id, 0, x, 1);
+    named_record(s, TPI_REC_COUNTER, name, (const uint64_t(*)[2])x, 1);
 }
 
 static void wake_collector(tp_session *s)
