@@ -108,7 +108,6 @@ int tpa_reader_next(tpa_reader *r, tpa_event *ev, tpa_error *err);
 /* Reads to the end, ignoring events: fills the metadata that follows traceEvents. */
 int tpa_reader_drain(tpa_reader *r, tpa_error *err);
 const tpa_meta *tpa_reader_meta(const tpa_reader *r);
-const char *tpa_reader_path(const tpa_reader *r);
 /* When set, a syntax error inside traceEvents ends the events like a
  * truncation instead of failing (used by `fix`). */
 void tpa_reader_set_lenient(tpa_reader *r, bool lenient);

@@ -168,7 +168,6 @@ tpa_reader *tpa_reader_open_mem(const void *data, size_t size, tpa_error *err)
 void tpa_reader_set_lenient(tpa_reader *r, bool lenient) { r->lenient = lenient; }
 void tpa_reader_set_max_read(tpa_reader *r, size_t n) { r->max_read = n; }
 const tpa_meta *tpa_reader_meta(const tpa_reader *r) { return &r->meta; }
-const char *tpa_reader_path(const tpa_reader *r) { return r->path; }
 
 void tpa_reader_close(tpa_reader *r)
 {

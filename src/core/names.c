@@ -116,11 +116,6 @@ const char *tpi_names_get(uint32_t id)
     return s ? s : "";
 }
 
-uint32_t tpi_names_count(void)
-{
-    return __atomic_load_n(&g_next_id, __ATOMIC_ACQUIRE);
-}
-
 uint64_t tpi_names_overflow(void)
 {
     pthread_mutex_lock(&g_lock);

@@ -22,8 +22,6 @@
 uint32_t tpi_names_intern(const char *name);
 /* Interns at most `n` bytes of name. */
 uint32_t tpi_names_intern_n(const char *name, size_t n);
-/* Number of ids handed out so far + 1 (ids are < this). */
-uint32_t tpi_names_count(void);
 /* Names that did not fit (mapped to "<other>"). */
 uint64_t tpi_names_overflow(void);
 

@@ -70,11 +70,6 @@ void tpi_pool_destroy(tpi_pool *p)
     pthread_mutex_destroy(&p->lock);
 }
 
-uint64_t tpi_pool_bytes(const tpi_pool *p)
-{
-    return p->allocated * sizeof(tpi_chunk);
-}
-
 void tpi_tbuf_init(tpi_tbuf *b, tpi_pool *pool, uint32_t tid, uint32_t index)
 {
     memset(b, 0, sizeof *b);

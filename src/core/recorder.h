@@ -93,7 +93,6 @@ tpi_chunk *tpi_pool_get(tpi_pool *p); /* NULL when exhausted */
 void tpi_pool_put(tpi_pool *p, tpi_chunk *c);
 void tpi_pool_destroy(tpi_pool *p);    /* frees every free chunk and the lock */
 void tpi_pool_free_chunks(tpi_pool *p); /* frees every free chunk, lock untouched */
-uint64_t tpi_pool_bytes(const tpi_pool *p);
 
 /* One per recording thread, allocated with tpi_aligned_zalloc. The
  * writer's fields fill the first cache lines and are never read by another

@@ -111,8 +111,6 @@ tpi_nvml *tpi_nvml_open(char *why, size_t whylen)
     return NULL;
 }
 
-int tpi_nvml_device_count(const tpi_nvml *n) { return n ? n->n_devices : 0; }
-
 /* Memory the processes in pids use on dev; 0 with *have 0 when unknown. */
 static uint64_t process_used(tpi_nvml *n, nvml_dev dev, const int *pids, int n_pids, int *have)
 {

@@ -59,7 +59,6 @@ typedef struct tpi_nvml tpi_nvml;
 /* Loads NVML (TRAINPROF_NVML_LIB or libnvidia-ml.so.1) and initializes it.
  * NULL with a one-line reason in why when there is no usable NVML. */
 tpi_nvml *tpi_nvml_open(char *why, size_t whylen);
-int tpi_nvml_device_count(const tpi_nvml *n);
 /* Fills up to max devices ("cuda:<index>"): used as allocated and reserved,
  * total, utilization, and memory used by the processes in pids (when the
  * driver tells). Returns how many, or -1 with why filled. */

@@ -196,12 +196,6 @@ void tpu_json_null(tpu_json *j)
     tpu_buf_append(j->out, "null", 4);
 }
 
-void tpu_json_raw(tpu_json *j, const char *json)
-{
-    before_item(j);
-    tpu_buf_puts(j->out, json);
-}
-
 void tpu_json_kv_string(tpu_json *j, const char *k, const char *v) { tpu_json_key(j, k); tpu_json_string(j, v); }
 void tpu_json_kv_int(tpu_json *j, const char *k, int64_t v) { tpu_json_key(j, k); tpu_json_int(j, v); }
 void tpu_json_kv_uint(tpu_json *j, const char *k, uint64_t v) { tpu_json_key(j, k); tpu_json_uint(j, v); }
