@@ -28,6 +28,7 @@ struct tp_monitor {
     cpu_mark *marks; /* tree members at the previous sample */
     int n_marks;
     int tree[MON_MAX_TREE];
+    int idx[MON_MAX_TREE]; /* scratch of measure() */
     int n_tree;
     tpi_nvml *nvml;
     int nvml_tried;
@@ -115,7 +116,7 @@ static int measure(tp_monitor *m, tp_proc_sample *out, int first, tp_error *err)
         set_err(err, TP_ERR_IO, "cannot list %s: %s", tpi_proc_root(), strerror(errno));
         return TP_ERR_IO;
     }
-    static __thread int idx[MON_MAX_TREE];
+    int *idx = m->idx; /* per monitor, not TLS: keeps the library's TLS small */
     int k = build_tree(all, n, m->root, idx, MON_MAX_TREE);
     if (k == 0) {
         free(all);

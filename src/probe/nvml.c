@@ -114,11 +114,19 @@ tpi_nvml *tpi_nvml_open(char *why, size_t whylen)
 /* Memory the processes in pids use on dev; 0 with *have 0 when unknown. */
 static uint64_t process_used(tpi_nvml *n, nvml_dev dev, const int *pids, int n_pids, int *have)
 {
-    static __thread nvml_proc_v2 buf[NVML_MAX_PROCS];
+    /* On the heap, not in TLS: a large thread-local block would not fit the
+     * static TLS that a dlopen'ed library gets (see session.c). */
     unsigned int count = NVML_MAX_PROCS;
     *have = 0;
-    if (!n->procs || n_pids <= 0 || n->procs(dev, &count, buf) != 0)
+    if (!n->procs || n_pids <= 0)
         return 0;
+    nvml_proc_v2 *buf = malloc(NVML_MAX_PROCS * sizeof *buf);
+    if (!buf)
+        return 0;
+    if (n->procs(dev, &count, buf) != 0) {
+        free(buf);
+        return 0;
+    }
     uint64_t sum = 0;
     for (unsigned int i = 0; i < count && i < NVML_MAX_PROCS; i++) {
         unsigned int pid;
@@ -138,6 +146,7 @@ static uint64_t process_used(tpi_nvml *n, nvml_dev dev, const int *pids, int n_p
                 sum += used;
         }
     }
+    free(buf);
     if (count == 0)
         *have = 1; /* the driver answered: nothing of ours on this device */
     return sum;
