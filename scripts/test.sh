@@ -17,7 +17,7 @@ run_suite() {
   local label=$1; shift
   echo "=== trainprof tests: $label ($dir) ==="
   mkdir -p "$dir"
-  cmake -S "$root" -B "$dir" -DTP_BUILD_BENCH=OFF "$@" >"$dir/configure.log" 2>&1 ||
+  cmake -S "$root" -B "$dir" -DTP_BUILD_BENCH=OFF -DPython3_EXECUTABLE="$root/.venv/bin/python" "$@" >"$dir/configure.log" 2>&1 ||
     { cat "$dir/configure.log"; exit 1; }
   cmake --build "$dir" -j"$jobs" 2>&1 | grep -E "warning|error" || true
   cmake --build "$dir" -j"$jobs" >/dev/null
