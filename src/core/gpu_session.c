@@ -1,0 +1,260 @@
+/*
+ * gpu_session.c - GPU activity and GPU zones, between the probes
+ * (src/probe/cupti.c, cuda_events.c) and the sinks.
+ *
+ * CUPTI records only inside trace windows: enabled when a window opens,
+ * flushed at every step end (only buffers whose records are complete: the
+ * GPU is never waited for) and force-flushed and disabled when it closes.
+ * Its records become TPI_EV_GPU events for the trace sinks.
+ *
+ * GPU zones are timed with CUDA events on every step, windows or not. The
+ * collector polls them at each step end; their times are aggregated per
+ * operation (gpu_* columns of operations.json) like the CPU zones.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/collector_internal.h"
+#include "core/gpu_session.h"
+#include "probe/gpu.h"
+
+#define MAX_PAIRS 4096        /* GPU zones in flight */
+#define MAX_CONTEXTS 64
+#define CLOSE_WAIT_MS 1000    /* at close, how long unfinished GPU zones may take */
+
+typedef struct gpu_op {
+    uint64_t count, total_ns, min_ns, max_ns;
+} gpu_op;
+
+struct tpi_gpu {
+    tp_session *s;
+    tpi_cupti *cupti;
+    int cupti_failed_start;
+    /* GPU zones: opened on first use (any thread) */
+    pthread_mutex_t lock;
+    int events_state;         /* atomic: 0 not tried, 1 open, 2 unavailable */
+    tpi_cuda_events *events;
+    gpu_op *ops;              /* by name id; collector thread only */
+    uint32_t ops_cap;
+    /* context id -> device, learned from kernels and copies (sync records lack it) */
+    uint32_t ctx_id[MAX_CONTEXTS], ctx_dev[MAX_CONTEXTS];
+    int n_ctx;
+};
+
+tpi_gpu *tpi_gpu_open(tp_session *s)
+{
+    tpi_gpu *g = calloc(1, sizeof *g);
+    if (!g)
+        return NULL;
+    g->s = s;
+    pthread_mutex_init(&g->lock, NULL);
+    if (s->settings.cuda && s->settings.trace) {
+        char why[256] = "";
+        uint64_t bound = (uint64_t)s->settings.max_buffer_mb << 20;
+        g->cupti = tpi_cupti_open(bound / 2, s->env.mono_base_ns, why, sizeof why);
+        if (!g->cupti)
+            fprintf(stderr, "trainprof: info: profiling.cuda: no GPU activity in traces: %s\n",
+                    why);
+    }
+    return g;
+}
+
+void tpi_gpu_close(tpi_gpu *g)
+{
+    if (!g)
+        return;
+    tpi_cupti_close(g->cupti);
+    tpi_cuda_events_close(g->events);
+    pthread_mutex_destroy(&g->lock);
+    free(g->ops);
+    free(g);
+}
+
+/* ---- CUPTI records -> sinks ------------------------------------------------------ */
+
+static uint32_t device_of_context(tpi_gpu *g, uint32_t ctx, uint32_t dev, int learn)
+{
+    for (int i = 0; i < g->n_ctx; i++)
+        if (g->ctx_id[i] == ctx)
+            return learn ? (g->ctx_dev[i] = dev) : g->ctx_dev[i];
+    if (learn && g->n_ctx < MAX_CONTEXTS) {
+        g->ctx_id[g->n_ctx] = ctx;
+        g->ctx_dev[g->n_ctx++] = dev;
+    }
+    return learn ? dev : 0;
+}
+
+static const char *category(tpi_gpu_kind k)
+{
+    switch (k) {
+    case TPI_GPU_KERNEL: return "kernel";
+    case TPI_GPU_MEMCPY: return "gpu_memcpy";
+    case TPI_GPU_MEMSET: return "gpu_memset";
+    case TPI_GPU_SYNC: return "cuda_sync";
+    case TPI_GPU_RUNTIME: return "cuda_runtime";
+    default: return "cuda_driver";
+    }
+}
+
+static void deliver(void *ctx, const tpi_gpu_activity *a)
+{
+    tpi_collector *c = ctx;
+    tpi_gpu *g = c->s->gpu;
+    tpi_gpu_activity copy = *a;
+    if (a->kind == TPI_GPU_SYNC)
+        copy.device = device_of_context(g, a->context, 0, 0);
+    else if (a->kind <= TPI_GPU_MEMSET)
+        device_of_context(g, a->context, a->device, 1);
+    tpi_event e = {0};
+    e.kind = TPI_EV_GPU;
+    e.gpu = &copy;
+    e.tid = a->tid;
+    e.name = a->name;
+    e.cat = category(a->kind);
+    e.ts_ns = a->start_ns;
+    e.dur_ns = a->end_ns - a->start_ns;
+    e.self_ns = e.dur_ns;
+    e.step = c->step;
+    tpi_col_deliver(c, &e);
+}
+
+void tpi_gpu_window_begin(tpi_collector *c)
+{
+    tpi_gpu *g = c->s->gpu;
+    char why[256] = "";
+    if (!g || !g->cupti)
+        return;
+    if (tpi_cupti_start(g->cupti, why, sizeof why) != 0 && !g->cupti_failed_start++)
+        fprintf(stderr, "trainprof: warning: profiling.cuda: %s\n", why);
+}
+
+void tpi_gpu_window_end(tpi_collector *c)
+{
+    tpi_gpu *g = c->s->gpu;
+    if (!g || !g->cupti)
+        return;
+    tpi_cupti_stop(g->cupti);
+    tpi_cupti_drain(g->cupti, deliver, c);
+}
+
+/* ---- GPU zones ------------------------------------------------------------------- */
+
+static void zone_time(void *ctx, uint32_t name_id, uint64_t step, uint64_t gpu_ns)
+{
+    tpi_gpu *g = ctx;
+    (void)step;
+    if (name_id >= g->ops_cap) {
+        uint32_t cap = g->ops_cap ? g->ops_cap : 64;
+        while (cap <= name_id)
+            cap *= 2;
+        gpu_op *n = realloc(g->ops, cap * sizeof *n);
+        if (!n)
+            return;
+        memset(n + g->ops_cap, 0, (cap - g->ops_cap) * sizeof *n);
+        g->ops = n;
+        g->ops_cap = cap;
+    }
+    gpu_op *o = &g->ops[name_id];
+    if (!o->count || gpu_ns < o->min_ns)
+        o->min_ns = gpu_ns;
+    if (gpu_ns > o->max_ns)
+        o->max_ns = gpu_ns;
+    o->count++;
+    o->total_ns += gpu_ns;
+}
+
+void tpi_gpu_step_end(tpi_collector *c)
+{
+    tpi_gpu *g = c->s->gpu;
+    if (!g)
+        return;
+    if (g->cupti && c->window_seq) {
+        tpi_cupti_flush(g->cupti);
+        tpi_cupti_drain(g->cupti, deliver, c);
+    }
+    if (__atomic_load_n(&g->events_state, __ATOMIC_ACQUIRE) == 1)
+        tpi_cuda_events_poll(g->events, zone_time, g);
+}
+
+void tpi_gpu_finish(tpi_collector *c)
+{
+    tpi_gpu *g = c->s->gpu;
+    if (!g || __atomic_load_n(&g->events_state, __ATOMIC_ACQUIRE) != 1)
+        return;
+    /* the last zones may still run: poll (never synchronize) for a while */
+    for (int waited = 0; tpi_cuda_events_poll(g->events, zone_time, g) > 0; waited++) {
+        if (waited * 5 >= CLOSE_WAIT_MS)
+            break;
+        struct timespec ts = {0, 5000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+uint64_t tpi_gpu_dropped(tpi_gpu *g)
+{
+    if (!g)
+        return 0;
+    tpi_cupti_counts n;
+    tpi_cupti_get_counts(g->cupti, &n);
+    uint64_t lost = 0;
+    if (__atomic_load_n(&g->events_state, __ATOMIC_ACQUIRE) == 1)
+        lost = tpi_cuda_events_lost(g->events);
+    return n.dropped + lost;
+}
+
+void tpi_gpu_op_stat(tpi_gpu *g, uint32_t name_id, tpi_op_stat *o)
+{
+    if (!g || name_id >= g->ops_cap || !g->ops[name_id].count)
+        return;
+    const gpu_op *op = &g->ops[name_id];
+    o->gpu_count = op->count;
+    o->gpu_total_s = (double)op->total_ns * 1e-9;
+    o->gpu_min_s = (double)op->min_ns * 1e-9;
+    o->gpu_max_s = (double)op->max_ns * 1e-9;
+    o->gpu_mean_s = o->gpu_total_s / (double)op->count;
+}
+
+/* ---- public API ------------------------------------------------------------------- */
+
+static tpi_cuda_events *zone_events(tpi_gpu *g)
+{
+    int st = __atomic_load_n(&g->events_state, __ATOMIC_ACQUIRE);
+    if (st == 1)
+        return g->events;
+    if (st == 2)
+        return NULL;
+    pthread_mutex_lock(&g->lock);
+    if (!g->events_state) {
+        char why[256] = "";
+        g->events = tpi_cuda_events_open(MAX_PAIRS, why, sizeof why);
+        if (!g->events)
+            fprintf(stderr, "trainprof: info: TP_GPU_ZONE: GPU times unavailable: %s\n", why);
+        __atomic_store_n(&g->events_state, g->events ? 1 : 2, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&g->lock);
+    return g->events;
+}
+
+void *tp_gpu_zone_begin(tp_session *s, void *stream, tp_site *site)
+{
+    if (!s || !site)
+        return NULL;
+    tp_zone_begin_site(s, site);
+    if (s->dead || !s->gpu)
+        return NULL;
+    tpi_cuda_events *e = zone_events(s->gpu);
+    return e ? tpi_cuda_events_begin(e, stream, site->id) : NULL;
+}
+
+void tp_gpu_zone_end(tp_session *s, void *token)
+{
+    if (!s)
+        return;
+    if (token && s->gpu && s->gpu->events) {
+        tpi_cuda_events_end(s->gpu->events, token,
+                            __atomic_load_n(&s->steps_ended, __ATOMIC_RELAXED));
+    }
+    tp_zone_end(s);
+}
