@@ -2,10 +2,15 @@
  * gpu_session.c - GPU activity and GPU zones, between the probes
  * (src/probe/cupti.c, cuda_events.c) and the sinks.
  *
- * CUPTI records only inside trace windows: enabled when a window opens,
- * flushed at every step end (only buffers whose records are complete: the
- * GPU is never waited for) and force-flushed and disabled when it closes.
- * Its records become TPI_EV_GPU events for the trace sinks.
+ * CUPTI records only around trace windows: enabled when the warmup steps
+ * before a window begin (enabling takes effect on the collector thread,
+ * a little after the step that asked for it), flushed at every step end
+ * (only buffers whose records are all complete: the GPU is never waited
+ * for), force-flushed and disabled when the window closes. Records that
+ * started inside the window become TPI_EV_GPU events for the trace sinks;
+ * warmup records are thrown away, like warmup zones. While CUPTI is on
+ * the collector wakes at every step end, so it follows the schedule
+ * closely.
  *
  * GPU zones are timed with CUDA events on every step, windows or not. The
  * collector polls them at each step end; their times are aggregated per
@@ -32,6 +37,7 @@ struct tpi_gpu {
     tp_session *s;
     tpi_cupti *cupti;
     int cupti_failed_start;
+    uint64_t window_begin_ns; /* records that started earlier are warmup */
     /* GPU zones: opened on first use (any thread) */
     pthread_mutex_t lock;
     int events_state;         /* atomic: 0 not tried, 1 open, 2 unavailable */
@@ -102,6 +108,8 @@ static void deliver(void *ctx, const tpi_gpu_activity *a)
 {
     tpi_collector *c = ctx;
     tpi_gpu *g = c->s->gpu;
+    if (!c->window_seq || a->start_ns < g->window_begin_ns)
+        return; /* warmup */
     tpi_gpu_activity copy = *a;
     if (a->kind == TPI_GPU_SYNC)
         copy.device = device_of_context(g, a->context, 0, 0);
@@ -120,14 +128,30 @@ static void deliver(void *ctx, const tpi_gpu_activity *a)
     tpi_col_deliver(c, &e);
 }
 
+static void start_cupti(tpi_gpu *g)
+{
+    char why[256] = "";
+    if (tpi_cupti_start(g->cupti, why, sizeof why) != 0 && !g->cupti_failed_start++)
+        fprintf(stderr, "trainprof: warning: profiling.cuda: %s\n", why);
+}
+
+void tpi_gpu_arm(tpi_collector *c, int phase)
+{
+    tpi_gpu *g = c->s->gpu;
+    if (!g || !g->cupti)
+        return;
+    __atomic_store_n(&c->s->wake_each_step, 1, __ATOMIC_RELAXED);
+    if (phase == TPI_PHASE_WARMUP || phase == TPI_PHASE_ACTIVE)
+        start_cupti(g);
+}
+
 void tpi_gpu_window_begin(tpi_collector *c)
 {
     tpi_gpu *g = c->s->gpu;
-    char why[256] = "";
     if (!g || !g->cupti)
         return;
-    if (tpi_cupti_start(g->cupti, why, sizeof why) != 0 && !g->cupti_failed_start++)
-        fprintf(stderr, "trainprof: warning: profiling.cuda: %s\n", why);
+    g->window_begin_ns = c->step_begin_ns;
+    start_cupti(g); /* no warmup: from now */
 }
 
 void tpi_gpu_window_end(tpi_collector *c)
@@ -170,7 +194,7 @@ void tpi_gpu_step_end(tpi_collector *c)
     tpi_gpu *g = c->s->gpu;
     if (!g)
         return;
-    if (g->cupti && c->window_seq) {
+    if (g->cupti) {
         tpi_cupti_flush(g->cupti);
         tpi_cupti_drain(g->cupti, deliver, c);
     }

@@ -20,7 +20,10 @@ typedef struct tpi_collector tpi_collector;
 tpi_gpu *tpi_gpu_open(tp_session *s);
 void tpi_gpu_close(tpi_gpu *g);
 
-/* Collector hooks. */
+/* Collector hooks. tpi_gpu_arm: the next step's schedule phase (CUPTI
+ * starts with the warmup steps, so that it records from the first active
+ * step on, as torch.profiler's warmup does). */
+void tpi_gpu_arm(tpi_collector *c, int phase);
 void tpi_gpu_window_begin(tpi_collector *c);
 void tpi_gpu_window_end(tpi_collector *c);   /* before the sinks' window_end */
 void tpi_gpu_step_end(tpi_collector *c);     /* before the sinks' flush */

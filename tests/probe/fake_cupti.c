@@ -16,7 +16,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "probe/cupti_abi.h"
 
@@ -92,8 +94,8 @@ static void api(uint32_t kind, uint32_t cbid, uint64_t start, uint64_t end, uint
     a.cbid = cbid;
     a.start = start;
     a.end = end;
-    a.process_id = 1;
-    a.thread_id = 4242;
+    a.process_id = (uint32_t)getpid();
+    a.thread_id = (uint32_t)syscall(SYS_gettid);
     a.correlation_id = corr;
     add(&a, kind);
 }
