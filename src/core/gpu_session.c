@@ -6,9 +6,16 @@
  * before a window begin (enabling takes effect on the collector thread,
  * a little after the step that asked for it), flushed at every step end
  * (only buffers whose records are all complete: the GPU is never waited
- * for), force-flushed and disabled when the window closes. Records that
- * started inside the window become TPI_EV_GPU events for the trace sinks;
- * warmup records are thrown away, like warmup zones. While CUPTI is on
+ * for), force-flushed and disabled when the window closes. A window has
+ * the API calls made during it and the GPU work they launched (matched by
+ * CUPTI correlation ids, which grow with each call; the probe delivers the
+ * API records of a drain first); these become TPI_EV_GPU events for the
+ * trace sinks. Warmup records are thrown away, like warmup zones. When the window
+ * closes, the GPU may still run work the window launched: the collector
+ * (never the training thread) keeps taking completed records until the
+ * work of the window's last launch (CUPTI correlation ids grow with each
+ * call) has arrived, for at most WINDOW_GRACE_MS, without synchronizing
+ * anything; work launched after the window is left out. While CUPTI is on
  * the collector wakes at every step end, so it follows the schedule
  * closely.
  *
@@ -28,6 +35,7 @@
 #define MAX_PAIRS 4096        /* GPU zones in flight */
 #define MAX_CONTEXTS 64
 #define CLOSE_WAIT_MS 1000    /* at close, how long unfinished GPU zones may take */
+#define WINDOW_GRACE_MS 1000  /* at window end, how long queued GPU work may take */
 
 typedef struct gpu_op {
     uint64_t count, total_ns, min_ns, max_ns;
@@ -37,7 +45,13 @@ struct tpi_gpu {
     tp_session *s;
     tpi_cupti *cupti;
     int cupti_failed_start;
-    uint64_t window_begin_ns; /* records that started earlier are warmup */
+    /* the window: records from window_begin_ns on; once it is closing, API
+     * calls up to window_end_ns and the GPU work they launched */
+    uint64_t window_begin_ns, window_end_ns;
+    int closing;
+    uint32_t min_corr;        /* first API call of the window (0: none yet) */
+    uint32_t max_launch_corr; /* last launch/copy/set call of the window */
+    uint32_t max_work_corr;   /* latest of the kernels, copies, sets delivered */
     /* GPU zones: opened on first use (any thread) */
     pthread_mutex_t lock;
     int events_state;         /* atomic: 0 not tried, 1 open, 2 unavailable */
@@ -108,8 +122,22 @@ static void deliver(void *ctx, const tpi_gpu_activity *a)
 {
     tpi_collector *c = ctx;
     tpi_gpu *g = c->s->gpu;
-    if (!c->window_seq || a->start_ns < g->window_begin_ns)
+    int api = a->kind == TPI_GPU_RUNTIME || a->kind == TPI_GPU_DRIVER;
+    if (!c->window_seq || (api && a->start_ns < g->window_begin_ns))
         return; /* warmup */
+    if (api && g->closing && a->start_ns > g->window_end_ns)
+        return; /* called after the window */
+    if (api && (!g->min_corr || a->correlation < g->min_corr))
+        g->min_corr = a->correlation;
+    if (!api && (!g->min_corr || a->correlation < g->min_corr))
+        return; /* launched before the window */
+    if (!api && g->closing && a->correlation > g->max_launch_corr)
+        return; /* launched after the window */
+    if (api && (strstr(a->name, "Launch") || strstr(a->name, "Memcpy") || strstr(a->name, "Memset")) &&
+        a->correlation > g->max_launch_corr)
+        g->max_launch_corr = a->correlation;
+    if (!api && a->kind != TPI_GPU_SYNC && a->correlation > g->max_work_corr)
+        g->max_work_corr = a->correlation;
     tpi_gpu_activity copy = *a;
     if (a->kind == TPI_GPU_SYNC)
         copy.device = device_of_context(g, a->context, 0, 0);
@@ -151,6 +179,7 @@ void tpi_gpu_window_begin(tpi_collector *c)
     if (!g || !g->cupti)
         return;
     g->window_begin_ns = c->step_begin_ns;
+    g->max_launch_corr = g->max_work_corr = g->min_corr = 0;
     start_cupti(g); /* no warmup: from now */
 }
 
@@ -159,8 +188,20 @@ void tpi_gpu_window_end(tpi_collector *c)
     tpi_gpu *g = c->s->gpu;
     if (!g || !g->cupti)
         return;
+    g->closing = 1;
+    g->window_end_ns = c->last_ns;
+    tpi_cupti_flush(g->cupti);
+    tpi_cupti_drain(g->cupti, deliver, c); /* API records are complete: the last launch is known */
+    for (int waited = 0; g->max_work_corr < g->max_launch_corr && waited < WINDOW_GRACE_MS;
+         waited++) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+        tpi_cupti_flush(g->cupti);
+        tpi_cupti_drain(g->cupti, deliver, c);
+    }
     tpi_cupti_stop(g->cupti);
     tpi_cupti_drain(g->cupti, deliver, c);
+    g->closing = 0;
 }
 
 /* ---- GPU zones ------------------------------------------------------------------- */

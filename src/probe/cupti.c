@@ -350,6 +350,36 @@ static const char *cbid_name(void *ctx, int domain, uint32_t cbid)
     return NULL;
 }
 
+/* One pass over the queued buffers: API records (pass 0) or the others. */
+static void drain_pass(tpi_cupti *c, buf_hdr *list, int pass, tpi_gpu_fn fn, void *ctx,
+                       tpi_cupti_counts *n)
+{
+    int64_t to_session = c->to_mono - (int64_t)c->mono_base_ns;
+    for (buf_hdr *h = list; h; h = h->next) {
+        uint8_t *data = (uint8_t *)h + HDR_BYTES;
+        void *rec = NULL;
+        while (c->f.next_record(data, h->valid, &rec) == TPI_CUPTI_SUCCESS && rec) {
+            uint32_t kind;
+            memcpy(&kind, rec, sizeof kind);
+            int api = kind == TPI_CUPTI_KIND_RUNTIME || kind == TPI_CUPTI_KIND_DRIVER;
+            if (api != (pass == 0))
+                continue;
+            tpi_gpu_activity a;
+            int got = tpi_cupti_convert(rec, c->names, cbid_name, c, to_session, &a);
+            if (got > 0) {
+                fn(ctx, &a);
+                n->records++;
+            } else if (got == 0) {
+                n->unknown++;
+            } else {
+                n->incomplete++;
+            }
+        }
+    }
+}
+
+/* API calls are delivered before the rest (two passes), so the caller knows
+ * a call before the GPU work it launched, whatever buffer each came in. */
 uint64_t tpi_cupti_drain(tpi_cupti *c, tpi_gpu_fn fn, void *ctx)
 {
     if (!c)
@@ -358,36 +388,22 @@ uint64_t tpi_cupti_drain(tpi_cupti *c, tpi_gpu_fn fn, void *ctx)
     buf_hdr *list = c->done_head;
     c->done_head = c->done_tail = NULL;
     pthread_mutex_unlock(&g_lock);
-    int64_t to_session = c->to_mono - (int64_t)c->mono_base_ns;
-    uint64_t delivered = 0, unknown = 0, incomplete = 0;
-    buf_hdr *last = NULL;
-    for (buf_hdr *h = list; h; h = h->next) {
-        uint8_t *data = (uint8_t *)h + HDR_BYTES;
-        void *rec = NULL;
-        while (c->f.next_record(data, h->valid, &rec) == TPI_CUPTI_SUCCESS && rec) {
-            tpi_gpu_activity a;
-            int got = tpi_cupti_convert(rec, c->names, cbid_name, c, to_session, &a);
-            if (got > 0) {
-                fn(ctx, &a);
-                delivered++;
-            } else if (got == 0) {
-                unknown++;
-            } else {
-                incomplete++;
-            }
-        }
-        last = h;
-    }
+    tpi_cupti_counts n = {0};
+    drain_pass(c, list, 0, fn, ctx, &n);
+    drain_pass(c, list, 1, fn, ctx, &n);
+    buf_hdr *last = list;
+    while (last && last->next)
+        last = last->next;
     pthread_mutex_lock(&g_lock);
     if (last) {
         last->next = c->free_list;
         c->free_list = list;
     }
-    c->counts.records += delivered;
-    c->counts.unknown += unknown;
-    c->counts.incomplete += incomplete;
+    c->counts.records += n.records;
+    c->counts.unknown += n.unknown;
+    c->counts.incomplete += n.incomplete;
     pthread_mutex_unlock(&g_lock);
-    return delivered;
+    return n.records;
 }
 
 void tpi_cupti_get_counts(tpi_cupti *c, tpi_cupti_counts *out)

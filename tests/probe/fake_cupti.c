@@ -12,6 +12,10 @@
  *   FAKE_CUPTI_NO_CLOCK=1   no timestamp callback: timestamps are CLOCK_REALTIME
  *                           (CUPTI's own clock on Linux), trainprof must offset them
  *   FAKE_CUPTI_DROPPED=N    N more records reported lost by CUPTI itself
+ *   FAKE_CUPTI_GPU_LAG_US=N kernels start N us after their launch (a GPU
+ *                           running behind the CPU); a kernel that has not
+ *                           ended is held back by a default flush and handed
+ *                           over without an end time by a forced one
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -125,7 +129,8 @@ uint32_t fake_cupti_kernel(const char *name, uint32_t stream, uint64_t launch_ns
     tpi_cupti_kernel k = {0};
     k.kind = TPI_CUPTI_KIND_CONCURRENT_KERNEL;
     k.registers_per_thread = 32;
-    k.start = t + launch_ns + gap_ns;
+    const char *lag = getenv("FAKE_CUPTI_GPU_LAG_US");
+    k.start = t + launch_ns + gap_ns + (lag ? strtoull(lag, NULL, 10) * 1000 : 0);
     k.end = k.start + gpu_ns;
     k.completed = k.end;
     k.device_id = 0;
@@ -278,12 +283,45 @@ int cuptiActivityDisable(uint32_t kind)
     return 0;
 }
 
+/* Kernels that have not ended yet: kept for a later default flush, handed
+ * over unfinished (end 0) by a forced one. Returns the bytes kept at the
+ * front of `pending` (lock held). */
+static size_t hold_running(int forced)
+{
+    uint64_t now = now_ns();
+    size_t off = 0, kept = 0;
+    unsigned char *out = pending_len ? malloc(pending_len) : NULL;
+    size_t out_len = 0;
+    if (!out)
+        return 0;
+    while (off < pending_len) {
+        uint32_t kind;
+        memcpy(&kind, pending + off, sizeof kind);
+        size_t n = record_size(kind);
+        tpi_cupti_kernel *k = (tpi_cupti_kernel *)(pending + off);
+        int running = kind == TPI_CUPTI_KIND_CONCURRENT_KERNEL && k->end > now;
+        if (running && forced)
+            k->end = 0;
+        if (running && !forced) {
+            memmove(pending + kept, pending + off, n); /* kept records go first */
+            kept += n;
+        } else {
+            memcpy(out + out_len, pending + off, n);
+            out_len += n;
+        }
+        off += n;
+    }
+    memcpy(pending + kept, out, out_len);
+    free(out);
+    return kept;
+}
+
 /* Hands the pending records over, one buffer at a time. */
 int cuptiActivityFlushAll(uint32_t flag)
 {
-    (void)flag;
     pthread_mutex_lock(&lock);
-    size_t off = 0;
+    size_t kept = hold_running(flag & TPI_CUPTI_FLUSH_FORCED);
+    size_t off = kept;
     while (off < pending_len && on_request) {
         uint8_t *buf = NULL;
         size_t size = 0, maxrec = 0;
@@ -310,7 +348,7 @@ int cuptiActivityFlushAll(uint32_t flag)
         }
         on_complete(NULL, 0, buf, size, used);
     }
-    pending_len = 0;
+    pending_len = kept;
     pthread_mutex_unlock(&lock);
     return 0;
 }

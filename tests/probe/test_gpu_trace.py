@@ -160,6 +160,12 @@ def main():
         check(gaps and all(abs(g - LAUNCH_TO_KERNEL_US) < 50 for g in gaps),
               f"offset clock: launch->kernel gaps {gaps[:5]}")
 
+        # the GPU runs 30 ms behind the CPU: at window end the last steps' kernels
+        # are still queued; trainprof waits for them (never synchronizing)
+        _, _, trace, _ = run(tmp, "cuda=true", env_extra={"FAKE_CUPTI_GPU_LAG_US": "30000"})
+        n = len(by_cat(trace["traceEvents"], "kernel"))
+        check(n == ACTIVE * KERNELS_PER_STEP, f"lagging GPU: {n} kernels of {ACTIVE * KERNELS_PER_STEP}")
+
         # CUPTI fails to initialize: an info line, CPU trace and GPU zones intact
         run_dir, _, trace, err = run(tmp, "cuda=true", env_extra={"FAKE_CUPTI_INIT_FAIL": "1"})
         check("profiling.cuda: no GPU activity in traces: CUPTI initialization failed" in err,
