@@ -31,11 +31,18 @@
 #include "core/collector_internal.h"
 #include "core/gpu_session.h"
 #include "probe/gpu.h"
+#include "util/buf.h"
 
 #define MAX_PAIRS 4096        /* GPU zones in flight */
 #define MAX_CONTEXTS 64
 #define CLOSE_WAIT_MS 1000    /* at close, how long unfinished GPU zones may take */
 #define WINDOW_GRACE_MS 1000  /* at window end, how long queued GPU work may take */
+#define MAX_DEFERRED 65536    /* records kept for a later decision */
+
+typedef struct deferred {
+    tpi_gpu_activity a;
+    size_t name_at;           /* offset of the name in later_names */
+} deferred;
 
 typedef struct gpu_op {
     uint64_t count, total_ns, min_ns, max_ns;
@@ -50,7 +57,12 @@ struct tpi_gpu {
     uint64_t window_begin_ns, window_end_ns;
     int closing;
     uint32_t min_corr;        /* first API call of the window (0: none yet) */
+    uint32_t max_api_corr;    /* last API call taken */
     uint32_t max_launch_corr; /* last launch/copy/set call of the window */
+    deferred *later;          /* records not decidable yet (judge) */
+    size_t n_later, cap_later;
+    tpu_buf later_names;
+    uint64_t later_dropped;   /* over MAX_DEFERRED */
     uint32_t max_work_corr;   /* latest of the kernels, copies, sets delivered */
     /* GPU zones: opened on first use (any thread) */
     pthread_mutex_t lock;
@@ -62,6 +74,14 @@ struct tpi_gpu {
     uint32_t ctx_id[MAX_CONTEXTS], ctx_dev[MAX_CONTEXTS];
     int n_ctx;
 };
+
+static void forget_deferred(tpi_gpu *g)
+{
+    free(g->later);
+    g->later = NULL;
+    g->n_later = g->cap_later = 0;
+    tpu_buf_free(&g->later_names);
+}
 
 tpi_gpu *tpi_gpu_open(tp_session *s)
 {
@@ -87,6 +107,7 @@ void tpi_gpu_close(tpi_gpu *g)
         return;
     tpi_cupti_close(g->cupti);
     tpi_cuda_events_close(g->events);
+    forget_deferred(g);
     pthread_mutex_destroy(&g->lock);
     free(g->ops);
     free(g);
@@ -118,26 +139,44 @@ static const char *category(tpi_gpu_kind k)
     }
 }
 
-static void deliver(void *ctx, const tpi_gpu_activity *a)
+typedef enum verdict { TAKE, DROP, LATER } verdict;
+
+/* Whether a record belongs to the open window (see the top of the file).
+ * LATER: not decidable yet, because the collector has not yet reached the
+ * time of an API call (it may lag behind the training thread), or the call
+ * that launched a GPU record has not been taken yet. */
+static verdict judge(const tpi_collector *c, const tpi_gpu *g, const tpi_gpu_activity *a)
 {
-    tpi_collector *c = ctx;
-    tpi_gpu *g = c->s->gpu;
+    if (!c->window_seq)
+        return DROP;
+    if (a->kind == TPI_GPU_RUNTIME || a->kind == TPI_GPU_DRIVER) {
+        if (a->start_ns < g->window_begin_ns)
+            return DROP; /* warmup */
+        if (g->closing)
+            return a->start_ns > g->window_end_ns ? DROP : TAKE;
+        return a->start_ns > c->last_ns ? LATER : TAKE;
+    }
+    if (g->min_corr && a->correlation < g->min_corr)
+        return DROP; /* launched before the window */
+    if (g->min_corr && a->correlation <= g->max_api_corr)
+        return TAKE;
+    return g->closing ? DROP : LATER; /* launched after the window, or not known yet */
+}
+
+static void emit(tpi_collector *c, tpi_gpu *g, const tpi_gpu_activity *a)
+{
     int api = a->kind == TPI_GPU_RUNTIME || a->kind == TPI_GPU_DRIVER;
-    if (!c->window_seq || (api && a->start_ns < g->window_begin_ns))
-        return; /* warmup */
-    if (api && g->closing && a->start_ns > g->window_end_ns)
-        return; /* called after the window */
-    if (api && (!g->min_corr || a->correlation < g->min_corr))
-        g->min_corr = a->correlation;
-    if (!api && (!g->min_corr || a->correlation < g->min_corr))
-        return; /* launched before the window */
-    if (!api && g->closing && a->correlation > g->max_launch_corr)
-        return; /* launched after the window */
-    if (api && (strstr(a->name, "Launch") || strstr(a->name, "Memcpy") || strstr(a->name, "Memset")) &&
-        a->correlation > g->max_launch_corr)
-        g->max_launch_corr = a->correlation;
-    if (!api && a->kind != TPI_GPU_SYNC && a->correlation > g->max_work_corr)
+    if (api) {
+        if (!g->min_corr || a->correlation < g->min_corr)
+            g->min_corr = a->correlation;
+        if (a->correlation > g->max_api_corr)
+            g->max_api_corr = a->correlation;
+        if ((strstr(a->name, "Launch") || strstr(a->name, "Memcpy") || strstr(a->name, "Memset")) &&
+            a->correlation > g->max_launch_corr)
+            g->max_launch_corr = a->correlation;
+    } else if (a->kind != TPI_GPU_SYNC && a->correlation > g->max_work_corr) {
         g->max_work_corr = a->correlation;
+    }
     tpi_gpu_activity copy = *a;
     if (a->kind == TPI_GPU_SYNC)
         copy.device = device_of_context(g, a->context, 0, 0);
@@ -154,6 +193,68 @@ static void deliver(void *ctx, const tpi_gpu_activity *a)
     e.self_ns = e.dur_ns;
     e.step = c->step;
     tpi_col_deliver(c, &e);
+}
+
+/* Keeps a record for a later decision (its name copied); bounded. */
+static void defer(tpi_gpu *g, const tpi_gpu_activity *a)
+{
+    if (g->n_later == MAX_DEFERRED) {
+        g->later_dropped++;
+        return;
+    }
+    if (g->n_later == g->cap_later) {
+        size_t cap = g->cap_later ? g->cap_later * 2 : 256;
+        deferred *n = realloc(g->later, cap * sizeof *n);
+        if (!n) {
+            g->later_dropped++;
+            return;
+        }
+        g->later = n;
+        g->cap_later = cap;
+    }
+    deferred *d = &g->later[g->n_later++];
+    d->a = *a;
+    d->name_at = g->later_names.len;
+    tpu_buf_append(&g->later_names, a->name, strlen(a->name) + 1);
+}
+
+static void deliver(void *ctx, const tpi_gpu_activity *a)
+{
+    tpi_collector *c = ctx;
+    tpi_gpu *g = c->s->gpu;
+    switch (judge(c, g, a)) {
+    case TAKE:
+        emit(c, g, a);
+        break;
+    case LATER:
+        defer(g, a);
+        break;
+    case DROP:
+        break;
+    }
+}
+
+/* Decides the deferred records again: API calls first, as the probe does. */
+static void redeliver(tpi_collector *c, tpi_gpu *g)
+{
+    deferred *list = g->later;
+    size_t n = g->n_later;
+    tpu_buf names = g->later_names;
+    g->later = NULL;
+    g->n_later = g->cap_later = 0;
+    memset(&g->later_names, 0, sizeof g->later_names);
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < n; i++) {
+            tpi_gpu_activity a = list[i].a;
+            int api = a.kind == TPI_GPU_RUNTIME || a.kind == TPI_GPU_DRIVER;
+            if (api != (pass == 0))
+                continue;
+            a.name = names.oom ? "?" : names.data + list[i].name_at;
+            deliver(c, &a);
+        }
+    }
+    free(list);
+    tpu_buf_free(&names);
 }
 
 static void start_cupti(tpi_gpu *g)
@@ -179,7 +280,8 @@ void tpi_gpu_window_begin(tpi_collector *c)
     if (!g || !g->cupti)
         return;
     g->window_begin_ns = c->step_begin_ns;
-    g->max_launch_corr = g->max_work_corr = g->min_corr = 0;
+    g->max_launch_corr = g->max_work_corr = g->min_corr = g->max_api_corr = 0;
+    forget_deferred(g);
     start_cupti(g); /* no warmup: from now */
 }
 
@@ -190,6 +292,7 @@ void tpi_gpu_window_end(tpi_collector *c)
         return;
     g->closing = 1;
     g->window_end_ns = c->last_ns;
+    redeliver(c, g);
     tpi_cupti_flush(g->cupti);
     tpi_cupti_drain(g->cupti, deliver, c); /* API records are complete: the last launch is known */
     for (int waited = 0; g->max_work_corr < g->max_launch_corr && waited < WINDOW_GRACE_MS;
@@ -202,6 +305,7 @@ void tpi_gpu_window_end(tpi_collector *c)
     tpi_cupti_stop(g->cupti);
     tpi_cupti_drain(g->cupti, deliver, c);
     g->closing = 0;
+    forget_deferred(g);
 }
 
 /* ---- GPU zones ------------------------------------------------------------------- */
@@ -236,6 +340,7 @@ void tpi_gpu_step_end(tpi_collector *c)
     if (!g)
         return;
     if (g->cupti) {
+        redeliver(c, g);
         tpi_cupti_flush(g->cupti);
         tpi_cupti_drain(g->cupti, deliver, c);
     }
@@ -266,7 +371,7 @@ uint64_t tpi_gpu_dropped(tpi_gpu *g)
     uint64_t lost = 0;
     if (__atomic_load_n(&g->events_state, __ATOMIC_ACQUIRE) == 1)
         lost = tpi_cuda_events_lost(g->events);
-    return n.dropped + lost;
+    return n.dropped + lost + g->later_dropped;
 }
 
 void tpi_gpu_op_stat(tpi_gpu *g, uint32_t name_id, tpi_op_stat *o)

@@ -183,6 +183,8 @@ TP_TEST(bounded_buffers_count_losses)
     /* buffers come back after a drain: the next window records again */
     CHECK_EQ_INT(tpi_cupti_start(c, why, sizeof why), 0);
     kernel("_Z4stepv", 7, 1000, 1000, 1000, NULL);
+    struct timespec gpu_runs = {0, 1000000};
+    nanosleep(&gpu_runs, NULL);
     tpi_cupti_stop(c);
     CHECK_EQ_INT(tpi_cupti_drain(c, collect, &count), 2);
     tpi_cupti_close(c);
