@@ -19,7 +19,7 @@
 
 #define STREAM 7
 #define KERNELS 6            /* per forward and per backward */
-#define LAUNCH_US 60         /* CPU time per launch: the GPU waits for the CPU */
+#define LAUNCH_US 150        /* CPU time per launch: the GPU waits for the CPU */
 #define KERNEL_US 40
 
 typedef uint32_t (*kernel_fn)(const char *, uint32_t, uint64_t, uint64_t, uint64_t, uint64_t *);
@@ -75,7 +75,7 @@ int main(int argc, char **argv)
     int steps = atoi(argv[2]);
     const char *burst_env = getenv("GPU_TRAIN_BURST");
     int burst = burst_env ? atoi(burst_env) : 0;
-    const char *defaults[][2] = {{"log_dir", argv[1]}, {"name", "gpu"}, {"wait", "1"}, {"warmup", "1"}, {"active", "3"},
+    const char *defaults[][2] = {{"log_dir", argv[1]}, {"name", "gpu"}, {"wait", "1"}, {"warmup", "3"}, {"active", "3"},
                                  {"metrics", "none"}, {"trace_format", "both"}};
     for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
         tp_config_set(cfg, defaults[i][0], defaults[i][1], NULL);
