@@ -51,13 +51,16 @@ typedef struct gpu_op {
 struct tpi_gpu {
     tp_session *s;
     tpi_cupti *cupti;
-    int cupti_failed_start;
+    pthread_mutex_t cupti_lock; /* start/stop/flush: the collector and a stepping thread */
+    int cupti_failed_start;   /* under cupti_lock */
+    uint64_t start_at;        /* atomic: steps ended when CUPTI is due (UINT64_MAX: none) */
     /* the window: records from window_begin_ns on; once it is closing, API
      * calls up to window_end_ns and the GPU work they launched */
     uint64_t window_begin_ns, window_end_ns;
     int closing;
     uint32_t min_corr;        /* first API call of the window (0: none yet) */
     uint32_t max_api_corr;    /* last API call taken */
+    uint32_t max_judged_corr; /* last API call taken or dropped */
     uint32_t max_launch_corr; /* last launch/copy/set call of the window */
     deferred *later;          /* records not decidable yet (judge) */
     size_t n_later, cap_later;
@@ -90,6 +93,8 @@ tpi_gpu *tpi_gpu_open(tp_session *s)
         return NULL;
     g->s = s;
     pthread_mutex_init(&g->lock, NULL);
+    pthread_mutex_init(&g->cupti_lock, NULL);
+    g->start_at = UINT64_MAX;
     if (s->settings.cuda && s->settings.trace) {
         char why[256] = "";
         uint64_t bound = (uint64_t)s->settings.max_buffer_mb << 20;
@@ -109,6 +114,7 @@ void tpi_gpu_close(tpi_gpu *g)
     tpi_cuda_events_close(g->events);
     forget_deferred(g);
     pthread_mutex_destroy(&g->lock);
+    pthread_mutex_destroy(&g->cupti_lock);
     free(g->ops);
     free(g);
 }
@@ -142,25 +148,28 @@ static const char *category(tpi_gpu_kind k)
 typedef enum verdict { TAKE, DROP, LATER } verdict;
 
 /* Whether a record belongs to the open window (see the top of the file).
- * LATER: not decidable yet, because the collector has not yet reached the
- * time of an API call (it may lag behind the training thread), or the call
- * that launched a GPU record has not been taken yet. */
+ * LATER: not decidable yet: the collector has not yet reached the time of
+ * an API call (it may lag behind the training thread, and the call may
+ * belong to a window it has not opened yet), or the call that launched a
+ * GPU record has not been judged yet. */
 static verdict judge(const tpi_collector *c, const tpi_gpu *g, const tpi_gpu_activity *a)
 {
-    if (!c->window_seq)
-        return DROP;
     if (a->kind == TPI_GPU_RUNTIME || a->kind == TPI_GPU_DRIVER) {
+        if (!c->window_seq)
+            return a->start_ns > c->last_ns ? LATER : DROP;
         if (a->start_ns < g->window_begin_ns)
             return DROP; /* warmup */
         if (g->closing)
             return a->start_ns > g->window_end_ns ? DROP : TAKE;
         return a->start_ns > c->last_ns ? LATER : TAKE;
     }
-    if (g->min_corr && a->correlation < g->min_corr)
-        return DROP; /* launched before the window */
-    if (g->min_corr && a->correlation <= g->max_api_corr)
-        return TAKE;
-    return g->closing ? DROP : LATER; /* launched after the window, or not known yet */
+    if (a->correlation > g->max_judged_corr)
+        return LATER; /* its call is not judged yet (after the window, when closing) */
+    /* the window's calls, judged in time order, are the range [min_corr, max_api_corr] */
+    return c->window_seq && g->min_corr && a->correlation >= g->min_corr &&
+                   a->correlation <= g->max_api_corr
+               ? TAKE
+               : DROP;
 }
 
 static void emit(tpi_collector *c, tpi_gpu *g, const tpi_gpu_activity *a)
@@ -222,7 +231,11 @@ static void deliver(void *ctx, const tpi_gpu_activity *a)
 {
     tpi_collector *c = ctx;
     tpi_gpu *g = c->s->gpu;
-    switch (judge(c, g, a)) {
+    verdict v = judge(c, g, a);
+    if (v != LATER && (a->kind == TPI_GPU_RUNTIME || a->kind == TPI_GPU_DRIVER) &&
+        a->correlation > g->max_judged_corr)
+        g->max_judged_corr = a->correlation;
+    switch (v) {
     case TAKE:
         emit(c, g, a);
         break;
@@ -260,18 +273,57 @@ static void redeliver(tpi_collector *c, tpi_gpu *g)
 static void start_cupti(tpi_gpu *g)
 {
     char why[256] = "";
+    pthread_mutex_lock(&g->cupti_lock);
     if (tpi_cupti_start(g->cupti, why, sizeof why) != 0 && !g->cupti_failed_start++)
         fprintf(stderr, "trainprof: warning: profiling.cuda: %s\n", why);
+    pthread_mutex_unlock(&g->cupti_lock);
 }
 
-void tpi_gpu_arm(tpi_collector *c, int phase)
+static void cupti_flush(tpi_gpu *g)
+{
+    pthread_mutex_lock(&g->cupti_lock);
+    tpi_cupti_flush(g->cupti);
+    pthread_mutex_unlock(&g->cupti_lock);
+}
+
+/* First unit >= k that is recorded (WARMUP or ACTIVE); UINT64_MAX if none. */
+static uint64_t next_recorded(const tpi_schedule *sc, uint64_t k)
+{
+    if (!sc->enabled)
+        return UINT64_MAX;
+    if (k < (uint64_t)sc->skip_first)
+        k = (uint64_t)sc->skip_first;
+    tpi_phase ph = tpi_schedule_phase(sc, k, NULL);
+    if (ph == TPI_PHASE_WAIT) {
+        uint64_t n = (uint64_t)(sc->wait + sc->warmup + sc->active);
+        k += (uint64_t)sc->wait - (k - (uint64_t)sc->skip_first) % n;
+        ph = tpi_schedule_phase(sc, k, NULL);
+    }
+    return ph == TPI_PHASE_WARMUP || ph == TPI_PHASE_ACTIVE ? k : UINT64_MAX;
+}
+
+void tpi_gpu_arm(tpi_collector *c, uint64_t unit, int phase)
 {
     tpi_gpu *g = c->s->gpu;
     if (!g || !g->cupti)
         return;
     __atomic_store_n(&c->s->wake_each_step, 1, __ATOMIC_RELAXED);
-    if (phase == TPI_PHASE_WARMUP || phase == TPI_PHASE_ACTIVE)
+    if (phase == TPI_PHASE_WARMUP || phase == TPI_PHASE_ACTIVE) {
         start_cupti(g);
+        return;
+    }
+    /* the stepping thread starts CUPTI right at that step (tpi_gpu_steps_ended):
+     * the collector may be steps behind */
+    uint64_t at = c->s->settings.unit == TPI_UNIT_STEP ? next_recorded(&c->sched, unit) : UINT64_MAX;
+    __atomic_store_n(&g->start_at, at, __ATOMIC_RELAXED);
+}
+
+void tpi_gpu_steps_ended(tpi_gpu *g, uint64_t steps)
+{
+    if (g && __atomic_load_n(&g->start_at, __ATOMIC_RELAXED) == steps) {
+        __atomic_store_n(&g->start_at, UINT64_MAX, __ATOMIC_RELAXED);
+        start_cupti(g);
+    }
 }
 
 void tpi_gpu_window_begin(tpi_collector *c)
@@ -281,7 +333,6 @@ void tpi_gpu_window_begin(tpi_collector *c)
         return;
     g->window_begin_ns = c->step_begin_ns;
     g->max_launch_corr = g->max_work_corr = g->min_corr = g->max_api_corr = 0;
-    forget_deferred(g);
     start_cupti(g); /* no warmup: from now */
 }
 
@@ -292,20 +343,24 @@ void tpi_gpu_window_end(tpi_collector *c)
         return;
     g->closing = 1;
     g->window_end_ns = c->last_ns;
-    redeliver(c, g);
-    tpi_cupti_flush(g->cupti);
-    tpi_cupti_drain(g->cupti, deliver, c); /* API records are complete: the last launch is known */
-    for (int waited = 0; g->max_work_corr < g->max_launch_corr && waited < WINDOW_GRACE_MS;
-         waited++) {
+    /* API records are complete at once: after the first pass the window's
+     * last launch is known */
+    for (int waited = 0;; waited++) {
+        cupti_flush(g);
+        tpi_cupti_drain(g->cupti, deliver, c);
+        redeliver(c, g);
+        if (g->max_work_corr >= g->max_launch_corr || waited >= WINDOW_GRACE_MS)
+            break;
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);
-        tpi_cupti_flush(g->cupti);
-        tpi_cupti_drain(g->cupti, deliver, c);
     }
+    pthread_mutex_lock(&g->cupti_lock);
     tpi_cupti_stop(g->cupti);
+    pthread_mutex_unlock(&g->cupti_lock);
     tpi_cupti_drain(g->cupti, deliver, c);
+    redeliver(c, g);
     g->closing = 0;
-    forget_deferred(g);
+    forget_deferred(g); /* what is still undecided was launched after the window */
 }
 
 /* ---- GPU zones ------------------------------------------------------------------- */
@@ -341,7 +396,7 @@ void tpi_gpu_step_end(tpi_collector *c)
         return;
     if (g->cupti) {
         redeliver(c, g);
-        tpi_cupti_flush(g->cupti);
+        cupti_flush(g);
         tpi_cupti_drain(g->cupti, deliver, c);
     }
     if (__atomic_load_n(&g->events_state, __ATOMIC_ACQUIRE) == 1)

@@ -197,7 +197,7 @@ void tpi_col_update_window(tpi_collector *c, uint64_t ts)
         tpi_col_close_window(c);
     if (want && !c->window_seq)
         open_window(c, cycle);
-    tpi_gpu_arm(c, ph);
+    tpi_gpu_arm(c, k, ph);
 }
 
 static void step_slice(tpi_collector *c, tpi_thread_state *t, uint64_t end_ns)

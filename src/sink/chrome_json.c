@@ -270,7 +270,13 @@ static void gpu_event(chrome_sink *c, const tpi_event *e)
     const tpi_gpu_activity *a = e->gpu;
     tpu_buf *b = &c->buf;
     if (a->kind == TPI_GPU_RUNTIME || a->kind == TPI_GPU_DRIVER) {
+        int known = c->n_tids;
         uint32_t tid = a->tid ? small_tid(c, a->tid) : 0;
+        if (c->n_tids > known) { /* a thread that only calls CUDA: name its track */
+            char tname[48];
+            snprintf(tname, sizeof tname, "CUDA thread %u", a->tid);
+            meta(c, "thread_name", a->tid, tname, a->tid);
+        }
         gpu_begin(c, "X", e->name, (uint32_t)c->base.env->pid, tid);
         tpu_buf_printf(b, ",\"cat\":\"%s\"", e->cat);
         gpu_times(b, e);

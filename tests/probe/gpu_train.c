@@ -115,8 +115,8 @@ int main(int argc, char **argv)
             TP_ZONE(s, "optimizer");
             set(1u << 20, STREAM, 20000);
             kernel("sgd_update", STREAM, 20000, 5000, 30000, NULL);
-            sync_stream(STREAM, 1500000);
-            spin_us(1500); /* the CPU waits for the GPU */
+            sync_stream(STREAM, 5000000);
+            spin_us(5000); /* the CPU waits for the GPU */
         }
         for (int i = 0; i < burst; i++)
             kernel("tiny", STREAM, 100, 100, 100, NULL);
