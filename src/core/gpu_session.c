@@ -3,8 +3,9 @@
  * (src/probe/cupti.c, cuda_events.c) and the sinks.
  *
  * CUPTI records only around trace windows: enabled when the warmup steps
- * before a window begin (enabling takes effect on the collector thread,
- * a little after the step that asked for it), flushed at every step end
+ * before a window begin (by the stepping thread in tp_step_end, from a
+ * step number the collector armed in advance, or by the collector when it
+ * gets there first), flushed at every step end
  * (only buffers whose records are all complete: the GPU is never waited
  * for), force-flushed and disabled when the window closes. A window has
  * the API calls made during it and the GPU work they launched (matched by
