@@ -306,9 +306,13 @@ static uint64_t next_recorded(const tpi_schedule *sc, uint64_t k)
 void tpi_gpu_arm(tpi_collector *c, uint64_t unit, int phase)
 {
     tpi_gpu *g = c->s->gpu;
-    if (!g || !g->cupti)
+    if (!g)
         return;
-    __atomic_store_n(&c->s->wake_each_step, 1, __ATOMIC_RELAXED);
+    /* CUPTI buffers and GPU-zone event pairs come back at step ends */
+    if (g->cupti || __atomic_load_n(&g->events_state, __ATOMIC_ACQUIRE) == 1)
+        __atomic_store_n(&c->s->wake_each_step, 1, __ATOMIC_RELAXED);
+    if (!g->cupti)
+        return;
     if (phase == TPI_PHASE_WARMUP || phase == TPI_PHASE_ACTIVE) {
         start_cupti(g);
         return;
@@ -458,6 +462,8 @@ static tpi_cuda_events *zone_events(tpi_gpu *g)
         if (!g->events)
             fprintf(stderr, "trainprof: info: TP_GPU_ZONE: GPU times unavailable: %s\n", why);
         __atomic_store_n(&g->events_state, g->events ? 1 : 2, __ATOMIC_RELEASE);
+        if (g->events) /* pairs are resolved at step ends: wake the collector for each */
+            __atomic_store_n(&g->s->wake_each_step, 1, __ATOMIC_RELAXED);
     }
     pthread_mutex_unlock(&g->lock);
     return g->events;
