@@ -66,6 +66,10 @@ static const tpc_key KEYS[TPC_NKEYS] = {
      "Rank of this process; -1 = from RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID, PMI_RANK.", "0"},
     {"top_n", TPC_INT, "20", 0, 100000, NULL, "row_limit", NULL, 0,
      "Rows of the console operation table; 0 = all.", "30"},
+    /* Python package: torch.profiler inside trace windows (trainprof.torch) */
+    {"torch_ops", TPC_BOOL, "false", 0, 1, NULL, "torch_profiler", NULL, 0,
+     "Python: in each trace window also run torch.profiler on the same schedule and merge "
+     "its operators (and CUDA kernels) into the window's trace (docs/PYTHON.md).", "true"},
     /* derived: spellings of other systems that expand onto the schedule */
     {"start_step", TPC_INT, "", 0, BIG, NULL, NULL, NULL, 1,
      "JAX style: first traced step. Sets skip_first=start_step, wait=0, warmup=0.", "100"},
