@@ -1,0 +1,164 @@
+"""bench_example.py - what profiling costs the example's training step
+(examples/python/train_cnn.py's CNN, real torch, CPU), measured side by side
+in one process, variants interleaved round by round so machine noise hits
+them alike.
+
+1. always on: median step with trainprof's always-on timing and memory
+   (zones data_batch_production, forward, backward, optimizer_step, two
+   counters, step; a memory sample every step; no trace windows) vs the same
+   loop unprofiled. Target: <= 0.5 % slower.
+2. in a trace window: median step with torch operator detail through
+   trainprof (profiling.torch_ops, every step active) vs torch.profiler
+   alone on the same schedule. Target: <= 1 % slower.
+
+    python bench/python/bench_example.py [--rounds 30] [--steps 20] [--batch_size 64]
+
+Prints one line per comparison: medians and the ratio. The training
+program's own cost is unchanged by the profiler's files: the runs go to a
+temporary directory, removed at the end.
+"""
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+
+import torch
+import torch.nn.functional as F
+import torch.profiler
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "examples", "python"))
+import train_cnn  # noqa: E402  (the example's model and data)
+
+import trainprof  # noqa: E402
+import trainprof.torch  # noqa: E402,F401
+
+
+class Loop:
+    """The example's step on fixed in-memory batches (no loader noise)."""
+
+    def __init__(self, batch_size, nbatches):
+        torch.manual_seed(0)
+        data = train_cnn.SyntheticImages(batch_size * nbatches, seed=0)
+        xs, ys = zip(*(data[i] for i in range(len(data))))
+        x, y = torch.stack(xs), torch.tensor(ys)
+        self.batches = list(zip(x.split(batch_size), y.split(batch_size)))
+        self.model = train_cnn.SmallCNN()
+        self.opt = torch.optim.Adam(self.model.parameters(), lr=3e-3)
+
+    def plain(self, steps, times, after=None):
+        """after(): called inside the timed step (torch.profiler's step())."""
+        for i in range(steps):
+            t0 = time.perf_counter_ns()
+            x, y = self.batches[i % len(self.batches)]
+            loss = F.cross_entropy(self.model(x), y)
+            self.opt.zero_grad(set_to_none=True)
+            loss.backward()
+            self.opt.step()
+            loss.item()
+            if after is not None:
+                after()
+            times.append(time.perf_counter_ns() - t0)
+
+    def profiled(self, prof, steps, times):
+        data, fwd = prof.zone("data_batch_production"), prof.zone("forward")
+        bwd, opt_zone = prof.zone("backward"), prof.zone("optimizer_step")
+        for i in range(steps):
+            t0 = time.perf_counter_ns()
+            with data:
+                x, y = self.batches[i % len(self.batches)]
+            with fwd:
+                loss = F.cross_entropy(self.model(x), y)
+            with bwd:
+                self.opt.zero_grad(set_to_none=True)
+                loss.backward()
+            with opt_zone:
+                self.opt.step()
+            prof.counter("loss", loss.item())
+            prof.counter("lr", 3e-3)
+            prof.step(len(y))
+            times.append(time.perf_counter_ns() - t0)
+
+
+def always_on(loop, args, log_dir):
+    plain, profiled = [], []
+    prof = trainprof.Profiler(log_dir=log_dir, trace=False, memory=True, memory_every_n_steps=1,
+                              metrics="none", log_every=0)
+    loop.plain(args.steps, [])  # warm both paths up
+    loop.profiled(prof, args.steps, [])
+    for _ in range(args.rounds):
+        loop.plain(args.steps, plain)
+        loop.profiled(prof, args.steps, profiled)
+    prof.close()
+    return plain, profiled
+
+
+def window(loop, args, log_dir):
+    """Each round opens a window of args.steps active steps in both ways;
+    only the active steps are timed (not the exports and merges at close)."""
+    alone, ours = [], []
+    acts = [torch.profiler.ProfilerActivity.CPU]
+    for r in range(args.rounds + 1):
+        keep = r > 0  # round 0 warms up
+        t = []
+        with torch.profiler.profile(activities=acts,
+                                    schedule=torch.profiler.schedule(wait=0, warmup=1, active=args.steps),
+                                    on_trace_ready=lambda p: None) as tp:
+            loop.plain(1, [], tp.step)
+            loop.plain(args.steps, t, tp.step)
+        if keep:
+            alone += t
+        t = []
+        with open(os.devnull, "w") as quiet:
+            stdout, sys.stdout = sys.stdout, quiet
+            try:
+                prof = trainprof.Profiler(log_dir=log_dir, torch_ops=True, wait=0, warmup=1,
+                                          active=args.steps, repeat=1, metrics="none", log_every=0)
+                loop.profiled(prof, 1, [])
+                loop.profiled(prof, args.steps, t)
+                prof.close()
+            finally:
+                sys.stdout = stdout
+        if keep:
+            ours += t
+    return alone, ours
+
+
+def report(label, base_name, base, name, other, target):
+    mb, mo = statistics.median(base), statistics.median(other)
+    ratio = mo / mb
+    verdict = "ok" if ratio <= 1 + target else "over target"
+    print(f"{label}: median step {base_name} {mb / 1e3:.1f} us, {name} {mo / 1e3:.1f} us: "
+          f"{(ratio - 1) * 100:+.2f} % (target <= {target * 100:.1f} %: {verdict}); "
+          f"{len(base)} + {len(other)} steps", flush=True)
+    return ratio
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--batch_size", type=int, default=64)
+    parser.add_argument("--threads", type=int, default=1)
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    log_dir = tempfile.mkdtemp(prefix="trainprof_bench_")
+    try:
+        loop = Loop(args.batch_size, 16)
+        print(f"trainprof {trainprof.__version__}, torch {torch.__version__}, {args.threads} torch "
+              f"thread(s), batch {args.batch_size}, {args.rounds} rounds of {args.steps} steps")
+        plain, profiled = always_on(loop, args, log_dir)
+        report("always-on timing+memory", "unprofiled", plain, "trainprof", profiled, 0.005)
+        alone, ours = window(loop, args, log_dir)
+        report("trace window with torch ops", "torch.profiler alone", alone,
+               "trainprof torch_ops", ours, 0.01)
+    finally:
+        shutil.rmtree(log_dir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,229 @@
+"""trainprof.torch: PyTorch integration (imports torch; trainprof does not).
+
+- cuda_memory(): allocated, reserved and peak bytes per CUDA device from
+  torch.cuda, in the shape Profiler.set_memory_provider() takes; {} on a
+  CPU-only torch (the memory rows then say there is no GPU).
+- Every profiler opened while torch is imported and CUDA is present takes
+  its GPU memory rows from cuda_memory() (set_memory_provider).
+- profile(**keys): the PyTorch user's first line: a TrainingProfiler; with
+  torch_ops=True torch.profiler runs inside trainprof's trace windows.
+- With profiling.torch_ops true (any spelling: torch_ops=True,
+  --profiling.torch_ops true, TRAINPROF_TORCH_OPS=1, YAML), every profiler
+  drives torch.profiler on trainprof's own schedule: torch records only in
+  the warmup and active steps of each window, never outside. At close,
+  each window's torch trace is merged into trainprof's window trace (one
+  timeline: torch's operators nest under trainprof's zones on the same
+  thread track) and `trainprof analyze` prints the window's findings.
+"""
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import torch
+import torch.profiler
+
+import trainprof
+from trainprof import _core
+
+SYNC_NAME = "trainprof.torch_sync"
+
+
+def cuda_memory():
+    """{"cuda:N": {"bytes_in_use", "peak_bytes_in_use", "reserved_bytes",
+    "total_bytes"}} for every visible CUDA device; {} without CUDA."""
+    if not torch.cuda.is_available():
+        return {}
+    out = {}
+    for i in range(torch.cuda.device_count()):
+        out[f"cuda:{i}"] = {
+            "bytes_in_use": int(torch.cuda.memory_allocated(i)),
+            "peak_bytes_in_use": int(torch.cuda.max_memory_allocated(i)),
+            "reserved_bytes": int(torch.cuda.memory_reserved(i)),
+            "total_bytes": int(torch.cuda.get_device_properties(i).total_memory),
+        }
+    return out
+
+
+def profile(torch_ops=False, log_to_wandb=False, **keys):
+    """A TrainingProfiler with torch.cuda memory and, with torch_ops=True,
+    torch.profiler inside the trace windows. keys are configuration keys
+    (log_dir="runs", active=3, ...)."""
+    if torch_ops:
+        keys["torch_ops"] = True
+    return trainprof.TrainingProfiler(log_to_wandb=log_to_wandb, **keys)
+
+
+def _config_bool(prof, key):
+    return (prof.config_get(key) or "false") == "true"
+
+
+def _config_int(prof, key):
+    return int(prof.config_get(key))
+
+
+class TorchWindows:
+    """torch.profiler run on one trainprof profiler's schedule."""
+
+    def __init__(self, prof):
+        self.prof = prof
+        self.pending = []  # (first_step, last_step, torch trace path)
+        self.tmpdir = tempfile.mkdtemp(prefix="torch_ops_", dir=os.path.join(prof.run_dir, "profiler_traces"))
+        activities = [torch.profiler.ProfilerActivity.CPU]
+        if torch.cuda.is_available():
+            activities.append(torch.profiler.ProfilerActivity.CUDA)
+        self.active = _config_int(prof, "active")
+        self.torch_prof = torch.profiler.profile(
+            activities=activities,
+            schedule=torch.profiler.schedule(
+                skip_first=_config_int(prof, "skip_first"), wait=_config_int(prof, "wait"),
+                warmup=_config_int(prof, "warmup"), active=self.active,
+                repeat=_config_int(prof, "repeat")),
+            on_trace_ready=self._trace_ready,
+            record_shapes=_config_bool(prof, "record_shapes"),
+            profile_memory=_config_bool(prof, "profile_memory"))
+        self.recording = False
+        self.torch_prof.start()
+        self._sync_if_recording()
+        prof._set_step_hook(self.step)
+        prof._add_close_hook(self.close)
+
+    def _sync_if_recording(self):
+        """At the first recorded step of a window: one instant in both traces
+        (a trainprof mark, a torch record_function), to align the clocks."""
+        action = self.torch_prof.current_action
+        now = action in (torch.profiler.ProfilerAction.RECORD,
+                         torch.profiler.ProfilerAction.RECORD_AND_SAVE)
+        if now and not self.recording:
+            self.prof.mark(SYNC_NAME)
+            with torch.profiler.record_function(SYNC_NAME):
+                pass
+        self.recording = now
+
+    def step(self):
+        self.torch_prof.step()
+        self._sync_if_recording()
+
+    def _trace_ready(self, tp):
+        last = tp.step_num - 1
+        path = os.path.join(self.tmpdir, f"window_{last - self.active + 1}_{last}.json")
+        tp.export_chrome_trace(path)
+        self.pending.append((last - self.active + 1, last, path))
+
+    def close(self):
+        """After the trainprof session closed: stop torch, merge, analyze."""
+        if self.torch_prof.current_action != torch.profiler.ProfilerAction.NONE:
+            self.torch_prof.stop()
+        for first, last, path in self.pending:
+            target = _window_trace(self.prof.run_dir, first, last)
+            if target is None:
+                keep = os.path.join(os.path.dirname(self.tmpdir), f"torch_window_{first}_{last}.pt.trace.json")
+                os.replace(path, keep)
+                print(f"trainprof.torch: no trainprof JSON trace for steps {first}-{last}; "
+                      f"torch's trace kept as {keep}", file=sys.stderr)
+                continue
+            merge_torch_trace(target, path)
+            os.remove(path)
+            _print_findings(target)
+        try:
+            os.rmdir(self.tmpdir)
+        except OSError:
+            pass
+
+
+def _open_trace(path, mode="rt"):
+    return gzip.open(path, mode, encoding="utf-8") if path.endswith(".gz") else open(path, mode, encoding="utf-8")
+
+
+def _window_trace(run_dir, first, last):
+    """The trainprof JSON trace whose window holds steps first..last."""
+    folder = os.path.join(run_dir, "profiler_traces")
+    for name in sorted(os.listdir(folder)):
+        if not name.endswith((".pt.trace.json", ".pt.trace.json.gz")):
+            continue
+        path = os.path.join(folder, name)
+        try:
+            with _open_trace(path) as f:
+                meta = json.load(f).get("trainprof", {})
+        except (OSError, ValueError):
+            continue
+        if meta.get("first_step", -1) <= first and last <= meta.get("last_step", -1):
+            return path
+    return None
+
+
+def _sync_ts(events, name):
+    for e in events:
+        if e.get("name") == name and "ts" in e:
+            return float(e["ts"])
+    return None
+
+
+def merge_torch_trace(trainprof_trace, torch_trace):
+    """Moves torch's events onto trainprof's timeline inside trainprof_trace.
+
+    Both files keep ts in microseconds from their own baseTimeNanoseconds
+    (wall clock). The offset is taken from the sync instant recorded in both
+    (trainprof mark and torch record_function of the same moment), else from
+    the two wall-clock bases. torch's CPU threads that trainprof also saw
+    land on trainprof's track for that thread, so operators nest under the
+    zones. Returns the facts stored in the file's "trainprof"."torch_ops".
+    """
+    with _open_trace(trainprof_trace) as f:
+        doc = json.load(f)
+    with open(torch_trace, encoding="utf-8") as f:
+        theirs = json.load(f)
+    meta = doc.setdefault("trainprof", {})
+    base_shift = (int(theirs.get("baseTimeNanoseconds", 0)) - int(doc.get("baseTimeNanoseconds", 0))) / 1000.0
+    ours_sync = _sync_ts(doc["traceEvents"], SYNC_NAME)
+    theirs_sync = _sync_ts(theirs.get("traceEvents", []), SYNC_NAME)
+    if ours_sync is not None and theirs_sync is not None:
+        shift, how = ours_sync - theirs_sync, "sync instant"
+    else:
+        shift, how = base_shift, "wall clock"
+    small_tid = {int(os_tid): int(t) for t, os_tid in meta.get("threads", {}).items()}
+    pid = meta.get("pid")
+    added = 0
+    for e in theirs.get("traceEvents", []):
+        if e.get("ph") == "M" and e.get("pid") == pid and (
+                e.get("name", "").startswith("process_") or e.get("tid") in small_tid):
+            continue  # trainprof names its own process and threads
+        if str(e.get("name", "")).startswith("ProfilerStep#"):
+            continue  # trainprof's step events are the steps
+        if e.get("pid") == pid and e.get("tid") in small_tid:
+            e["tid"] = small_tid[e["tid"]]
+        if "ts" in e and e.get("ph") != "M":
+            e["ts"] = round(float(e["ts"]) + shift, 3)
+        doc["traceEvents"].append(e)
+        added += 1
+    facts = {"events": added, "alignment": how, "shift_us": round(shift, 3),
+             "wall_clock_disagreement_us": round(shift - base_shift, 3),
+             "torch_version": torch.__version__}
+    meta["torch_ops"] = facts
+    tmp = trainprof_trace + ".tmp"
+    with _open_trace(tmp, "wt") as f:
+        json.dump(doc, f, separators=(",", ":"))
+    os.replace(tmp, trainprof_trace)
+    return facts
+
+
+def _print_findings(trace):
+    """`trainprof analyze TRACE` on the merged window, printed at close."""
+    cli = _core.cli_path()
+    if not cli or not os.path.exists(cli):
+        print(f"trainprof.torch: merged torch operators into {trace} (no trainprof CLI found "
+              "to analyze it)", file=sys.stderr)
+        return
+    res = subprocess.run([cli, "analyze", trace], capture_output=True, text=True)
+    print(f"\n=== trainprof analyze {trace} (trainprof zones + torch operators) ===")
+    print(res.stdout.rstrip() or res.stderr.rstrip(), flush=True)
+
+
+def _attach(prof, torch_ops):
+    """Open hook (trainprof._on_open): CUDA memory, torch.profiler windows."""
+    if prof.run_dir and torch.cuda.is_available():
+        prof.set_memory_provider(cuda_memory)
+    if torch_ops and _config_bool(prof, "trace"):
+        TorchWindows(prof)
