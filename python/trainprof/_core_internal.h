@@ -34,6 +34,8 @@ typedef struct ProfilerObject {
     PyObject *config;       /* ConfigObject */
     uint32_t serial;        /* process-unique, never 0 */
     int initialized, closed;
+    int queries;            /* summary() calls in the C layer (GIL released) */
+    uint64_t final_steps;   /* steps at close */
     long pid;               /* process that opened the session */
     PyObject *run_dir;      /* str or None */
     PyObject *zones;        /* dict: name (str) -> ZoneObject, reused */

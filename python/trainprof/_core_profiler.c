@@ -176,9 +176,11 @@ static PyObject *live_summary(ProfilerObject *p)
     tp_error e;
     int n;
     tp_session *s = p->s;
+    p->queries++; /* close() waits for it: s stays valid */
     Py_BEGIN_ALLOW_THREADS
     n = tp_session_operations(s, &ops, &e);
     Py_END_ALLOW_THREADS
+    p->queries--;
     if (n < 0)
         return PyErr_NoMemory();
     PyObject *d = summary_dict(ops, n);
@@ -202,6 +204,12 @@ static int profiler_close_impl(ProfilerObject *p)
     list_remove(p);
     if (!s)
         return 0;
+    p->final_steps = tp_session_steps(s);
+    while (p->queries > 0) { /* summary() running in another thread */
+        Py_BEGIN_ALLOW_THREADS
+        usleep(1000);
+        Py_END_ALLOW_THREADS
+    }
     tp_error e;
     int rc;
     Py_BEGIN_ALLOW_THREADS
@@ -549,7 +557,7 @@ static PyObject *get_enabled(ProfilerObject *p, void *unused)
 }
 static PyObject *get_steps(ProfilerObject *p, void *unused)
 {
-    return PyLong_FromUnsignedLongLong(tp_session_steps(p->s));
+    return PyLong_FromUnsignedLongLong(p->closed ? p->final_steps : tp_session_steps(p->s));
 }
 static PyObject *get_config(ProfilerObject *p, void *unused)
 {
