@@ -21,6 +21,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import warnings
 
 import torch
 import torch.profiler
@@ -70,12 +71,23 @@ class TorchWindows:
     def __init__(self, prof):
         self.prof = prof
         self.pending = []  # (first_step, last_step, torch trace path)
-        self.tmpdir = tempfile.mkdtemp(prefix="torch_ops_", dir=os.path.join(prof.run_dir, "profiler_traces"))
+        # torch's window traces wait here until the merge at close
+        self.tmpdir = tempfile.mkdtemp(prefix=".torch_ops_", dir=prof.run_dir)
         activities = [torch.profiler.ProfilerActivity.CPU]
         if torch.cuda.is_available():
             activities.append(torch.profiler.ProfilerActivity.CUDA)
         self.active = _config_int(prof, "active")
-        self.torch_prof = torch.profiler.profile(
+        with warnings.catch_warnings():  # warmup=0 is the user's choice, not news
+            warnings.filterwarnings("ignore", message=".*won't be using warmup.*")
+            self.torch_prof = self._make_profiler(prof, activities)
+        self.recording = False
+        self.torch_prof.start()
+        self._sync_if_recording()
+        prof._set_step_hook(self.step)
+        prof._add_close_hook(self.close)
+
+    def _make_profiler(self, prof, activities):
+        return torch.profiler.profile(
             activities=activities,
             schedule=torch.profiler.schedule(
                 skip_first=_config_int(prof, "skip_first"), wait=_config_int(prof, "wait"),
@@ -84,11 +96,6 @@ class TorchWindows:
             on_trace_ready=self._trace_ready,
             record_shapes=_config_bool(prof, "record_shapes"),
             profile_memory=_config_bool(prof, "profile_memory"))
-        self.recording = False
-        self.torch_prof.start()
-        self._sync_if_recording()
-        prof._set_step_hook(self.step)
-        prof._add_close_hook(self.close)
 
     def _sync_if_recording(self):
         """At the first recorded step of a window: one instant in both traces
@@ -100,10 +107,13 @@ class TorchWindows:
             self.prof.mark(SYNC_NAME)
             with torch.profiler.record_function(SYNC_NAME):
                 pass
+            self.prof.mark(SYNC_NAME)
         self.recording = now
 
     def step(self):
-        self.torch_prof.step()
+        with warnings.catch_warnings():  # "clears events at the end of each cycle": wanted
+            warnings.filterwarnings("ignore", message=".*clears events at the end of each cycle.*")
+            self.torch_prof.step()
         self._sync_if_recording()
 
     def _trace_ready(self, tp):
@@ -119,7 +129,9 @@ class TorchWindows:
         for first, last, path in self.pending:
             target = _window_trace(self.prof.run_dir, first, last)
             if target is None:
-                keep = os.path.join(os.path.dirname(self.tmpdir), f"torch_window_{first}_{last}.pt.trace.json")
+                keep = os.path.join(self.prof.run_dir, "profiler_traces",
+                                    f"torch_window_{first}_{last}.pt.trace.json")
+                os.makedirs(os.path.dirname(keep), exist_ok=True)
                 os.replace(path, keep)
                 print(f"trainprof.torch: no trainprof JSON trace for steps {first}-{last}; "
                       f"torch's trace kept as {keep}", file=sys.stderr)
@@ -133,8 +145,11 @@ class TorchWindows:
             pass
 
 
-def _open_trace(path, mode="rt"):
-    return gzip.open(path, mode, encoding="utf-8") if path.endswith(".gz") else open(path, mode, encoding="utf-8")
+def _open_trace(path, mode="rt", gz=None):
+    """A trace file as text; gzip-compressed when gz (default: by the name)."""
+    if gz if gz is not None else path.endswith(".gz"):
+        return gzip.open(path, mode, encoding="utf-8")
+    return open(path, mode, encoding="utf-8")
 
 
 def _window_trace(run_dir, first, last):
@@ -154,11 +169,16 @@ def _window_trace(run_dir, first, last):
     return None
 
 
-def _sync_ts(events, name):
-    for e in events:
-        if e.get("name") == name and "ts" in e:
-            return float(e["ts"])
-    return None
+def _sync_points(ours, theirs):
+    """(trainprof time, torch time, half-width in us) of the sync instant:
+    the middle of trainprof's two marks around torch's record_function, and
+    the middle of that record_function; None when either is missing."""
+    marks = sorted(float(e["ts"]) for e in ours if e.get("name") == SYNC_NAME and "ts" in e)
+    rf = [e for e in theirs if e.get("name") == SYNC_NAME and "ts" in e and "dur" in e]
+    if len(marks) < 2 or not rf:
+        return None
+    return ((marks[0] + marks[1]) / 2, float(rf[0]["ts"]) + float(rf[0]["dur"]) / 2,
+            (marks[1] - marks[0]) / 2)
 
 
 def merge_torch_trace(trainprof_trace, torch_trace):
@@ -177,12 +197,11 @@ def merge_torch_trace(trainprof_trace, torch_trace):
         theirs = json.load(f)
     meta = doc.setdefault("trainprof", {})
     base_shift = (int(theirs.get("baseTimeNanoseconds", 0)) - int(doc.get("baseTimeNanoseconds", 0))) / 1000.0
-    ours_sync = _sync_ts(doc["traceEvents"], SYNC_NAME)
-    theirs_sync = _sync_ts(theirs.get("traceEvents", []), SYNC_NAME)
-    if ours_sync is not None and theirs_sync is not None:
-        shift, how = ours_sync - theirs_sync, "sync instant"
+    sync = _sync_points(doc["traceEvents"], theirs.get("traceEvents", []))
+    if sync is not None:
+        shift, how, bound = sync[0] - sync[1], "sync instant", sync[2]
     else:
-        shift, how = base_shift, "wall clock"
+        shift, how, bound = base_shift, "wall clock", None
     small_tid = {int(os_tid): int(t) for t, os_tid in meta.get("threads", {}).items()}
     pid = meta.get("pid")
     added = 0
@@ -199,11 +218,12 @@ def merge_torch_trace(trainprof_trace, torch_trace):
         doc["traceEvents"].append(e)
         added += 1
     facts = {"events": added, "alignment": how, "shift_us": round(shift, 3),
+             "sync_half_width_us": None if bound is None else round(bound, 3),
              "wall_clock_disagreement_us": round(shift - base_shift, 3),
              "torch_version": torch.__version__}
     meta["torch_ops"] = facts
     tmp = trainprof_trace + ".tmp"
-    with _open_trace(tmp, "wt") as f:
+    with _open_trace(tmp, "wt", gz=trainprof_trace.endswith(".gz")) as f:
         json.dump(doc, f, separators=(",", ":"))
     os.replace(tmp, trainprof_trace)
     return facts

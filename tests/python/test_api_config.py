@@ -34,7 +34,7 @@ TRAINING_YAML = textwrap.dedent("""\
       record_shapes: true
       metrics: [jsonl]
     logging:
-      wandb: {{project: x}}
+      wandb: {project: x}
 """)
 
 
@@ -108,7 +108,7 @@ def test_argparse_rejects_a_bad_boolean(capsys):
 
 def test_from_yaml_reads_the_profiling_section(tmp_path):
     path = tmp_path / "train.yaml"
-    path.write_text(TRAINING_YAML.format(log_dir=tmp_path / "runs"))
+    path.write_text(TRAINING_YAML.replace("{log_dir}", str(tmp_path / "runs")))
     p = trainprof.Profiler.from_yaml(str(path))
     try:
         assert p.config_get("wait") == "2" and p.config_get("active") == "4"
@@ -122,7 +122,7 @@ def test_from_yaml_reads_the_profiling_section(tmp_path):
 
 def test_from_yaml_bad_key_names_file_line_and_suggestion(tmp_path):
     path = tmp_path / "train.yaml"
-    path.write_text(TRAINING_YAML.format(log_dir=tmp_path).replace("  warmup: 1", "  wramup: 1"))
+    path.write_text(TRAINING_YAML.replace("{log_dir}", str(tmp_path)).replace("  warmup: 1", "  wramup: 1"))
     with pytest.raises(trainprof.ConfigError) as info:
         trainprof.Profiler.from_yaml(str(path))
     e = info.value
