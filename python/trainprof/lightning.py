@@ -45,6 +45,17 @@ def _open_profiler(config, overrides, default_log_dir, rank):
     return _core.Profiler(config, **kw)
 
 
+def _check_config(config, overrides):
+    """Raises trainprof.ConfigError now (naming the key and the suggestion)
+    for a bad key, instead of later inside Trainer.fit."""
+    cfg = _core.Config()
+    if isinstance(config, (str, os.PathLike)):
+        cfg.load_yaml(config)
+    elif config is not None and not isinstance(config, _core.Config):
+        cfg.update(config)
+    cfg.update({k: v for k, v in overrides.items() if v is not None})
+
+
 def format_action_table(stats, total_duration, stage=None):
     """Lightning's SimpleProfiler table (Action, Mean duration (s), Num calls,
     Total time (s), Percentage %) with trainprof's P50 (s) and P99 (s) added.
@@ -103,6 +114,7 @@ def _build(namespace):
 
         def __init__(self, dirpath=None, filename=None, config=None, **overrides):
             super().__init__(dirpath=dirpath, filename=filename)
+            _check_config(config, overrides)
             self._tp_config = config
             self._tp_overrides = overrides
             self.profiler = None      # the trainprof session (None between runs)
@@ -228,6 +240,8 @@ def _build(namespace):
 
         def __init__(self, profiler=None, config=None, **overrides):
             super().__init__()
+            if profiler is None:
+                _check_config(config, overrides)
             self.profiler = profiler
             self._owned = False
             self._tp_config = config
