@@ -57,6 +57,7 @@ typedef struct {
     ProfilerObject *prof;   /* strong reference */
     PyObject *name;         /* str */
     tp_site site;           /* site.name points into `name`'s UTF-8 */
+    PyObject *bound[2];     /* __enter__, __exit__ bound to this zone, made once */
 } ZoneObject;
 
 extern PyTypeObject Core_ConfigType, Core_ProfilerType, Core_ZoneType, Core_ZoneCallType;

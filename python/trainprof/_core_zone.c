@@ -32,6 +32,46 @@ void core_name_thread_slow(ProfilerObject *p)
 
 /* ---- Zone -------------------------------------------------------------------- */
 
+static PyMethodDef zone_methods[3];
+
+/* `with zone:` looks __enter__ and __exit__ up on the type, and a method
+ * descriptor would allocate a bound method for each at every `with`. The
+ * type holds these descriptors instead: they return the zone's own bound
+ * methods, made once with the zone. */
+typedef struct {
+    PyObject_HEAD
+    int which; /* 0 __enter__, 1 __exit__ */
+} BoundDescrObject;
+
+static PyObject *bound_descr_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    if (!obj || obj == Py_None)
+        return Py_NewRef(self);
+    return Py_NewRef(((ZoneObject *)obj)->bound[((BoundDescrObject *)self)->which]);
+}
+
+/* Zone.__enter__(zone) / Zone.__exit__(zone, ...) called on the class */
+static PyObject *bound_descr_call(PyObject *self, PyObject *args, PyObject *kw)
+{
+    if (PyTuple_GET_SIZE(args) < 1 || !PyObject_TypeCheck(PyTuple_GET_ITEM(args, 0), &Core_ZoneType))
+        return PyErr_Format(PyExc_TypeError, "expects a trainprof Zone as first argument");
+    PyObject *rest = PyTuple_GetSlice(args, 1, PyTuple_GET_SIZE(args));
+    PyObject *m = bound_descr_get(self, PyTuple_GET_ITEM(args, 0), NULL);
+    PyObject *r = rest && m ? PyObject_Call(m, rest, kw) : NULL;
+    Py_XDECREF(rest);
+    Py_XDECREF(m);
+    return r;
+}
+
+static PyTypeObject BoundDescrType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "trainprof._core.zone_method",
+    .tp_basicsize = sizeof(BoundDescrObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_descr_get = bound_descr_get,
+    .tp_call = bound_descr_call,
+};
+
 static ZoneObject *zone_new(ProfilerObject *p, PyObject *name)
 {
     const char *c = PyUnicode_AsUTF8(name);
@@ -46,7 +86,14 @@ static ZoneObject *zone_new(ProfilerObject *p, PyObject *name)
     z->site.file = "<python>";
     z->site.line = 0;
     z->site.id = 0;
+    z->bound[0] = z->bound[1] = NULL;
     PyObject_GC_Track(z);
+    for (int i = 0; i < 2; i++) {
+        if (!(z->bound[i] = PyCFunction_New(&zone_methods[i], (PyObject *)z))) {
+            Py_DECREF(z);
+            return NULL;
+        }
+    }
     return z;
 }
 
@@ -213,12 +260,16 @@ PyTypeObject Core_ZoneCallType = {
 static int zone_traverse(ZoneObject *z, visitproc visit, void *arg)
 {
     Py_VISIT(z->prof);
+    Py_VISIT(z->bound[0]);
+    Py_VISIT(z->bound[1]);
     return 0;
 }
 
 static int zone_clear(ZoneObject *z)
 {
     Py_CLEAR(z->prof);
+    Py_CLEAR(z->bound[0]);
+    Py_CLEAR(z->bound[1]);
     return 0;
 }
 
@@ -241,7 +292,8 @@ static PyGetSetDef zone_getset[] = {
     {"name", (getter)zone_get_name, NULL, "the operation's name", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
-static PyMethodDef zone_methods[] = {
+/* Not the type's tp_methods: bound once per zone (see BoundDescrObject). */
+static PyMethodDef zone_methods[3] = {
     {"__enter__", (PyCFunction)zone_enter, METH_NOARGS, "begins the zone"},
     {"__exit__", (PyCFunction)(void (*)(void))zone_exit, METH_FASTCALL,
      "ends the zone (exceptions propagate)"},
@@ -258,7 +310,6 @@ PyTypeObject Core_ZoneType = {
     .tp_doc = "A named operation: `with zone:` or `@zone` (reusable, reentrant).",
     .tp_traverse = (traverseproc)zone_traverse,
     .tp_clear = (inquiry)zone_clear,
-    .tp_methods = zone_methods,
     .tp_getset = zone_getset,
 };
 
@@ -321,5 +372,19 @@ PyObject *core_end_timer(ProfilerObject *p, PyObject *const *args, Py_ssize_t n)
 
 int core_zone_ready(void)
 {
-    return PyType_Ready(&Core_ZoneType) < 0 || PyType_Ready(&Core_ZoneCallType) < 0 ? -1 : 0;
+    if (PyType_Ready(&BoundDescrType) < 0 || PyType_Ready(&Core_ZoneType) < 0 ||
+        PyType_Ready(&Core_ZoneCallType) < 0)
+        return -1;
+    for (int i = 0; i < 2; i++) {
+        BoundDescrObject *d = PyObject_New(BoundDescrObject, &BoundDescrType);
+        if (!d)
+            return -1;
+        d->which = i;
+        int rc = PyDict_SetItemString(Core_ZoneType.tp_dict, zone_methods[i].ml_name, (PyObject *)d);
+        Py_DECREF(d);
+        if (rc != 0)
+            return -1;
+    }
+    PyType_Modified(&Core_ZoneType);
+    return 0;
 }
