@@ -10,7 +10,8 @@
 - With profiling.torch_ops true (any spelling: torch_ops=True,
   --profiling.torch_ops true, TRAINPROF_TORCH_OPS=1, YAML), every profiler
   drives torch.profiler on trainprof's own schedule: torch records only in
-  the warmup and active steps of each window, never outside. At close,
+  the active steps of each window (warmup steps prepare it), never
+  outside. At close,
   each window's torch trace is merged into trainprof's window trace (one
   timeline: torch's operators nest under trainprof's zones on the same
   thread track) and `trainprof analyze` prints the window's findings.
@@ -70,13 +71,14 @@ class TorchWindows:
 
     def __init__(self, prof):
         self.prof = prof
-        self.pending = []  # (first_step, last_step, torch trace path)
+        self.pending = []  # (first step of the window, torch trace path)
+        self.steps = 0  # steps ended so far
+        self.window_first = 0
         # torch's window traces wait here until the merge at close
         self.tmpdir = tempfile.mkdtemp(prefix=".torch_ops_", dir=prof.run_dir)
         activities = [torch.profiler.ProfilerActivity.CPU]
         if torch.cuda.is_available():
             activities.append(torch.profiler.ProfilerActivity.CUDA)
-        self.active = _config_int(prof, "active")
         with warnings.catch_warnings():  # warmup=0 is the user's choice, not news
             warnings.filterwarnings("ignore", message=".*won't be using warmup.*")
             self.torch_prof = self._make_profiler(prof, activities)
@@ -91,7 +93,7 @@ class TorchWindows:
             activities=activities,
             schedule=torch.profiler.schedule(
                 skip_first=_config_int(prof, "skip_first"), wait=_config_int(prof, "wait"),
-                warmup=_config_int(prof, "warmup"), active=self.active,
+                warmup=_config_int(prof, "warmup"), active=_config_int(prof, "active"),
                 repeat=_config_int(prof, "repeat")),
             on_trace_ready=self._trace_ready,
             record_shapes=_config_bool(prof, "record_shapes"),
@@ -104,6 +106,7 @@ class TorchWindows:
         now = action in (torch.profiler.ProfilerAction.RECORD,
                          torch.profiler.ProfilerAction.RECORD_AND_SAVE)
         if now and not self.recording:
+            self.window_first = self.steps
             self.prof.mark(SYNC_NAME)
             with torch.profiler.record_function(SYNC_NAME):
                 pass
@@ -114,26 +117,26 @@ class TorchWindows:
         with warnings.catch_warnings():  # "clears events at the end of each cycle": wanted
             warnings.filterwarnings("ignore", message=".*clears events at the end of each cycle.*")
             self.torch_prof.step()
+        self.steps += 1
         self._sync_if_recording()
 
     def _trace_ready(self, tp):
-        last = tp.step_num - 1
-        path = os.path.join(self.tmpdir, f"window_{last - self.active + 1}_{last}.json")
+        path = os.path.join(self.tmpdir, f"window_{self.window_first}.json")
         tp.export_chrome_trace(path)
-        self.pending.append((last - self.active + 1, last, path))
+        self.pending.append((self.window_first, path))
 
     def close(self):
         """After the trainprof session closed: stop torch, merge, analyze."""
         if self.torch_prof.current_action != torch.profiler.ProfilerAction.NONE:
             self.torch_prof.stop()
-        for first, last, path in self.pending:
-            target = _window_trace(self.prof.run_dir, first, last)
+        for first, path in self.pending:
+            target = _window_trace(self.prof.run_dir, first)
             if target is None:
                 keep = os.path.join(self.prof.run_dir, "profiler_traces",
-                                    f"torch_window_{first}_{last}.pt.trace.json")
+                                    f"torch_window_{first}.pt.trace.json")
                 os.makedirs(os.path.dirname(keep), exist_ok=True)
                 os.replace(path, keep)
-                print(f"trainprof.torch: no trainprof JSON trace for steps {first}-{last}; "
+                print(f"trainprof.torch: no trainprof JSON trace for the window from step {first}; "
                       f"torch's trace kept as {keep}", file=sys.stderr)
                 continue
             merge_torch_trace(target, path)
@@ -152,8 +155,8 @@ def _open_trace(path, mode="rt", gz=None):
     return open(path, mode, encoding="utf-8")
 
 
-def _window_trace(run_dir, first, last):
-    """The trainprof JSON trace whose window holds steps first..last."""
+def _window_trace(run_dir, first):
+    """The trainprof JSON trace of the window that holds step `first`."""
     folder = os.path.join(run_dir, "profiler_traces")
     for name in sorted(os.listdir(folder)):
         if not name.endswith((".pt.trace.json", ".pt.trace.json.gz")):
@@ -164,7 +167,7 @@ def _window_trace(run_dir, first, last):
                 meta = json.load(f).get("trainprof", {})
         except (OSError, ValueError):
             continue
-        if meta.get("first_step", -1) <= first and last <= meta.get("last_step", -1):
+        if meta.get("first_step", -1) <= first <= meta.get("last_step", -1):
             return path
     return None
 

@@ -126,3 +126,13 @@ def test_torch_ops_with_gzip_traces(tmp_path):
     (path,) = traces(only_run_dir(tmp_path))
     assert path.endswith(".gz")
     assert any(e.get("name", "").startswith("aten::") for e in load(path)["traceEvents"])
+
+
+def test_torch_ops_window_cut_short_by_close(tmp_path):
+    p = trainprof.Profiler(log_dir=str(tmp_path), torch_ops=True, wait=1, warmup=0, active=10)
+    _train(p, 4, [])  # steps 1..3 of a 10-step window, then close
+    p.close()
+    (path,) = traces(only_run_dir(tmp_path))
+    doc = load(path)
+    assert doc["trainprof"]["torch_ops"]["events"] > 0
+    assert any(e.get("name", "").startswith("aten::") for e in doc["traceEvents"])
