@@ -46,3 +46,11 @@ def quiet_trainer(namespace, root, **kw):
                 enable_model_summary=False, accelerator="cpu", devices=1)
     opts.update(kw)
     return pl.Trainer(**opts)
+
+
+def loss_first_last(stdout):
+    """The (first, last) means of the examples' `loss A -> B (mean ...` line."""
+    import re
+    match = re.search(r"^loss (\S+) -> (\S+) \(mean", stdout, re.M)
+    assert match, stdout
+    return float(match.group(1)), float(match.group(2))

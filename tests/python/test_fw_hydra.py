@@ -12,6 +12,7 @@ import pytest
 
 pytest.importorskip("hydra", reason="hydra-core is not installed")
 pytest.importorskip("lightning", reason="lightning is not installed")
+from fw_helpers import loss_first_last  # noqa: E402
 from tp_pyhelpers import SOURCE_DIR, load, traces  # noqa: E402
 
 import trainprof  # noqa: E402
@@ -45,8 +46,7 @@ def test_guide_command_profiles_into_hydras_output_dir(tmp_path):
     assert config["profiling.active"] == {"value": 5, "source": "set active_steps"}
     assert config["profiling.wait"]["value"] == 1
     assert len(traces(runs[0])) == 1
-    first, last = (float(x) for x in
-                   res.stdout.split("loss ")[1].split(" (mean")[0].split(" -> "))
+    first, last = loss_first_last(res.stdout)
     assert last < first  # the CNN learns
     assert "Profiler Report (trainprof)" in res.stderr + res.stdout
 
