@@ -190,8 +190,8 @@ def rss_check(prof, n):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=200_000, help="zones per item and round")
-    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--n", type=int, default=100_000, help="zones per item and round")
+    ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--lib", help="libtrainprof.so for the ctypes item (skipped without it)")
     ap.add_argument("--rss", type=int, default=0, help="only the RSS check, with this many zones")
     ap.add_argument("--skip", default="", help="comma-separated item names to leave out")
