@@ -120,7 +120,7 @@ def _build(namespace):
             self.profiler = None      # the trainprof session (None between runs)
             self.run_dir = None       # the last run directory written
             self._zones = {}
-            self._open = []           # begin/end zones open, innermost last: (name, zone)
+            self._open = []           # zones open, innermost last: (name, enter, exit, ends_step)
             self._timers = {}         # action -> token of a timer in flight
             self._start_time = time.perf_counter()
             self._final = None        # (stats, duration) of the last closed session
@@ -143,49 +143,60 @@ def _build(namespace):
             self._final = None
 
         def start(self, action_name):
+            entry = self._zones.get(action_name)
+            if entry is None:
+                entry = self._new_entry(action_name)
+                if entry is None:
+                    return
+            entry[1]()
+            self._open.append(entry)
+
+        def stop(self, action_name):
+            opened = self._open
+            if opened and opened[-1][0] == action_name:
+                entry = opened.pop()
+                entry[2](None, None, None)
+                if entry[3]:
+                    self.profiler.step()
+                return
+            token = self._timers.pop(action_name, None)
+            if token is not None:
+                self.profiler.end_timer(action_name, token)
+                return
+            if self.profiler is not None:
+                self._stop_out_of_order(action_name)
+
+        def _new_entry(self, action_name):
+            """(name, enter, exit, ends_step) of an action's zone, made at its
+            first start; None for actions recorded as timers (or no session)."""
             prof = self.profiler
             if prof is None:
-                return
+                return None
             if action_name in _SPANNING_ACTIONS:
                 self._timers[action_name] = prof.start_timer(action_name)
                 if action_name == "run_training_epoch":
                     prof.step_begin()
-                return
-            zone = self._zones.get(action_name)
-            if zone is None:
-                zone = self._zones[action_name] = prof.zone(action_name)
-            zone.__enter__()
-            self._open.append((action_name, zone))
-
-        def stop(self, action_name):
-            prof = self.profiler
-            if prof is None:
-                return
-            token = self._timers.pop(action_name, None)
-            if token is not None:
-                prof.end_timer(action_name, token)
-                return
-            opened = self._open
-            if opened and opened[-1][0] == action_name:
-                opened.pop()[1].__exit__(None, None, None)
-                if action_name.endswith(_STEP_END_SUFFIX) and action_name[:17] == "[LightningModule]":
-                    prof.step()
-                return
-            self._stop_out_of_order(action_name)
+                return None
+            zone = prof.zone(action_name)
+            ends_step = (action_name.startswith("[LightningModule]")
+                         and action_name.endswith(_STEP_END_SUFFIX))
+            entry = (action_name, zone.__enter__, zone.__exit__, ends_step)
+            self._zones[action_name] = entry
+            return entry
 
         def _stop_out_of_order(self, action_name):
             """A stop that is not the innermost open action: the actions opened
             after it end here too (trainprof zones nest strictly)."""
-            names = [name for name, _ in self._open]
+            names = [entry[0] for entry in self._open]
             if action_name not in names:
                 self._warn(f"stop({action_name!r}) without start: ignored")
                 return
             self._warn(f"stop({action_name!r}) while {names[-1]!r} is open: "
                        "the inner actions end with it")
             while self._open:
-                name, zone = self._open.pop()
-                zone.__exit__(None, None, None)
-                if name == action_name:
+                entry = self._open.pop()
+                entry[2](None, None, None)
+                if entry[0] == action_name:
                     return
 
         def _warn(self, text):
@@ -213,7 +224,7 @@ def _build(namespace):
             if self.profiler is not None:
                 prof = self.profiler
                 while self._open:  # an exception left actions open
-                    self._open.pop()[1].__exit__(None, None, None)
+                    self._open.pop()[2](None, None, None)
                 for name, token in list(self._timers.items()):
                     prof.end_timer(name, token)
                 self._timers = {}
