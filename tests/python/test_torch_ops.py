@@ -136,3 +136,15 @@ def test_torch_ops_window_cut_short_by_close(tmp_path):
     doc = load(path)
     assert doc["trainprof"]["torch_ops"]["events"] > 0
     assert any(e.get("name", "").startswith("aten::") for e in doc["traceEvents"])
+
+
+def test_torch_ops_with_perfetto_traces_keeps_torchs_trace_beside(tmp_path, capsys):
+    p = trainprof.Profiler(log_dir=str(tmp_path), torch_ops=True, wait=0, warmup=0, active=2,
+                           trace_format="perfetto")
+    _train(p, 3, [])
+    p.close()
+    run_dir = only_run_dir(tmp_path)
+    (kept,) = glob.glob(os.path.join(run_dir, "profiler_traces", "torch_window_0.pt.trace.json"))
+    assert any(e.get("name", "").startswith("aten::") for e in load(kept)["traceEvents"])
+    assert len(glob.glob(os.path.join(run_dir, "profiler_traces", "*.perfetto-trace"))) == 1
+    assert "torch's trace kept as" in capsys.readouterr().err
