@@ -189,7 +189,8 @@ class profile_data_loader:
     """Iterates over loader, timing the wait for each batch as zone `name`.
 
     Works with any iterable, torch.utils.data.DataLoader included (with
-    num_workers > 0 the wait is the main process waiting for the workers).
+    num_workers > 0 the wait is the main process waiting for the workers;
+    the first wait of each pass includes iter(loader), which starts them).
     When the loader has a length, exactly len(loader) waits are timed: the
     final StopIteration is not counted as a batch.
     """
@@ -205,20 +206,23 @@ class profile_data_loader:
     def __iter__(self):
         prof = self.profiler if self.profiler is not None else get_profiler()
         zone = prof.zone(self.name)
-        it = iter(self.loader)
         try:
             remaining = len(self.loader)
         except TypeError:
             remaining = -1
+        it = None
         while remaining != 0:
             with zone:
+                if it is None:  # starting DataLoader workers is waiting for data too
+                    it = iter(self.loader)
                 try:
                     batch = next(it)
                 except StopIteration:
                     return
             remaining -= 1
             yield batch
-        yield from it  # a length that was too short: the rest, untimed
+        if it is not None:
+            yield from it  # a length that was too short: the rest, untimed
 
 
 def _on_open(prof):
