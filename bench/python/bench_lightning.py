@@ -11,7 +11,7 @@ times the training loop (on_train_start .. on_train_end) and each step.
     python bench/python/bench_lightning.py [--rounds 7] [--steps 300] [--width 256]
 
 Then, since a shared machine's noise is larger than 0.5 %, the profilers' own
-work is measured apart: the start/stop calls of one step's actions (the
+work is measured apart: the `with profiler.profile(action):` of one step's actions (the
 actions Lightning times per step, taken from a real fit), minimum over
 repeats, as a share of the median step without profiler.
 
@@ -112,18 +112,18 @@ def actions_per_step(args, loader, tmp):
 
 
 def emulated_step_cost(profiler, actions, steps=2000, repeats=5):
-    """Seconds per step of the profiler's own work: start/stop of each
-    action of a step (as Lightning's profile() calls them), no model. The
-    minimum over repeats: the machine's load only ever adds."""
+    """Seconds per step of the profiler's own work: `with
+    profiler.profile(action):` for each action of a step, as Lightning calls
+    it, no model. The minimum over repeats: the machine's load only adds."""
     profiler.setup(stage="fit")
-    start, stop = profiler.start, profiler.stop
+    profile = profiler.profile
     best = float("inf")
     for _ in range(repeats):
         t0 = time.perf_counter()
         for _ in range(steps):
             for action in actions:
-                start(action)
-                stop(action)
+                with profile(action):
+                    pass
         best = min(best, (time.perf_counter() - t0) / steps)
     profiler.teardown(stage="fit")
     return best
@@ -137,8 +137,8 @@ def cost_table(args, loader, tmp, step_seconds):
              ("AdvancedProfiler", AdvancedProfiler()),
              ("TrainprofProfiler", TrainprofProfiler(log_dir=os.path.join(tmp, "emul"),
                                                      metrics="none"))]
-    print(f"\nProfiler's own work per step: {len(actions)} actions started and stopped per "
-          f"training step, no model; share of the median step without profiler "
+    print(f"\nProfiler's own work per step: `with profiler.profile(action):` for the {len(actions)} "
+          f"actions Lightning times per training step, no model; share of the median step without profiler "
           f"({1e3 * step_seconds:.3f} ms)")
     print(f"| {'profiler':<26} | {'per step (us)':>13} | {'per action (ns)':>15} | "
           f"{'share of step':>13} |")

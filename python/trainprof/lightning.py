@@ -120,7 +120,7 @@ def _build(namespace):
             self.profiler = None      # the trainprof session (None between runs)
             self.run_dir = None       # the last run directory written
             self._zones = {}
-            self._open = []           # zones open, innermost last: (name, enter, exit, ends_step)
+            self._open = []           # zones open, innermost last: (name, enter, exit, ends_step, zone)
             self._timers = {}         # action -> token of a timer in flight
             self._start_time = time.perf_counter()
             self._final = None        # (stats, duration) of the last closed session
@@ -151,6 +151,16 @@ def _build(namespace):
             entry[1]()
             self._open.append(entry)
 
+        def profile(self, action_name):
+            """Lightning's `with profiler.profile(action):`. An action seen
+            before is its trainprof zone itself (a C context manager: no
+            generator, no Python frame); the first call and the step-ending
+            action go through Lightning's start/stop."""
+            entry = self._zones.get(action_name)
+            if entry is not None and not entry[3]:
+                return entry[4]
+            return super().profile(action_name)
+
         def stop(self, action_name):
             opened = self._open
             if opened and opened[-1][0] == action_name:
@@ -180,7 +190,7 @@ def _build(namespace):
             zone = prof.zone(action_name)
             ends_step = (action_name.startswith("[LightningModule]")
                          and action_name.endswith(_STEP_END_SUFFIX))
-            entry = (action_name, zone.__enter__, zone.__exit__, ends_step)
+            entry = (action_name, zone.__enter__, zone.__exit__, ends_step, zone)
             self._zones[action_name] = entry
             return entry
 
