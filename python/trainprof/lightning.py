@@ -13,6 +13,7 @@ Lightning 2.6 maps profiler strings through a dict local to
 ``trainer/setup.py:_init_profiler`` that offers no registration.
 """
 import importlib
+import importlib.util
 import math
 import os
 import sys
@@ -114,7 +115,6 @@ def _build(namespace):
 
         def __init__(self, dirpath=None, filename=None, config=None, **overrides):
             super().__init__(dirpath=dirpath, filename=filename)
-            _check_config(config, overrides)
             self._tp_config = config
             self._tp_overrides = overrides
             self.profiler = None      # the trainprof session (None between runs)
@@ -125,6 +125,7 @@ def _build(namespace):
             self._start_time = time.perf_counter()
             self._final = None        # (stats, duration) of the last closed session
             self._warned = False
+            _check_config(config, overrides)
 
         def setup(self, stage, local_rank=None, log_dir=None):
             super().setup(stage=stage, local_rank=local_rank, log_dir=log_dir)
@@ -332,11 +333,9 @@ def classes_for(namespace):
 def _default_namespace():
     if "pytorch_lightning" in sys.modules and "lightning" not in sys.modules:
         return "pytorch_lightning"
-    try:
-        importlib.import_module("lightning.pytorch")
-        return "lightning.pytorch"
-    except ImportError:
+    if importlib.util.find_spec("lightning") is None:
         return "pytorch_lightning"
+    return "lightning.pytorch"
 
 
 def __getattr__(name):  # PEP 562: Lightning is imported at first use

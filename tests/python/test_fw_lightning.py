@@ -144,3 +144,18 @@ def test_ddp_two_processes_write_two_complete_run_dirs(tmp_path):
         assert "run_training_batch" in operations(run_dir)
         json.load(open(os.path.join(run_dir, "config.json"), encoding="utf-8"))
     assert ranks == {0, 1}
+
+
+def test_disabled_profiler_and_callback_write_nothing(tmp_path):
+    prof = tpl.TrainprofProfiler(enabled=False, log_dir=str(tmp_path / "runs"))
+    cb = tpl.TrainprofCallback(enabled=False, log_dir=str(tmp_path / "runs"))
+    fit("lightning.pytorch", tmp_path / "root", profiler=prof, callbacks=[cb], max_epochs=1)
+    assert prof.run_dir is None and prof.summary() == ""
+    assert not (tmp_path / "runs").exists() or not os.listdir(tmp_path / "runs")
+
+
+def test_bad_key_raises_at_construction():
+    import trainprof
+    with pytest.raises(trainprof.ConfigError) as err:
+        tpl.TrainprofProfiler(wiat=2)
+    assert err.value.suggestion == "wait"
