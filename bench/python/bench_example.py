@@ -133,34 +133,81 @@ def calls_only(log_dir, n=200000):
 
 
 def window(loop, args, log_dir):
-    """Each round opens a window of args.steps active steps in both ways;
-    only the active steps are timed (not the exports and merges at close)."""
+    """Each round opens a window of args.steps active steps in both ways (in
+    alternating order); only the active steps are timed (not the exports and
+    merges at close)."""
     alone, ours = [], []
-    acts = [torch.profiler.ProfilerActivity.CPU]
-    for r in range(args.rounds + 1):
-        keep = r > 0  # round 0 warms up
-        t = []
-        with torch.profiler.profile(activities=acts,
-                                    schedule=torch.profiler.schedule(wait=0, warmup=1, active=args.steps),
-                                    on_trace_ready=lambda p: None) as tp:
-            loop.plain(1, [], tp.step)
-            loop.plain(args.steps, t, tp.step)
-        if keep:
-            alone += t
-        t = []
-        with open(os.devnull, "w") as quiet:
-            stdout, sys.stdout = sys.stdout, quiet
-            try:
-                prof = trainprof.Profiler(log_dir=log_dir, torch_ops=True, wait=0, warmup=1,
-                                          active=args.steps, repeat=1, metrics="none", log_every=0)
-                loop.profiled(prof, 1, [])
-                loop.profiled(prof, args.steps, t)
-                prof.close()
-            finally:
-                sys.stdout = stdout
-        if keep:
-            ours += t
+    for r in range(args.rounds + 1):  # round 0 warms up
+        if r % 2:
+            a = _torch_alone_window(loop, args)
+            o = _trainprof_window(loop, args, log_dir)
+        else:
+            o = _trainprof_window(loop, args, log_dir)
+            a = _torch_alone_window(loop, args)
+        if r > 0:
+            alone += a
+            ours += o
     return alone, ours
+
+
+def _torch_alone_window(loop, args):
+    t = []
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
+                                schedule=torch.profiler.schedule(wait=0, warmup=1, active=args.steps),
+                                on_trace_ready=lambda p: None) as tp:
+        loop.plain(1, [], tp.step)
+        loop.plain(args.steps, t, tp.step)
+    return t
+
+
+def _trainprof_window(loop, args, log_dir):
+    t = []
+    with open(os.devnull, "w") as quiet:
+        stdout, sys.stdout = sys.stdout, quiet
+        try:
+            prof = trainprof.Profiler(log_dir=log_dir, torch_ops=True, wait=0, warmup=1,
+                                      active=args.steps, repeat=1, metrics="none", log_every=0)
+            loop.profiled(prof, 1, [])
+            loop.profiled(prof, args.steps, t)
+            prof.close()
+        finally:
+            sys.stdout = stdout
+    return t
+
+
+def window_calls_only(log_dir, n=400):
+    """Inside a recording window, with no training around them: the
+    training thread's CPU time of trainprof's calls of one step (4 zones, 2
+    counters, step() driving torch.profiler) and of torch.profiler's own
+    step() alone; medians in ns."""
+    prof = trainprof.Profiler(log_dir=log_dir, torch_ops=True, wait=0, warmup=0, active=n + 1,
+                              metrics="none", log_every=0)
+    zones = [prof.zone(z) for z in ("data_batch_production", "forward", "backward", "optimizer_step")]
+    ours = []
+    for _ in range(n):
+        c0 = time.thread_time_ns()
+        for z in zones:
+            with z:
+                pass
+        prof.counter("loss", 1.0)
+        prof.counter("lr", 3e-3)
+        prof.step(64)
+        ours.append(time.thread_time_ns() - c0)
+    with open(os.devnull, "w") as quiet:
+        stdout, sys.stdout = sys.stdout, quiet
+        try:
+            prof.close()
+        finally:
+            sys.stdout = stdout
+    alone = []
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
+                                schedule=torch.profiler.schedule(wait=0, warmup=0, active=n + 1),
+                                on_trace_ready=lambda p: None) as tp:
+        for _ in range(n):
+            c0 = time.thread_time_ns()
+            tp.step()
+            alone.append(time.thread_time_ns() - c0)
+    return statistics.median(ours), statistics.median(alone)
 
 
 def report(label, base_name, base, name, other, target):
@@ -206,6 +253,12 @@ def main(argv):
         alone, ours = window(loop, args, log_dir)
         report("trace window with torch ops", "torch.profiler alone", alone,
                "trainprof torch_ops", ours, 0.01)
+        calls, torch_step = window_calls_only(log_dir)
+        step_cpu = statistics.median(t[1] for t in alone)
+        print(f"  in a window, the calls of one step alone: trainprof (4 zones, 2 counters, step "
+              f"driving torch.profiler) {calls / 1e3:.1f} us of thread CPU vs torch.profiler's "
+              f"step() {torch_step / 1e3:.1f} us: +{(calls - torch_step) / step_cpu * 100:.3f} % "
+              f"of the step", flush=True)
     finally:
         shutil.rmtree(log_dir, ignore_errors=True)
     return 0
