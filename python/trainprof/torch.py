@@ -253,4 +253,8 @@ def _attach(prof, torch_ops):
     if prof.run_dir and torch.cuda.is_available():
         prof.set_memory_provider(cuda_memory)
     if torch_ops and _config_bool(prof, "trace"):
+        if _config_bool(prof, "cuda") and torch.cuda.is_available():
+            print("trainprof.torch: profiling.cuda and profiling.torch_ops both capture CUDA "
+                  "activity with CUPTI, which takes one subscriber: torch's kernels may be "
+                  "missing; keep one of them (docs/PYTHON.md)", file=sys.stderr)
         TorchWindows(prof)
