@@ -178,8 +178,8 @@ def _build(namespace):
                 self._stop_out_of_order(action_name)
 
         def _new_entry(self, action_name):
-            """(name, enter, exit, ends_step) of an action's zone, made at its
-            first start; None for actions recorded as timers (or no session)."""
+            """(name, enter, exit, ends_step, zone) of an action's zone, made at
+            its first start; None for actions recorded as timers (or no session)."""
             prof = self.profiler
             if prof is None:
                 return None
@@ -242,7 +242,7 @@ def _build(namespace):
                 duration = time.perf_counter() - self._start_time
                 prof.close()
                 self._final = (prof.summary(), duration)
-                self.profiler = None
+                self.profiler, self._zones = None, {}  # the closed session's zones go too
             super().teardown(stage=stage)
 
         def __getstate__(self):
