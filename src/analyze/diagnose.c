@@ -13,7 +13,7 @@
 #include <string.h>
 
 /* ---- thresholds (documented in docs/ANALYZE.md) ------------------------------------ */
-#define DATALOAD_MIN 0.10      /* exposed data loading share */
+#define DATALOAD_MIN 0.05      /* exposed data loading share */
 #define MEMCPY_MIN 0.05        /* exposed host<->device copies */
 #define COMM_MIN 0.10          /* exposed communication */
 #define OPTIM_MIN 0.15         /* optimizer step, total */
@@ -70,9 +70,11 @@ static tpa_finding *add_finding(tpa_diagnosis *d, const char *id, const char *ti
     return f;
 }
 
-/* Appends "name (12.3 ms), " for up to k ops of the given kinds, most time first. */
+/* Appends "name (12.3 ms), " for up to k ops of the given kinds, most time first
+ * (kind TPA_K_COUNT: data-loading names of any host kind). */
 static void top_names(char *buf, size_t cap, const tpa_report *rep, bool gpu, int k1, int k2, int k)
 {
+    bool loader = k1 == TPA_K_COUNT;
     size_t len = strlen(buf);
     bool used[8] = {0};
     size_t pick[8];
@@ -81,7 +83,9 @@ static void top_names(char *buf, size_t cap, const tpa_report *rep, bool gpu, in
         size_t best = SIZE_MAX;
         for (size_t i = 0; i < rep->n_ops; i++) {
             const tpa_op *o = &rep->ops[i];
-            if (gpu != is_gpu_table(o->table) || (o->kind != k1 && o->kind != k2)) continue;
+            if (gpu != is_gpu_table(o->table)) continue;
+            if (loader ? !tpa_name_is_data_loading((tpa_sv){ o->name, strlen(o->name) })
+                       : o->kind != k1 && o->kind != k2) continue;
             bool taken = false;
             for (int j = 0; j < got; j++) taken |= used[j] && pick[j] == i;
             if (!taken && (best == SIZE_MAX || o->total_ns > rep->ops[best].total_ns)) best = i;
@@ -142,7 +146,7 @@ static void find_all(tpa_diagnosis *d)
     part_finding(d, TPA_P_DATALOAD, DATALOAD_MIN, "data_loading", "Data loading stalls the step",
                  "increase DataLoader num_workers, set pin_memory=True and persistent_workers=True, "
                  "raise prefetch_factor; move decoding/augmentation off the training process",
-                 TPA_K_ANNOTATION, TPA_K_CPU, false);
+                 TPA_K_COUNT, TPA_K_COUNT, false);
     part_finding(d, TPA_P_MEMCPY, MEMCPY_MIN, "memcpy", "Host<->device copies not hidden by compute",
                  "pin host memory (pin_memory=True) and copy with .to(device, non_blocking=True); keep "
                  "tensors on the GPU between steps; avoid .cpu()/.numpy() inside the step",

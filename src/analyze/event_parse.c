@@ -175,6 +175,10 @@ static int parse_args(const char **pp, const char *end, tpa_event *ev, tpa_strbu
             tpa_num num;
             if ((rc = tpa_scan_number(pp, end, e, &num)) != SC_OK) return rc;
             if (!tpa_num_to_i64(&num, &ev->device)) ev->device = -1;
+        } else if (KEY_IS(k, kn, "step_num") && **pp != '{' && **pp != '[') {
+            const char *v = *pp;
+            if ((rc = tpa_skip_value(pp, end, e, 2)) != SC_OK) return rc;
+            ev->has_step_num = tpa_value_i64(v, *pp, &ev->step_num) && ev->step_num >= 0;
         } else if (KEY_IS(k, kn, "name") && **pp == '"') {
             if ((rc = read_str(pp, end, sb, SB_ARGNAME, &ev->arg_name, e)) != SC_OK) return rc;
         } else if ((rc = tpa_skip_value(pp, end, e, 2)) != SC_OK) {

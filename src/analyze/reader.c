@@ -53,6 +53,8 @@ struct tpa_reader {
     size_t member_bytes;
     tpa_meta meta;
     tpa_strbufs sb;
+    int64_t device_pids[64];   /* processes named "/device:..." (JAX/XLA) */
+    size_t n_device_pids;
 };
 
 /* ---- errors ------------------------------------------------------------- */
@@ -366,6 +368,19 @@ static void note_good_end(tpa_reader *r)
     memcpy(r->meta.close, close, strlen(close) + 1);
 }
 
+/* XLA traces name device processes "/device:GPU:0" (or TPU) in a
+ * process_name metadata event before their events; mark those events. */
+static void note_device_pid(tpa_reader *r, tpa_event *ev)
+{
+    for (size_t i = 0; i < r->n_device_pids; i++)
+        if (r->device_pids[i] == ev->pid) { ev->on_device = ev->ph != 'M'; return; }
+    static const char pre[] = "/device:";
+    if (ev->ph == 'M' && ev->name.n == 12 && memcmp(ev->name.p, "process_name", 12) == 0 &&
+        ev->arg_name.n >= sizeof pre - 1 && memcmp(ev->arg_name.p, pre, sizeof pre - 1) == 0 &&
+        r->n_device_pids < sizeof r->device_pids / sizeof r->device_pids[0])
+        r->device_pids[r->n_device_pids++] = ev->pid;
+}
+
 /* One step from r->pos. On SC_OK the consumed bytes are committed; *got_event
  * is set when ev was filled. */
 static int step(tpa_reader *r, tpa_event *ev, bool *got_event, tpa_scanerr *e)
@@ -403,6 +418,7 @@ static int step(tpa_reader *r, tpa_event *ev, bool *got_event, tpa_scanerr *e)
         if (*p == '{') {
             rc = tpa_parse_event(&p, end, ev, &r->sb, e);
             if (rc == SC_OK) {
+                note_device_pid(r, ev);
                 ev->offset = r->buf_off + (uint64_t)(start - r->buf);
                 r->meta.events++;
                 *got_event = true;
