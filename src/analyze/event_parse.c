@@ -313,3 +313,37 @@ bool tpa_value_str(const char *v, const char *end, char *out, size_t cap)
     out[n] = 0;
     return true;
 }
+
+bool tpa_value_f64(const char *v, const char *end, double *out)
+{
+    char tmp[64];
+    size_t n = 0;
+    if (!v || v >= end) return false;
+    if (*v == '"') v++;
+    while (v + n < end && n < sizeof tmp - 1 && strchr("+-.0123456789eE", v[n])) n++;
+    if (!n) return false;
+    memcpy(tmp, v, n);
+    tmp[n] = 0;
+    char *stop;
+    *out = strtod(tmp, &stop);
+    return stop == tmp + n;
+}
+
+bool tpa_obj_each(const char *obj, const char *end, tpa_member_fn fn, void *user)
+{
+    tpa_scanerr e;
+    const char *p = obj;
+    int more;
+    if (p >= end || *p != '{' || open_object(&p, end, &more, &e) != SC_OK)
+        return false;
+    while (more) {
+        const char *k; size_t kn; bool esc;
+        if (tpa_scan_string(&p, end, &e, &k, &kn, &esc) != SC_OK) return false;
+        if (expect_colon(&p, end, &e) != SC_OK) return false;
+        const char *v = p;
+        if (tpa_skip_value(&p, end, &e, 1) != SC_OK) return false;
+        if (!fn(k, kn, v, p, user)) return true;
+        if (next_member(&p, end, &more, &e) != SC_OK) return false;
+    }
+    return true;
+}

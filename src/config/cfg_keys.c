@@ -66,6 +66,10 @@ static const tpc_key KEYS[TPC_NKEYS] = {
      "Rank of this process; -1 = from RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID, PMI_RANK.", "0"},
     {"top_n", TPC_INT, "20", 0, 100000, NULL, "row_limit", NULL, 0,
      "Rows of the console operation table; 0 = all.", "30"},
+    /* issue 11: the HTML report written at close */
+    {"html_report", TPC_BOOL, "true", 0, 1, NULL, NULL, NULL, 0,
+     "Write report.html (a self-contained page: step time, memory, breakdown, top operations, "
+     "findings, configuration) into the run directory at close.", "false"},
     /* derived: spellings of other systems that expand onto the schedule */
     {"start_step", TPC_INT, "", 0, BIG, NULL, NULL, NULL, 1,
      "JAX style: first traced step. Sets skip_first=start_step, wait=0, warmup=0.", "100"},
