@@ -51,15 +51,41 @@ bool tpa_step_number(tpa_sv name, int64_t *num)
     return true;
 }
 
-bool tpa_name_is_data_loading(tpa_sv name)
+/* Does s (at least n bytes) start with the lower-case lit, ignoring case? */
+static bool iprefix(const unsigned char *s, size_t n, const char *lit)
 {
-    return sv_icontains(name, "dataloader") || sv_icontains(name, "data_batch") ||
-           sv_icontains(name, "data_load") || sv_icontains(name, "data loading");
+    size_t k = strlen(lit);
+    if (k > n) return false;
+    for (size_t i = 0; i < k; i++)
+        if (lower(s[i]) != (unsigned char)lit[i]) return false;
+    return true;
 }
 
+/* DataLoader iteration, batch production, the wait for a batch: "data"
+ * followed by loader / _batch / _load / " loading" / _wait, any case. One
+ * pass: this runs on most host op names. */
+bool tpa_name_is_data_loading(tpa_sv name)
+{
+    static const char *const tails[] = { "loader", "_batch", "_load", " loading", "_wait" };
+    const unsigned char *p = (const unsigned char *)name.p;
+    for (size_t i = 0; i + 4 <= name.n; i++) {
+        if (lower(p[i]) != 'd' || !iprefix(p + i, name.n - i, "data")) continue;
+        for (size_t t = 0; t < sizeof tails / sizeof tails[0]; t++)
+            if (iprefix(p + i + 4, name.n - i - 4, tails[t])) return true;
+    }
+    return false;
+}
+
+/* "nccl" or "rccl" in any case, in one pass (kernel names are long). */
 static bool is_comm_kernel(tpa_sv name)
 {
-    return sv_icontains(name, "nccl") || sv_icontains(name, "rccl");
+    const unsigned char *p = (const unsigned char *)name.p;
+    for (size_t i = 1; i + 3 <= name.n; i++) {
+        if ((p[i] | 0x20) != 'c' || (p[i + 1] | 0x20) != 'c' || (p[i + 2] | 0x20) != 'l') continue;
+        unsigned char b = p[i - 1] | 0x20;
+        if (b == 'n' || b == 'r') return true;
+    }
+    return false;
 }
 
 static bool sv_ends(tpa_sv s, const char *lit)

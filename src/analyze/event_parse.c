@@ -119,7 +119,12 @@ static int read_id(const char **pp, const char *end, int64_t *id, tpa_sv *str, t
 
 static int expect_colon(const char **pp, const char *end, tpa_scanerr *e)
 {
-    const char *p = tpa_skip_ws(*pp, end);
+    const char *p = *pp;
+    if (end - p > 2 && p[0] == ':') {  /* fast path: ":x" or ": x" */
+        if ((unsigned char)p[1] > ' ') { *pp = p + 1; return SC_OK; }
+        if (p[1] == ' ' && (unsigned char)p[2] > ' ') { *pp = p + 2; return SC_OK; }
+    }
+    p = tpa_skip_ws(p, end);
     if (p >= end) return SC_MORE;
     if (*p != ':')
         FAIL(e, p, TPA_ERR_SYNTAX, "expected ':' after key");
@@ -132,7 +137,12 @@ static int expect_colon(const char **pp, const char *end, tpa_scanerr *e)
 /* After a member value: ',' (returns 1, cursor at next key) or '}' (0). */
 static int next_member(const char **pp, const char *end, int *more, tpa_scanerr *e)
 {
-    const char *p = tpa_skip_ws(*pp, end);
+    const char *p = *pp;
+    if (end - p > 2 && p[0] == ',') {  /* fast path: ",\"" or ", \"" */
+        if (p[1] == '"') { *pp = p + 1; *more = 1; return SC_OK; }
+        if (p[1] == ' ' && p[2] == '"') { *pp = p + 2; *more = 1; return SC_OK; }
+    }
+    p = tpa_skip_ws(p, end);
     if (p >= end) return SC_MORE;
     if (*p == '}') { *pp = p + 1; *more = 0; return SC_OK; }
     if (*p != ',')

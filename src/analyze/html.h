@@ -58,6 +58,7 @@ typedef struct tpa_html_model {
     char title[300];
     tpa_ds step_ms, throughput, memory, parts;
     char part_names[TPA_HTML_PARTS][64]; int n_parts;
+    bool parts_fixed;                                      /* "other" added: no more parts */
     char devices[TPA_HTML_DEVICES][32]; int n_devices;
     int64_t windows[TPA_HTML_WINDOWS][2]; int n_windows;   /* traced step ranges */
     tpa_html_op ops[TPA_HTML_OPS]; int n_ops;
@@ -74,6 +75,13 @@ typedef struct tpa_html_model {
 
 /* Fills m from a run directory or a trace file. */
 int tpa_html_model_build(tpa_html_model *m, const char *input, tpa_error *err);
+/* The pieces build uses, for callers that hold the run's files in memory
+ * (the fuzz target): an empty model, then each file's rows from a reader. */
+void tpa_html_model_init(tpa_html_model *m, const char *input);
+enum { TPA_HTML_OPERATIONS, TPA_HTML_TIMING, TPA_HTML_MEMORY };
+int tpa_html_feed(tpa_html_model *m, int file, tpa_reader *r, tpa_error *err);
+/* The data the page draws, as JSON. */
+void tpa_html_model_json(const tpa_html_model *m, tpu_buf *b);
 void tpa_html_model_free(tpa_html_model *m);
 /* Memory findings (growth across steps, reserved >> allocated) into m. */
 void tpa_html_memory_findings(tpa_html_model *m);

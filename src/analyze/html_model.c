@@ -17,20 +17,34 @@
 #define BAR_COLUMNS 160     /* stacked bars */
 
 typedef void (*row_fn)(tpa_html_model *m, const char *obj, const char *end);
+static void op_row(tpa_html_model *m, const char *obj, const char *end);
+static void timing_row(tpa_html_model *m, const char *obj, const char *end);
+static void memory_row(tpa_html_model *m, const char *obj, const char *end);
 
-/* Feeds every object of the JSON array file at path to fn. A missing file is
- * no error (the run may have turned that output off). */
-static int read_rows(tpa_html_model *m, const char *path, row_fn fn, tpa_error *err)
+int tpa_html_feed(tpa_html_model *m, int file, tpa_reader *r, tpa_error *err)
+{
+    row_fn fn = file == TPA_HTML_OPERATIONS ? op_row : file == TPA_HTML_TIMING ? timing_row : memory_row;
+    if (file == TPA_HTML_TIMING && !m->parts_fixed) {
+        snprintf(m->part_names[m->n_parts++], sizeof m->part_names[0], "other");
+        m->parts_fixed = true;
+    }
+    tpa_event ev;
+    int rc;
+    while ((rc = tpa_reader_next(r, &ev, err)) > 0) fn(m, ev.raw.p, ev.raw.p + ev.raw.n);
+    return rc < 0 ? -1 : 0;
+}
+
+/* Feeds every object of the JSON array file at path. A missing file is no
+ * error (the run may have turned that output off). */
+static int read_rows(tpa_html_model *m, const char *path, int file, tpa_error *err)
 {
     struct stat st;
     if (stat(path, &st) != 0) return 0;
     tpa_reader *r = tpa_reader_open(path, err);
     if (!r) return -1;
-    tpa_event ev;
-    int rc;
-    while ((rc = tpa_reader_next(r, &ev, err)) > 0) fn(m, ev.raw.p, ev.raw.p + ev.raw.n);
+    int rc = tpa_html_feed(m, file, r, err);
     tpa_reader_close(r);
-    return rc < 0 ? -1 : 0;
+    return rc;
 }
 
 static double field_f64(const char *obj, const char *end, const char *key)
@@ -64,7 +78,7 @@ static void op_row(tpa_html_model *m, const char *obj, const char *end)
     o->max_ms = field_f64(obj, end, "max_time") * 1e3;
     m->n_ops++;
     const char *top = tpa_obj_find(obj, end, "top_level");
-    if (top && end - top >= 4 && memcmp(top, "true", 4) == 0 && m->n_parts < TPA_HTML_PARTS - 1) {
+    if (top && end - top >= 4 && memcmp(top, "true", 4) == 0 && !m->parts_fixed && m->n_parts < TPA_HTML_PARTS - 1) {
         size_t n = strnlen(o->name, sizeof m->part_names[0] - 1);
         memcpy(m->part_names[m->n_parts], o->name, n);
         m->part_names[m->n_parts++][n] = 0;
@@ -201,6 +215,7 @@ static int build_from_trace(tpa_html_model *m, const char *path, tpa_error *err)
     for (int p = 0; p < TPA_P_COUNT; p++)
         snprintf(m->part_names[p], sizeof m->part_names[0], "%s", tpa_part_names[p]);
     m->n_parts = TPA_P_COUNT;
+    m->parts_fixed = true;
     for (size_t i = 0; i < d.steps.n; i++) {
         const tpa_step_row *r = &d.steps.rows[i];
         double ms = (double)r->dur_ns / 1e6, v[TPA_HTML_PARTS] = {0};
@@ -282,19 +297,18 @@ static int build_from_run(tpa_html_model *m, const char *dir, tpa_error *err)
     char path[1200];
     int rc = 0;
     if (tpu_path_join(path, sizeof path, dir, "operations.json") == 0)
-        rc = read_rows(m, path, op_row, err);
-    if (m->n_parts < TPA_HTML_PARTS) snprintf(m->part_names[m->n_parts++], sizeof m->part_names[0], "other");
+        rc = read_rows(m, path, TPA_HTML_OPERATIONS, err);
     if (rc == 0 && tpu_path_join(path, sizeof path, dir, "timing_profile.json") == 0)
-        rc = read_rows(m, path, timing_row, err);
+        rc = read_rows(m, path, TPA_HTML_TIMING, err);
     if (rc == 0 && tpu_path_join(path, sizeof path, dir, "memory_profile.json") == 0)
-        rc = read_rows(m, path, memory_row, err);
+        rc = read_rows(m, path, TPA_HTML_MEMORY, err);
     if (rc == 0) rc = read_traces(m, dir, err);
     m->config_json = read_small(dir, "config.json");
     m->summary_json = read_small(dir, "training_summary.json");
     return rc;
 }
 
-int tpa_html_model_build(tpa_html_model *m, const char *input, tpa_error *err)
+void tpa_html_model_init(tpa_html_model *m, const char *input)
 {
     memset(m, 0, sizeof *m);
     m->input = input;
@@ -302,6 +316,11 @@ int tpa_html_model_build(tpa_html_model *m, const char *input, tpa_error *err)
     tpa_ds_init(&m->throughput, 1, COLUMNS);
     tpa_ds_init(&m->memory, TPA_MEM_NV, COLUMNS);
     tpa_ds_init(&m->parts, TPA_HTML_PARTS, BAR_COLUMNS);
+}
+
+int tpa_html_model_build(tpa_html_model *m, const char *input, tpa_error *err)
+{
+    tpa_html_model_init(m, input);
     struct stat st;
     if (stat(input, &st) != 0) {
         tpa_error_set(err, TPA_ERR_IO, "cannot read %s: %s", input, strerror(errno));

@@ -82,7 +82,7 @@ static void ds_member(tpu_json *j, const char *key, const tpa_ds *d, int nv)
     tpu_buf_free(&tmp);
 }
 
-static void model_json(const tpa_html_model *m, tpu_buf *b)
+void tpa_html_model_json(const tpa_html_model *m, tpu_buf *b)
 {
     tpu_json j;
     tpu_json_init(&j, b, 0);
@@ -163,7 +163,7 @@ static void put_script_safe(tpu_buf *out, const tpu_buf *data)
 int tpa_html_write(const tpa_html_model *m, const char *out, tpa_error *err)
 {
     tpu_buf data = {0}, page = {0};
-    model_json(m, &data);
+    tpa_html_model_json(m, &data);
     tpu_buf_puts(&page, tpa_html_head);
     tpu_buf_puts(&page, "<script id=\"trainprof-data\" type=\"application/json\">");
     put_script_safe(&page, &data);
