@@ -101,9 +101,30 @@ def test_real(tmp):
               f"jax trace: {d and (d['steps'], d['step_source'], d['step_name'])}")
 
 
+def test_diff_names_moved_findings(tmp):
+    """B is A with the DataLoader wait cut from 2 ms to 0.1 ms per step."""
+    doc, _ = gen_generations.kineto_current()
+    a = os.path.join(tmp, "a.json")
+    b = os.path.join(tmp, "b.json")
+    json.dump(doc, open(a, "w"))
+    for e in doc["traceEvents"]:
+        if e.get("name") == gen_generations.LOADER:
+            e["dur"] = 100
+    json.dump(doc, open(b, "w"))
+    p = subprocess.run([BIN, "diff", "--json", a, b], capture_output=True, text=True)
+    check(p.returncode == 0, f"diff: {p.stderr}")
+    moves = {m["id"]: m for m in json.loads(p.stdout)["findings_moved"]}
+    dl = moves.get("data_loading")
+    check(dl and dl["verdict"] == "gone" and abs(dl["share_a_pct"] - 20) < 0.5,
+          f"data_loading not reported gone: {moves}")
+    text = subprocess.run([BIN, "diff", a, b], capture_output=True, text=True).stdout
+    check("Findings that moved" in text and "data_loading" in text and "gone" in text, "diff text lacks moved findings")
+
+
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as tmp:
         test_synthetic(os.path.join(tmp, "synthetic"))
+        test_diff_names_moved_findings(tmp)
         test_real(tmp)
     print(f"{len(failures)} failure(s)")
     sys.exit(1 if failures else 0)
