@@ -60,6 +60,7 @@ typedef struct tpa_event {
     bool has_step_num;       /* args.step_num (JAX StepTraceAnnotation) */
     int64_t step_num;
     bool on_device;          /* pid named "/device:..." by a process_name event (JAX/XLA) */
+    double occupancy;        /* args["est. achieved occupancy %"] of a kernel, -1 when absent */
 } tpa_event;
 
 /* What the analyses call an event, by category and name. */

@@ -24,6 +24,9 @@
 #define TINY_MIN_CALLS 100
 #define TINY_MIN 0.05
 #define VARIANCE_RATIO 1.5     /* p90 / median of step time */
+#define PAGEABLE_MIN 0.01      /* pageable host<->device copies, total */
+#define OCC_LOW_PCT 25.0       /* est. achieved occupancy under this ... */
+#define OCC_MIN 0.10           /* ... for this share of step time */
 
 static bool starts_with(const char *s, const char *pre) { return strncmp(s, pre, strlen(pre)) == 0; }
 
@@ -120,6 +123,43 @@ static void part_finding(tpa_diagnosis *d, int part, double min, const char *id,
     top_names(f->evidence, sizeof f->evidence, &d->rep, gpu, k1, k2, 3);
 }
 
+/* Copies from or to pageable host memory are staged by the driver and
+ * synchronous with respect to the host (Kineto names them "(Pageable -> ...)"). */
+static void pageable_finding(tpa_diagnosis *d)
+{
+    int64_t ns = 0;
+    uint64_t calls = 0;
+    for (size_t i = 0; i < d->rep.n_ops; i++) {
+        const tpa_op *o = &d->rep.ops[i];
+        if (!is_gpu_table(o->table) || o->kind != TPA_K_MEMCPY || !icontains(o->name, "pageable")) continue;
+        ns = tpa_sat_add(ns, o->total_ns);
+        calls += o->count;
+    }
+    if (!calls || share_of(d, ns) < PAGEABLE_MIN) return;
+    tpa_finding *f = add_finding(d, "pageable_memcpy", "Copies from pageable host memory", share_of(d, ns),
+                                 "pin the host buffers (DataLoader pin_memory=True, tensor.pin_memory()) so copies "
+                                 "run asynchronously with .to(device, non_blocking=True)");
+    char dur[32];
+    tpa_fmt_dur(dur, sizeof dur, ns);
+    if (f) snprintf(f->evidence, sizeof f->evidence, "%" PRIu64 " pageable copies, %s in total; top: ", calls, dur);
+    if (f) top_names(f->evidence, sizeof f->evidence, &d->rep, true, TPA_K_MEMCPY, TPA_K_MEMCPY, 2);
+}
+
+/* Kineto's "est. achieved occupancy %" of kernels (CUPTI traces carry it). */
+static void occupancy_finding(tpa_diagnosis *d)
+{
+    if (!d->occ_kernel_ns || share_of(d, d->occ_low_ns) < OCC_MIN) return;
+    tpa_finding *f = add_finding(d, "low_occupancy", "Kernels run at low achieved occupancy", share_of(d, d->occ_low_ns),
+                                 "give kernels more parallel work (larger batch, fuse small ops with "
+                                 "torch.compile), check register and shared-memory use of custom kernels, "
+                                 "prefer tensor-core friendly shapes (multiples of 8/16)");
+    char a[32], b[32];
+    tpa_fmt_dur(a, sizeof a, d->occ_low_ns);
+    tpa_fmt_dur(b, sizeof b, d->occ_kernel_ns);
+    if (f) snprintf(f->evidence, sizeof f->evidence, "%s of %s kernel time below %.0f%% est. achieved occupancy; "
+                    "time-weighted mean %.1f%%", a, b, OCC_LOW_PCT, d->occ_weighted);
+}
+
 static void find_all(tpa_diagnosis *d)
 {
     const tpa_report *rep = &d->rep;
@@ -203,6 +243,8 @@ static void find_all(tpa_diagnosis *d)
         if (f) snprintf(f->evidence, sizeof f->evidence, "cuda*Synchronize: %" PRIu64 " calls, %s; aten::item/"
                         "_local_scalar_dense: %" PRIu64 " calls, %s", sync_n, a, item_n, b);
     }
+    pageable_finding(d);
+    occupancy_finding(d);
     if (d->steps.n >= 3) {
         int64_t med = tpa_steps_quantile(&d->steps, -1, 0.5), p90 = tpa_steps_quantile(&d->steps, -1, 0.9);
         if (med > 0 && (double)p90 / (double)med > VARIANCE_RATIO) {
@@ -237,10 +279,17 @@ int tpa_diagnose_file(const char *path, tpa_diagnosis *d, tpa_error *err)
     tpa_steps_ctx *sc = tpa_steps_begin(path);
     tpa_event ev;
     int rc;
+    double occ_sum = 0;
     while ((rc = tpa_reader_next(r, &ev, err)) > 0) {  /* one pass serves both */
         tpa_report_feed(run, &ev);
         tpa_steps_feed(sc, &ev);
+        if (ev.occupancy >= 0 && ev.ph == 'X' && ev.has_dur && ev.dur_ns > 0 && tpa_classify(&ev) == TPA_K_KERNEL) {
+            d->occ_kernel_ns = tpa_sat_add(d->occ_kernel_ns, ev.dur_ns);
+            occ_sum += ev.occupancy * (double)ev.dur_ns;
+            if (ev.occupancy < OCC_LOW_PCT) d->occ_low_ns = tpa_sat_add(d->occ_low_ns, ev.dur_ns);
+        }
     }
+    if (d->occ_kernel_ns) d->occ_weighted = occ_sum / (double)d->occ_kernel_ns;
     tpa_report_end(run, tpa_reader_meta(r), path);
     bool truncated = tpa_reader_meta(r)->truncated;
     tpa_reader_close(r);

@@ -185,6 +185,10 @@ static int parse_args(const char **pp, const char *end, tpa_event *ev, tpa_strbu
             tpa_num num;
             if ((rc = tpa_scan_number(pp, end, e, &num)) != SC_OK) return rc;
             if (!tpa_num_to_i64(&num, &ev->device)) ev->device = -1;
+        } else if (KEY_IS(k, kn, "est. achieved occupancy %") && **pp != '"' && **pp != '{' && **pp != '[') {
+            const char *v = *pp;
+            if ((rc = tpa_skip_value(pp, end, e, 2)) != SC_OK) return rc;
+            if (!tpa_value_f64(v, *pp, &ev->occupancy) || !(ev->occupancy >= 0)) ev->occupancy = -1;
         } else if (KEY_IS(k, kn, "step_num") && **pp != '{' && **pp != '[') {
             const char *v = *pp;
             if ((rc = tpa_skip_value(pp, end, e, 2)) != SC_OK) return rc;
@@ -264,6 +268,7 @@ int tpa_parse_event(const char **pp, const char *end, tpa_event *ev, tpa_strbufs
     const char *base = *pp;
     memset(ev, 0, sizeof *ev);
     ev->device = -1;
+    ev->occupancy = -1;
     int more, rc;
     if ((rc = open_object(pp, end, &more, e)) != SC_OK)
         return rc;

@@ -34,6 +34,8 @@ typedef struct tpa_diagnosis {
     double gpu_idle;             /* 1 - mean GPU busy / mean step */
     uint64_t kernel_calls;
     int64_t kernel_avg_ns;
+    int64_t occ_kernel_ns, occ_low_ns;  /* kernel time with an achieved occupancy; of it below the threshold */
+    double occ_weighted;                /* time-weighted mean achieved occupancy, % */
     tpa_finding findings[16]; size_t n_findings;  /* most step time first */
 } tpa_diagnosis;
 

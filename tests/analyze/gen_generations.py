@@ -33,7 +33,7 @@ def loop(host, device=None, step_marker=None, wrap=None):
         out.append(host("Optimizer.step#SGD.step", t + 8300, 1000, "optimizer"))
         if device:
             out.append(device("void gemm_kernel<float>(float*)", t + 2200, 2800, "kernel"))
-            out.append(device("Memcpy HtoD (Pageable -> Device)", t + 2050, 40, "memcpy"))
+            out.append(device("Memcpy HtoD (Pageable -> Device)", t + 2050, 200, "memcpy"))
             out.append(device("void gemm_kernel<float>(float*)", t + 5300, 2800, "kernel"))
     return out
 

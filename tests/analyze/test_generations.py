@@ -47,6 +47,11 @@ def test_synthetic(tmp):
         check(abs(dl - 20.0) < 0.5, f"{name}: data loading {dl}% of the step, want 20%")
         if exp["gpu"]:
             check(d["breakdown"]["kernel"]["pct"] > 40, f"{name}: kernel share {d['breakdown']['kernel']['pct']}")
+        if exp["gpu"] and "jax" not in name:  # XLA names copies without pinned/pageable
+            check("pageable_memcpy" in ids, f"{name}: no pageable_memcpy finding in {ids}")
+        if name.startswith("kineto_current"):  # the one generation with est. achieved occupancy
+            occ = [f for f in d["findings"] if f["id"] == "low_occupancy"]
+            check(occ and abs(occ[0]["share_pct"] - 56.0) < 0.5, f"{name}: low_occupancy {occ}")
         text = subprocess.run([BIN, "analyze", path], capture_output=True, text=True).stdout
         if exp["source"] == "annotation":
             check("no ProfilerStep#N in this trace" in text and exp["name"] in text,
