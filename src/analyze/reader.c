@@ -8,6 +8,7 @@
  */
 #include "analyze.h"
 #include "event_parse.h"
+#include "gunzip_whole.h"
 #include "json_scan.h"
 
 #include <errno.h>
@@ -44,6 +45,7 @@ struct tpa_reader {
     gzFile gz;
 #endif
     const char *mem; size_t mem_len, mem_pos;
+    char *owned_mem;           /* a whole gzip file inflated by libdeflate */
     char *buf; size_t cap, len, pos;
     uint64_t buf_off;          /* input offset of buf[0] */
     bool eof, gz_truncated, lenient, in_events;
@@ -143,6 +145,12 @@ tpa_reader *tpa_reader_open(const char *path, tpa_error *err)
         tpa_reader_close(r);
         return NULL;
     }
+    if (tpa_gunzip_whole(r->fd, &r->owned_mem, &r->mem_len)) {  /* fast path: fits in memory */
+        r->mem = r->owned_mem;
+        close(r->fd);
+        r->fd = -1;
+        return r;
+    }
 #ifdef TP_HAVE_ZLIB
     /* gzread passes plain input through (reading large requests directly into
      * our buffer), so one path serves both. */
@@ -184,6 +192,7 @@ void tpa_reader_close(tpa_reader *r)
         free(r->meta.members[i].raw);
     }
     free(r->meta.members);
+    free(r->owned_mem);
     tpa_strbufs_free(&r->sb);
     free(r->buf);
     free(r);
