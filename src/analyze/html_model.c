@@ -240,6 +240,17 @@ static bool is_trace_name(const char *n)
     return (k > 5 && !strcmp(n + k - 5, ".json")) || (k > 8 && !strcmp(n + k - 8, ".json.gz"));
 }
 
+/* Run-directory traces bigger than this are left out of the page (the close
+ * of a session must not spend minutes on a huge window); `trainprof analyze`
+ * reads them whole. */
+#define TRACE_MAX_BYTES ((off_t)256 << 20)
+
+static bool too_big(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && st.st_size > TRACE_MAX_BYTES;
+}
+
 /* The run's traces, sorted by name (their stems end in the start time):
  * each one's steps become a marked window; the last one's findings are shown. */
 static int read_traces(tpa_html_model *m, const char *run_dir, tpa_error *err)
@@ -264,6 +275,11 @@ static int read_traces(tpa_html_model *m, const char *run_dir, tpa_error *err)
         size_t ns = 0;
         int64_t lo;
         if (tpu_path_join(path, sizeof path, dir, names[i]) != 0) continue;
+        if (too_big(path)) {
+            snprintf(m->findings_from, sizeof m->findings_from,
+                     "(%s is over 256 MB: run trainprof analyze on it for its findings)", names[i]);
+            continue;
+        }
         if (tpa_find_steps(path, &steps, &ns, &lo, err) != 0) { rc = -1; break; }
         if (ns) {
             m->windows[m->n_windows][0] = steps[0].num;
