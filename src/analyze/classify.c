@@ -106,7 +106,8 @@ static int device_kind(const tpa_event *ev)
     if (sv_eq(c, "gpu_memset") || sv_eq(c, "Memset")) return TPA_K_MEMSET;
     if (sv_eq(c, "gpu_user_annotation")) return TPA_K_GPU_ANNOTATION;
     if (sv_eq(c, "collective_comm")) return TPA_K_COMM;
-    if (ev->on_device || (c.n == 0 && sv_eq(ev->pid_str, "CUDA functions"))) {
+    if (ev->on_device || (c.n == 0 && ev->pid_str.n == 14 &&  /* "CUDA functions" / "CUDA Functions" */
+                          iprefix((const unsigned char *)ev->pid_str.p, 14, "cuda functions"))) {
         if (sv_icontains(ev->name, "memcpy")) return TPA_K_MEMCPY;
         if (sv_icontains(ev->name, "memset")) return TPA_K_MEMSET;
         return is_comm_kernel(ev->name) ? TPA_K_COMM : TPA_K_KERNEL;
