@@ -7,50 +7,6 @@
 #define FAIL(e_, at_, code_, msg_) \
     do { (e_)->at = (at_); (e_)->code = (code_); (e_)->msg = (msg_); return SC_ERR; } while (0)
 
-/* Bytes of w equal to c have their high bit set in the result (the
- * classic "has zero byte" test on w ^ c...c). */
-static inline uint64_t bytes_eq(uint64_t w, uint64_t c)
-{
-    uint64_t x = w ^ c;
-    return (x - 0x0101010101010101ULL) & ~x & 0x8080808080808080ULL;
-}
-
-/* Finds the closing quote 8 bytes at a time, looking for '"' and '\\'
- * together; a backslash skips the byte after it, so an escaped quote never
- * ends the string. */
-int tpa_scan_string(const char **pp, const char *end, tpa_scanerr *e,
-                    const char **s, size_t *n, bool *escaped)
-{
-    const char *start = *pp + 1;
-    const char *q = start;
-    bool esc = false;
-    for (;;) {
-        while (end - q >= 8) {
-            uint64_t w;
-            memcpy(&w, q, 8);
-            uint64_t hit = bytes_eq(w, 0x2222222222222222ULL) | bytes_eq(w, 0x5C5C5C5C5C5C5C5CULL);
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-            if (hit) { q += __builtin_ctzll(hit) >> 3; break; }  /* the lowest hit is exact */
-#else
-            if (hit) break;
-#endif
-            q += 8;
-        }
-        while (q < end && *q != '"' && *q != '\\') q++;
-        if (q >= end) return SC_MORE;
-        if (*q == '"') break;
-        esc = true;
-        q += 2;  /* the escaped byte, whatever it is */
-        if (q >= end) return SC_MORE;
-    }
-    *s = start;
-    *n = (size_t)(q - start);
-    *escaped = esc;
-    *pp = q + 1;
-    (void)e;
-    return SC_OK;
-}
-
 bool tpa_utf8_valid(const char *p, size_t n, size_t *bad_at)
 {
     const unsigned char *s = (const unsigned char *)p;
@@ -299,38 +255,69 @@ static int expect_lit(const char **pp, const char *end, const char *lit, size_t 
     return SC_OK;
 }
 
+static int skip_number(const char **pp, const char *end, tpa_scanerr *e);
+
+/* Skips a whole array or object, validating it, in one loop with an explicit
+ * stack (one bit per level: 1 = object) instead of one call per value:
+ * Kineto's `args` hold many small nested arrays ("Input Dims"). */
 static int skip_container(const char **pp, const char *end, tpa_scanerr *e, int depth)
 {
     const char *p = *pp;
-    char close = *p == '{' ? '}' : ']';
-    bool is_obj = close == '}';
-    if (depth >= TPA_MAX_DEPTH)
+    uint64_t is_obj[(TPA_MAX_DEPTH + 63) / 64];
+    int d = 0;  /* levels open */
+    int rc;
+open:
+    if (depth + d >= TPA_MAX_DEPTH)
         FAIL(e, p, TPA_ERR_LIMIT, "nesting too deep");
+    if (*p == '{') is_obj[d >> 6] |= 1ULL << (d & 63);
+    else is_obj[d >> 6] &= ~(1ULL << (d & 63));
+    d++;
     p = tpa_skip_ws(p + 1, end);
     if (p >= end) return SC_MORE;
-    if (*p == close) { *pp = p + 1; return SC_OK; }
-    for (;;) {
-        int rc;
-        if (is_obj) {
-            const char *s; size_t n; bool esc;
-            if (*p != '"')
-                FAIL(e, p, TPA_ERR_SYNTAX, "expected a string key");
-            if ((rc = tpa_scan_string(&p, end, e, &s, &n, &esc)) != SC_OK) return rc;
-            p = tpa_skip_ws(p, end);
-            if (p >= end) return SC_MORE;
-            if (*p != ':')
-                FAIL(e, p, TPA_ERR_SYNTAX, "expected ':' after key");
-            p = tpa_skip_ws(p + 1, end);
-            if (p >= end) return SC_MORE;
-        }
-        if ((rc = tpa_skip_value(&p, end, e, depth + 1)) != SC_OK) return rc;
+    if (*p == '}' || *p == ']')
+        goto close;
+member:
+    if (is_obj[(d - 1) >> 6] >> ((d - 1) & 63) & 1) {
+        const char *s; size_t n; bool esc;
+        if (*p != '"')
+            FAIL(e, p, TPA_ERR_SYNTAX, "expected a string key");
+        if ((rc = tpa_scan_string(&p, end, e, &s, &n, &esc)) != SC_OK) return rc;
         p = tpa_skip_ws(p, end);
         if (p >= end) return SC_MORE;
-        if (*p == close) { *pp = p + 1; return SC_OK; }
-        if (*p != ',')
-            FAIL(e, p, TPA_ERR_SYNTAX, is_obj ? "expected ',' or '}'" : "expected ',' or ']'");
+        if (*p != ':')
+            FAIL(e, p, TPA_ERR_SYNTAX, "expected ':' after key");
         p = tpa_skip_ws(p + 1, end);
         if (p >= end) return SC_MORE;
+    }
+    switch (*p) {
+    case '{': case '[':
+        goto open;
+    case '"': {
+        const char *s; size_t n; bool esc;
+        rc = tpa_scan_string(&p, end, e, &s, &n, &esc);
+        break;
+    }
+    case 't': rc = expect_lit(&p, end, "true", 4, e); break;
+    case 'f': rc = expect_lit(&p, end, "false", 5, e); break;
+    case 'n': rc = expect_lit(&p, end, "null", 4, e); break;
+    default: rc = skip_number(&p, end, e); break;
+    }
+    if (rc != SC_OK) return rc;
+after_value:
+    p = tpa_skip_ws(p, end);
+    if (p >= end) return SC_MORE;
+    if (*p == ',') {
+        p = tpa_skip_ws(p + 1, end);
+        if (p >= end) return SC_MORE;
+        goto member;
+    }
+close: {
+        bool obj = is_obj[(d - 1) >> 6] >> ((d - 1) & 63) & 1;
+        if (*p != (obj ? '}' : ']'))
+            FAIL(e, p, TPA_ERR_SYNTAX, obj ? "expected ',' or '}'" : "expected ',' or ']'");
+        p++;
+        if (--d == 0) { *pp = p; return SC_OK; }
+        goto after_value;
     }
 }
 
