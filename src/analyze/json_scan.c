@@ -148,6 +148,30 @@ int tpa_decode_string(const char *src, size_t n, char *dst, size_t *out_n, tpa_s
 
 static inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
+/* Eight ASCII digits at p as a number (false when they are not all
+ * digits), with a few word-wide operations instead of a loop: timestamps
+ * have 16 digits. */
+static inline bool eight_digits(const char *p, uint64_t *out)
+{
+    uint64_t w;
+    memcpy(&w, p, 8);
+    if (((w & 0xF0F0F0F0F0F0F0F0ULL) |
+         (((w + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4)) != 0x3333333333333333ULL)
+        return false;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    w -= 0x3030303030303030ULL;
+    w = w * 10 + (w >> 8);  /* pairs of digits */
+    w = (((w & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
+         (((w >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >> 32;
+    *out = w;
+#else
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) v = v * 10 + (uint64_t)(p[i] - '0');
+    *out = v;
+#endif
+    return true;
+}
+
 int tpa_scan_number(const char **pp, const char *end, tpa_scanerr *e, tpa_num *num)
 {
     const char *p = *pp;
@@ -160,6 +184,12 @@ int tpa_scan_number(const char **pp, const char *end, tpa_scanerr *e, tpa_num *n
     if (*p == '0') {
         p++;
     } else {
+        uint64_t eight;  /* the first digit is not 0: every digit is significant */
+        while (sig <= 11 && end - p >= 8 && eight_digits(p, &eight)) {
+            num->mant = num->mant * 100000000u + eight;
+            sig += 8;
+            p += 8;
+        }
         while (p < end && is_digit(*p)) {
             if (sig < 19) { num->mant = num->mant * 10 + (uint64_t)(*p - '0'); if (num->mant) sig++; }
             else num->exp10++;
@@ -195,6 +225,54 @@ int tpa_scan_number(const char **pp, const char *end, tpa_scanerr *e, tpa_num *n
     if (p >= end) return SC_MORE;  /* the number may continue in the next chunk */
     *pp = p;
     return SC_OK;
+}
+
+/* The digits of a plain unsigned integer at p (at most 18, no leading
+ * zero): their count, value in *v; 0 for anything else. p[0..19] must be
+ * readable. */
+static inline size_t uint_run(const char *p, uint64_t *v)
+{
+    uint64_t m = 0, eight;
+    size_t n = 0;
+    if (p[0] == '0') {
+        *v = 0;
+        return is_digit(p[1]) ? 0 : 1;
+    }
+    if (eight_digits(p, &eight)) {
+        m = eight;
+        n = 8;
+        if (eight_digits(p + 8, &eight)) { m = m * 100000000u + eight; n = 16; }
+    }
+    while (n < 19 && is_digit(p[n])) { m = m * 10 + (uint64_t)(p[n] - '0'); n++; }
+    if (n > 18) return 0;
+    *v = m;
+    return n;
+}
+
+static inline bool ends_number(char c) { return !is_digit(c) && c != '.' && c != 'e' && c != 'E'; }
+
+size_t tpa_scan_small_uint(const char *p, const char *end, uint64_t *v)
+{
+    if (end - p < 20) return 0;
+    size_t n = uint_run(p, v);
+    return n && ends_number(p[n]) ? n : 0;
+}
+
+size_t tpa_scan_us_fast(const char *p, const char *end, int64_t *ns)
+{
+    static const uint64_t frac_scale[4] = {1000, 100, 10, 1};
+    uint64_t us, frac = 0;
+    if (end - p < 24) return 0;
+    size_t n = uint_run(p, &us), k = 0;
+    if (!n || us >= TPA_FAST_MAX_US) return 0;
+    if (p[n] == '.') {
+        while (k < 3 && is_digit(p[n + 1 + k])) { frac = frac * 10 + (uint64_t)(p[n + 1 + k] - '0'); k++; }
+        if (k == 0) return 0;
+        n += 1 + k;
+    }
+    if (!ends_number(p[n])) return 0;
+    *ns = (int64_t)(us * 1000 + frac * frac_scale[k]);
+    return n;
 }
 
 bool tpa_parse_num_text(const char *p, size_t n, tpa_num *num)

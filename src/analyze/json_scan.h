@@ -138,6 +138,14 @@ int tpa_scan_number(const char **pp, const char *end, tpa_scanerr *e, tpa_num *n
 /* value (in microseconds) -> ns; false when out of int64 range. */
 bool tpa_num_us_to_ns(const tpa_num *num, int64_t *ns);
 bool tpa_num_to_i64(const tpa_num *num, int64_t *v);
+/* Fast paths for the common shapes, 0 when the text has another shape (the
+ * caller then takes tpa_scan_number): a plain unsigned integer of at most
+ * 18 digits (its length; value in *v), and a non-negative time in
+ * microseconds below TPA_FAST_MAX_US with at most 3 decimals (its length;
+ * exact nanoseconds in *ns). Both need 24 readable bytes from p. */
+#define TPA_FAST_MAX_US 4000000000000000ULL
+size_t tpa_scan_small_uint(const char *p, const char *end, uint64_t *v);
+size_t tpa_scan_us_fast(const char *p, const char *end, int64_t *ns);
 /* Decimal text such as "123.5" (a quoted timestamp) -> tpa_num. */
 bool tpa_parse_num_text(const char *p, size_t n, tpa_num *num);
 
