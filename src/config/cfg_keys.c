@@ -74,6 +74,10 @@ static const tpc_key KEYS[TPC_NKEYS] = {
     {"torch_ops", TPC_BOOL, "false", 0, 1, NULL, "torch_profiler", NULL, 0,
      "Python: in each trace window also run torch.profiler on the same schedule and merge "
      "its operators (and CUDA kernels) into the window's trace (docs/PYTHON.md).", "true"},
+    /* the HTML report written at close */
+    {"html_report", TPC_BOOL, "true", 0, 1, NULL, NULL, NULL, 0,
+     "Write report.html (a self-contained page: step time, memory, breakdown, top operations, "
+     "findings, configuration) into the run directory at close.", "false"},
     /* derived: spellings of other systems that expand onto the schedule */
     {"start_step", TPC_INT, "", 0, BIG, NULL, NULL, NULL, 1,
      "JAX style: first traced step. Sets skip_first=start_step, wait=0, warmup=0.", "100"},
