@@ -454,6 +454,7 @@ void *tpi_session_collector_main(void *arg)
         seen = __atomic_load_n(&s->wake_seq, __ATOMIC_ACQUIRE);
         tpi_collector_samples(s->col);
         tpi_collector_drain(s->col, tpi_ticks());
+        tpi_pool_top_up(&s->pool); /* after the drain gave chunks back */
         tpi_collector_publish_stats(s->col);
     }
     return NULL;
