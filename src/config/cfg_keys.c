@@ -66,6 +66,10 @@ static const tpc_key KEYS[TPC_NKEYS] = {
      "Rank of this process; -1 = from RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID, PMI_RANK.", "0"},
     {"top_n", TPC_INT, "20", 0, 100000, NULL, "row_limit", NULL, 0,
      "Rows of the console operation table; 0 = all.", "30"},
+    /* issue 12: the trace never takes the disk space the summaries need */
+    {"max_trace_mb", TPC_SIZE, "0", 0, 1048576, NULL, NULL, NULL, 0,
+     "Budget of each trace window's files; past it (or when the disk runs low) the window's "
+     "remaining events are dropped and counted; 0 = no budget.", "512MB"},
     /* derived: spellings of other systems that expand onto the schedule */
     {"start_step", TPC_INT, "", 0, BIG, NULL, NULL, NULL, 1,
      "JAX style: first traced step. Sets skip_first=start_step, wait=0, warmup=0.", "100"},

@@ -360,6 +360,7 @@ void tpi_collector_drain(tpi_collector *c, uint64_t limit)
         uint32_t used = process(c, best, &best->cur, best_r);
         tpi_cursor_advance(&best->cur, used);
     }
+    tpi_col_drained(c);
 }
 
 /* Closes zones still open on every thread at the end of the session. */
