@@ -18,9 +18,12 @@
  *     a step where the thread was switched out (involuntary: preempted;
  *     voluntary: it blocked) or faulted is attributed to that; one with
  *     neither is a stall the guest did not see (hypervisor).
- * Under callgrind (valgrind --tool=callgrind bench_steps) each case's zone
- * blocks are counted alone and the instructions per zone are printed; they
- * do not depend on the machine's load, so regressions show without noise.
+ * Under callgrind (valgrind --tool=callgrind --separate-threads=yes
+ * bench_steps) each step's zone block is counted alone, on the recording
+ * thread only, and the instructions per zone are printed with the per-step
+ * spread: they do not depend on the machine's load, so regressions show
+ * without noise, and equal counts per step show that a slow step did no
+ * more recorder work than the others (its stall came from outside).
  *
  * Usage: bench_steps [runs] [steps] [zones] (defaults 10 60 20000).
  */
@@ -258,17 +261,22 @@ static void one_run(const char *dir, FILE *out)
 
 #ifdef TP_HAVE_CALLGRIND_H
 /* Under callgrind: instructions of the zone and clock blocks, per
- * iteration, from callgrind's own dump files (totals line). */
+ * iteration, from callgrind's own dump files (totals line; with
+ * --separate-threads=yes the main thread's file, "-01", alone). */
 static double dump_totals(const char *tag)
 {
+    static int dumps;
     char path[256], line[512];
     CALLGRIND_DUMP_STATS_AT(tag);
+    dumps++;
     double v = -1;
-    for (int n = 1; n < 100; n++) { /* callgrind.out.<pid>.<n>: the last one */
-        snprintf(path, sizeof path, "callgrind.out.%d.%d", (int)getpid(), n);
+    snprintf(path, sizeof path, "callgrind.out.%d.%d-01", (int)getpid(), dumps);
+    if (access(path, R_OK) != 0)
+        snprintf(path, sizeof path, "callgrind.out.%d.%d", (int)getpid(), dumps);
+    {
         FILE *f = fopen(path, "r");
         if (!f)
-            break;
+            return -1;
         while (fgets(line, sizeof line, f))
             if (strncmp(line, "totals:", 7) == 0)
                 v = atof(line + 7);
@@ -303,9 +311,9 @@ static void callgrind_counts(const char *dir)
             zmax = z > zmax ? z : zmax;
         }
         tp_session_close(s, NULL);
-        printf("callgrind %s: instructions per zone %.2f (per-step min %.0f max %.0f), per two "
-               "clock reads %.2f\n",
-               names[t], zmin / g_zones, zmin, zmax, cmin / g_zones);
+        printf("callgrind %s: instructions per zone %.2f (per step of %d zones: min %.0f max "
+               "%.0f), per two clock reads %.2f\n",
+               names[t], zmin / g_zones, g_zones, zmin, zmax, cmin / g_zones);
     }
 }
 #endif
@@ -327,7 +335,7 @@ int main(int argc, char **argv)
     if (RUNNING_ON_VALGRIND) {
         callgrind_counts(dir);
         char cmd[300];
-        snprintf(cmd, sizeof cmd, "rm -rf %s callgrind.out.%d.*", dir, (int)getpid());
+        snprintf(cmd, sizeof cmd, "rm -rf %s callgrind.out.%d.[0-9]*", dir, (int)getpid());
         return system(cmd) == 0 ? 0 : 1;
     }
 #endif
