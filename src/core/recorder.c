@@ -99,6 +99,12 @@ void tpi_pool_top_up(tpi_pool *p)
     if (want > p->max_chunks / 4)
         want = p->max_chunks / 4;
     __atomic_store_n(&p->ready_target, want, __ATOMIC_RELAXED);
+    tpi_pool_fill(p);
+}
+
+void tpi_pool_fill(tpi_pool *p)
+{
+    uint64_t want = __atomic_load_n(&p->ready_target, __ATOMIC_RELAXED);
     while (__atomic_load_n(&p->n_free, __ATOMIC_RELAXED) < want) {
         tpi_chunk *c = chunk_new(p);
         if (!c)
