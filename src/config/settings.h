@@ -47,6 +47,7 @@ typedef struct tpi_settings {
     char trace_filename[256];    /* pattern: {host} {pid} {rank} {step} {time_ns} */
     int rank;                    /* -1: from RANK / OMPI_COMM_WORLD_RANK / SLURM_PROCID / PMI_RANK */
     int top_n;                   /* rows of the console table */
+    int cuda;                    /* CUPTI GPU activity in trace windows (activities: cpu,cuda) */
 } tpi_settings;
 
 /* Every key at its default. */
