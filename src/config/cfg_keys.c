@@ -70,6 +70,10 @@ static const tpc_key KEYS[TPC_NKEYS] = {
     {"cuda", TPC_BOOL, "false", 0, 1, NULL, "profile_cuda trace_cuda", NULL, 0,
      "Kernels, copies, sets, synchronizations and CUDA API calls in the traces (CUPTI, inside "
      "trace windows only); see docs/GPU.md.", "true"},
+    /* Python package: torch.profiler inside trace windows (trainprof.torch) */
+    {"torch_ops", TPC_BOOL, "false", 0, 1, NULL, "torch_profiler", NULL, 0,
+     "Python: in each trace window also run torch.profiler on the same schedule and merge "
+     "its operators (and CUDA kernels) into the window's trace (docs/PYTHON.md).", "true"},
     /* issue 12: the trace never takes the disk space the summaries need */
     {"max_trace_mb", TPC_SIZE, "0", 0, 1048576, NULL, NULL, NULL, 0,
      "Budget of each trace window's files; past it (or when the disk runs low) the window's "

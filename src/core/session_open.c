@@ -77,6 +77,7 @@ static void free_session(tp_session *s, int in_fork_child)
         pthread_cond_destroy(&s->wake_cond);
         pthread_mutex_destroy(&s->sample_lock);
         pthread_mutex_destroy(&s->stats_lock);
+        pthread_mutex_destroy(&s->col_lock);
     }
     free(s->samples);
     free(s);
@@ -134,6 +135,7 @@ static int init_session(tp_session *s, const tpi_settings *st, tp_error *err)
     pthread_cond_init(&s->wake_cond, NULL);
     pthread_mutex_init(&s->sample_lock, NULL);
     pthread_mutex_init(&s->stats_lock, NULL);
+    pthread_mutex_init(&s->col_lock, NULL);
     s->env.settings = &s->settings;
     s->env.run_dir = s->run_dir;
     s->env.host = s->host;
