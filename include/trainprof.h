@@ -155,6 +155,22 @@ TP_API int tp_session_close(tp_session *s, tp_error *err);
 /* The run directory, or NULL for a NULL session. */
 TP_API const char *tp_session_dir(const tp_session *s);
 
+/* --- HTML report (issue 11) --- */
+/* Writes one self-contained HTML page (no network: inline data, SVG and a
+ * small script) to `out`, atomically: step time and throughput over steps
+ * with the traced steps marked, memory over steps (RSS, system %, each GPU's
+ * allocated/reserved/peak), the step breakdown, the top operations, the
+ * analyzer's findings and the run's configuration. `input` is a run
+ * directory (its JSON files and profiler_traces/) or one trace file (Chrome
+ * / Kineto / JAX JSON, .gz ok). Long runs are downsampled (min/max/mean per
+ * column), so the page stays small for any number of steps. Returns 0, or
+ * TP_ERR_IO (cannot read/write: err names the file) / TP_ERR_PARSE
+ * (malformed input: err names the file and byte offset) / TP_ERR_INVALID.
+ * Session close calls it for report.html unless profiling.html_report is
+ * false; it never touches a live session. */
+TP_API int tp_report_html(const char *input, const char *out, tp_error *err);
+/* --- end HTML report --- */
+
 /* Step boundaries. tp_step_end's samples (e.g. the batch size) give
  * samples/s. A tp_step_end without a tp_step_begin starts the step at the
  * previous step's end (or at session open). */

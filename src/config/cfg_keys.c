@@ -74,6 +74,10 @@ static const tpc_key KEYS[TPC_NKEYS] = {
     {"torch_ops", TPC_BOOL, "false", 0, 1, NULL, "torch_profiler", NULL, 0,
      "Python: in each trace window also run torch.profiler on the same schedule and merge "
      "its operators (and CUDA kernels) into the window's trace (docs/PYTHON.md).", "true"},
+    /* the HTML report written at close */
+    {"html_report", TPC_BOOL, "true", 0, 1, NULL, NULL, NULL, 0,
+     "Write report.html (a self-contained page: step time, memory, breakdown, top operations, "
+     "findings, configuration) into the run directory at close.", "false"},
     /* issue 12: the trace never takes the disk space the summaries need */
     {"max_trace_mb", TPC_SIZE, "0", 0, 1048576, NULL, NULL, NULL, 0,
      "Budget of each trace window's files; past it (or when the disk runs low) the window's "

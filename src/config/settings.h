@@ -48,6 +48,7 @@ typedef struct tpi_settings {
     int rank;                    /* -1: from RANK / OMPI_COMM_WORLD_RANK / SLURM_PROCID / PMI_RANK */
     int top_n;                   /* rows of the console table */
     int cuda;                    /* CUPTI GPU activity in trace windows (activities: cpu,cuda) */
+    int html_report;             /* report.html at close */
 } tpi_settings;
 
 /* Every key at its default. */

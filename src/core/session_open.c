@@ -244,6 +244,20 @@ static int close_in_child(tp_session *s)
     return 0;
 }
 
+/* report.html, read from the run directory's files once they are complete.
+ * A failure is a warning and one more I/O error; the rest of close goes on. */
+static uint64_t write_html_report(const tp_session *s)
+{
+    char out[1200];
+    tp_error e = { .message = "run directory path too long" };
+    if (!s->settings.html_report || !s->run_dir[0]) return 0;
+    if (tpu_path_join(out, sizeof out, s->run_dir, "report.html") == 0 &&
+        tp_report_html(s->run_dir, out, &e) == 0)
+        return 0;
+    fprintf(stderr, "trainprof: warning: report.html not written in %s: %s\n", s->run_dir, e.message);
+    return 1;
+}
+
 int tp_session_close(tp_session *s, tp_error *err)
 {
     if (err)
@@ -278,6 +292,7 @@ int tp_session_close(tp_session *s, tp_error *err)
         if (k->ops->destroy)
             k->ops->destroy(k);
     }
+    io += write_html_report(s);
     if (rc != 0 || io) {
         rc = TP_ERR_IO; /* returned with or without err */
         if (err) {
