@@ -78,6 +78,10 @@ static const tpc_key KEYS[TPC_NKEYS] = {
     {"html_report", TPC_BOOL, "true", 0, 1, NULL, NULL, NULL, 0,
      "Write report.html (a self-contained page: step time, memory, breakdown, top operations, "
      "findings, configuration) into the run directory at close.", "false"},
+    /* issue 12: the trace never takes the disk space the summaries need */
+    {"max_trace_mb", TPC_SIZE, "0", 0, 1048576, NULL, NULL, NULL, 0,
+     "Budget of each trace window's files; past it (or when the disk runs low) the window's "
+     "remaining events are dropped and counted; 0 = no budget.", "512MB"},
     /* derived: spellings of other systems that expand onto the schedule */
     {"start_step", TPC_INT, "", 0, BIG, NULL, NULL, NULL, 1,
      "JAX style: first traced step. Sets skip_first=start_step, wait=0, warmup=0.", "100"},
