@@ -251,6 +251,8 @@ static void fill_settings(const tp_config *cfg, tpi_settings *s)
     copy_str(s->trace_filename, sizeof s->trace_filename, e[TPC_K_TRACE_FILENAME].v.s);
     s->rank = (int)e[TPC_K_RANK].v.i;
     s->top_n = (int)e[TPC_K_TOP_N].v.i;
+    copy_str(s->job_id, sizeof s->job_id, e[TPC_K_JOB_ID].v.s);
+    copy_str(s->ranks, sizeof s->ranks, e[TPC_K_RANKS].v.s);
 }
 
 int tpc_resolve(tp_config *cfg, tp_error *err)

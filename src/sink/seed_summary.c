@@ -58,6 +58,9 @@ void tpi_seed_write_summary(tpu_buf *b, const tpi_sink_env *env, const tpi_summa
     tpu_json_kv_int(&j, "pid", env->pid);
     tpu_json_kv_int(&j, "rank", env->rank);
     tpu_json_kv_string(&j, "run_dir", env->run_dir);
+    tpu_json_kv_uint(&j, "base_time_ns", env->wall_base_ns);
+    tpu_json_kv_uint(&j, "monotonic_base_ns", env->mono_base_ns);
+    tpi_sink_job_json(&j, env);
     if (sum->mem)
         tpi_mem_summary_write_json(sum->mem, &j);
     if (sum->alloc)
