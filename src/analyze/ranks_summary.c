@@ -138,6 +138,12 @@ static int get_steps(parser *ps, tpa_rank_summary *s)
     for (;;) {
         int64_t v[6];
         if (get_row(ps, v, 6) != 0) return -1;
+        /* 0 <= overlap <= comm <= dur, times and bytes not negative: the
+         * reduce's arithmetic relies on it */
+        if (v[1] < 0 || v[2] < 0 || v[3] < 0 || v[3] > v[2] || v[4] < 0 || v[4] > v[3] || v[5] < 0) {
+            ps->why = "step row out of range (needs 0 <= overlap <= comm <= dur, start and bytes >= 0)";
+            return -1;
+        }
         if (s->n_steps == cap) {
             cap = cap ? cap * 2 : 64;
             tpa_rank_step *ns = realloc(s->steps, cap * sizeof *ns);

@@ -21,6 +21,8 @@
  * other ranks through a file in the job directory (which every rank must
  * see: the same file system), written before one more barrier.
  */
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -58,7 +60,7 @@ void tpi_job_open(tp_session *s)
     snprintf(s->job_dir, sizeof s->job_dir, "%.*s", (int)(slash - s->run_dir), s->run_dir);
     tpu_buf b = {0};
     job_json(&b, s, 0);
-    snprintf(tmp, sizeof tmp, "%s/.job.json.%d", s->job_dir, s->pid);
+    snprintf(tmp, sizeof tmp, "%s/.job.json.%d.%d", s->job_dir, s->job.rank, s->pid);
     snprintf(path, sizeof path, "%s/job.json", s->job_dir);
     if (tpu_write_file_atomic(tmp, b.data, b.len, errbuf, sizeof errbuf) != 0)
         fprintf(stderr, "trainprof: warning: %s\n", errbuf);
@@ -86,20 +88,26 @@ static void job_json(tpu_buf *b, const tp_session *s, int with_offsets)
     if (with_offsets) {
         tpu_json_key(&j, "clock_offsets_ns"); /* rank -> its wall clock minus rank 0's */
         tpu_json_begin_object(&j);
-        int world = s->job.world_size > 0 ? s->job.world_size : 0;
-        for (int r = 0; r < world; r++) {
-            char path[1200], key[16], *text = NULL;
+        DIR *d = opendir(s->job_dir);
+        struct dirent *de;
+        while (d && (de = readdir(d)) != NULL) {
+            char path[1400], *text = NULL, *end;
             size_t len;
-            snprintf(path, sizeof path, "%s/rank%d/clock.json", s->job_dir, r);
+            if (strncmp(de->d_name, "rank", 4) != 0 || !isdigit((unsigned char)de->d_name[4]))
+                continue;
+            strtol(de->d_name + 4, &end, 10);
+            if (*end) /* rank<r>_2 ...: a restart's directory, not the rank's first */
+                continue;
+            snprintf(path, sizeof path, "%s/%s/clock.json", s->job_dir, de->d_name);
             if (tpu_read_file(path, &text, &len, NULL, 0) != 0)
                 continue;
             const char *p = strstr(text, "\"offset_ns\":");
-            if (p) {
-                snprintf(key, sizeof key, "%d", r);
-                tpu_json_kv_int(&j, key, strtoll(p + 12, NULL, 10));
-            }
+            if (p)
+                tpu_json_kv_int(&j, de->d_name + 4, strtoll(p + 12, NULL, 10));
             free(text);
         }
+        if (d)
+            closedir(d);
         tpu_json_end_object(&j);
     }
     tpu_json_end_object(&j);
