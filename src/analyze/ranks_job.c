@@ -38,7 +38,8 @@ static bool is_trace_file(const char *name)
 static int cmp_input(const void *a, const void *b)
 {
     const tpa_rank_input *x = a, *y = b;
-    if (x->rank_hint != y->rank_hint) return x->rank_hint < y->rank_hint ? -1 : 1;
+    uint64_t hx = (uint64_t)x->rank_hint, hy = (uint64_t)y->rank_hint; /* -1 (no hint) last */
+    if (hx != hy) return hx < hy ? -1 : 1;
     return strcmp(x->path, y->path);
 }
 
