@@ -207,7 +207,14 @@ static int open_profiling(int *argc, char **argv, tp_session **prof)
     return 0;
 }
 
-static void train(tp_session *prof, const options *o, int rank, int world)
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Returns the median step time in ms, as the program itself measures it. */
+static double train(tp_session *prof, const options *o, int rank, int world)
 {
     static mlp model, grad;
     unsigned seed = 42;
@@ -217,7 +224,9 @@ static void train(tp_session *prof, const options *o, int rank, int world)
         for (int i = 0; i < fan_out[l] * fan_in[l]; i++)
             w[l][i] = gauss(&seed) * sqrtf(2.0f / (float)fan_in[l]);
     int n = (int)o->batch, global = n * world, train_end = NDATA - EVAL;
+    double *step_ms = calloc((size_t)o->max_steps + 1, sizeof *step_ms);
     for (long step = 0; step < o->max_steps; step++) {
+        double t0 = now_ms();
         int first = (int)((step * global + (long)rank * n) % (train_end - n));
         tp_step_begin(prof);
         {
@@ -239,6 +248,8 @@ static void train(tp_session *prof, const options *o, int rank, int world)
                 pm[i] -= 0.1f * pg[i];
         }
         tp_step_end(prof, (uint64_t)n);
+        if (step_ms)
+            step_ms[step] = now_ms() - t0;
         if (step % o->log_every == 0 || step == o->max_steps - 1) {
             float eval = forward(&model, train_end, EVAL); /* same batch, same model: every rank */
             tp_counter(prof, "eval_loss", eval);
@@ -246,6 +257,13 @@ static void train(tp_session *prof, const options *o, int rank, int world)
             fflush(stdout);
         }
     }
+    double median = 0;
+    if (step_ms && o->max_steps > 0) {
+        qsort(step_ms, (size_t)o->max_steps, sizeof *step_ms, cmp_double);
+        median = step_ms[o->max_steps / 2];
+    }
+    free(step_ms);
+    return median;
 }
 
 int main(int argc, char **argv)
@@ -271,7 +289,8 @@ int main(int argc, char **argv)
     tp_error err;
     if (tp_session_sync(prof, tp_mpi_barrier, &comm, &err) != 0)
         fprintf(stderr, "train_mlp_mpi: rank %d: clock sync: %s\n", rank, err.message);
-    train(prof, &o, rank, world);
+    double median = train(prof, &o, rank, world);
+    printf("rank %d median_step_ms %.4f\n", rank, median);
     if (tp_session_close(prof, &err) != 0)
         fprintf(stderr, "train_mlp_mpi: rank %d: profiling: %s\n", rank, err.message);
     MPI_Finalize();
