@@ -98,6 +98,19 @@ void tpa_ranks_add_failure(tpa_ranks *r, const char *source, const tpa_error *er
 void tpa_ranks_render_text(tpa_ranks *r, FILE *f, bool steps_only);
 void tpa_ranks_render_json(tpa_ranks *r, FILE *f);
 size_t tpa_ranks_count(const tpa_ranks *r);
+
+/* Job-level figures (for `diff` of two jobs). */
+typedef struct tpa_job_stats {
+    size_t ranks, steps;
+    int64_t step_mean_ns;      /* mean over ranks of each rank's mean step */
+    int64_t compute_mean_ns;   /* mean over ranks of compute per step */
+    int64_t comm_mean_ns;      /* mean over ranks of time in collectives per step */
+    int64_t others_wait_ns;    /* wait per step of the ranks other than the straggler */
+    int64_t straggler_rank;    /* -1: none */
+    double straggler_share;
+    int64_t straggler_lead_ns;
+} tpa_job_stats;
+void tpa_ranks_job_stats(tpa_ranks *r, tpa_job_stats *out);
 void tpa_ranks_free(tpa_ranks *r);
 
 /* Maps every input on `jobs` threads and folds the summaries into r. When

@@ -315,6 +315,24 @@ void tpa_ranks_free(tpa_ranks *r)
     free(r);
 }
 
+void tpa_ranks_job_stats(tpa_ranks *r, tpa_job_stats *out)
+{
+    finalize(r);
+    memset(out, 0, sizeof *out);
+    out->ranks = r->n_rows;
+    out->steps = r->n_steps;
+    int64_t n = r->n_rows ? (int64_t)r->n_rows : 1;
+    for (size_t i = 0; i < r->n_rows; i++) {
+        out->step_mean_ns += r->rows[i].mean_ns / n;
+        out->compute_mean_ns += r->rows[i].compute_mean_ns / n;
+        out->comm_mean_ns += r->rows[i].comm_mean_ns / n;
+    }
+    out->others_wait_ns = r->others_wait_ns;
+    out->straggler_rank = r->top_rank;
+    out->straggler_share = r->contested_steps ? (double)r->top_count / (double)r->contested_steps : 0;
+    out->straggler_lead_ns = r->top_lead_p50;
+}
+
 /* ---- rendering ---------------------------------------------------------- */
 
 static const char *dur(char *buf, int64_t ns)

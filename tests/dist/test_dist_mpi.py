@@ -231,6 +231,9 @@ def main():
         other = glob.glob(os.path.join(tmp, "runs2", "*_job-second"))
         check(len(other) == 1, f"profiling.job_id names the job directory: {other}")
         if other:
+            d = json.loads(tp("diff", "--json", job, other[0]).stdout)
+            check(d["a"]["straggler_rank"] == SLOW_RANK == d["b"]["straggler_rank"] and d["b"]["ranks"] == 4,
+                  f"diff of two jobs: {d}")
             check_bad_inputs(job, other[0], tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

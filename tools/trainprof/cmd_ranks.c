@@ -134,3 +134,89 @@ int cli_job_trace_files(const char *dir, char ***files, size_t *n)
     tpa_job_inputs_free(in, n_in);
     return CLI_OK;
 }
+
+static const char DIFF_USAGE[] =
+    "usage: trainprof diff [--json] [--fail-if-slower PCT] JOB_A JOB_B\n"
+    "Job-level change from job A (baseline) to job B: mean step time, compute and\n"
+    "time in collectives per step, the straggler and its lead, the others' wait.\n\n"
+    "  --fail-if-slower PCT  exit 1 when B's mean step is more than PCT %% slower\n"
+    "  --json                machine-readable output\n"
+    "Exit: 0 ok, 1 gate tripped, 2 bad input.\n";
+
+static int job_stats(const char *dir, tpa_job_stats *st)
+{
+    tpa_rank_input *in;
+    size_t n;
+    tpa_error err;
+    memset(&err, 0, sizeof err);
+    if (tpa_job_inputs(dir, &in, &n, &err) != 0) return cli_error(&err);
+    tpa_ranks *r = tpa_ranks_new();
+    if (!r) abort();
+    tpa_ranks_map_all(in, n, (int)sysconf(_SC_NPROCESSORS_ONLN), r, NULL);
+    tpa_job_inputs_free(in, n);
+    tpa_ranks_job_stats(r, st);
+    tpa_ranks_free(r);
+    return st->ranks ? CLI_OK : cli_fail("diff", "no rank of %s could be read", dir);
+}
+
+static double pct(int64_t a, int64_t b) { return a > 0 ? 100.0 * (double)(b - a) / (double)a : 0.0; }
+
+static void diff_row(const char *what, int64_t a, int64_t b)
+{
+    char x[24], y[24];
+    tpa_fmt_dur(x, sizeof x, a);
+    tpa_fmt_dur(y, sizeof y, b);
+    printf("%-26s %14s %14s %+9.1f%%\n", what, x, y, pct(a, b));
+}
+
+int cmd_ranks_diff(int argc, char **argv)
+{
+    cli_init();
+    const char *cmd = argv[0], *dirs[2] = {0}, *v;
+    int n = 0;
+    bool json = false, gate = false;
+    double limit = 0;
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) { printf(DIFF_USAGE); return CLI_OK; }
+        if (!strcmp(argv[i], "--json")) json = true;
+        else if (cli_opt(argc, argv, &i, "--fail-if-slower", &v)) {
+            char *end;
+            if (!v || (limit = strtod(v, &end), end == v || *end)) return cli_fail(cmd, "--fail-if-slower needs a percentage");
+            gate = true;
+        } else if (argv[i][0] == '-' && argv[i][1]) return cli_fail(cmd, "unknown option %s", argv[i]);
+        else if (n == 2 || !tpa_is_dir(argv[i])) return cli_fail(cmd, "exactly two job directories: A (baseline) and B");
+        else dirs[n++] = argv[i];
+    }
+    if (n != 2) return cli_fail(cmd, "exactly two job directories: A (baseline) and B");
+    tpa_job_stats a, b;
+    int rc = job_stats(dirs[0], &a);
+    if (!rc) rc = job_stats(dirs[1], &b);
+    if (rc) return rc;
+    double change = pct(a.step_mean_ns, b.step_mean_ns);
+    if (json) {
+        printf("{\"a\":{\"ranks\":%zu,\"step_mean_ns\":%lld,\"compute_mean_ns\":%lld,\"comm_mean_ns\":%lld,"
+               "\"others_wait_ns\":%lld,\"straggler_rank\":%lld,\"straggler_lead_ns\":%lld},\n",
+               a.ranks, (long long)a.step_mean_ns, (long long)a.compute_mean_ns, (long long)a.comm_mean_ns,
+               (long long)a.others_wait_ns, (long long)a.straggler_rank, (long long)a.straggler_lead_ns);
+        printf("\"b\":{\"ranks\":%zu,\"step_mean_ns\":%lld,\"compute_mean_ns\":%lld,\"comm_mean_ns\":%lld,"
+               "\"others_wait_ns\":%lld,\"straggler_rank\":%lld,\"straggler_lead_ns\":%lld},\n"
+               "\"step_change_pct\":%.3f}\n",
+               b.ranks, (long long)b.step_mean_ns, (long long)b.compute_mean_ns, (long long)b.comm_mean_ns,
+               (long long)b.others_wait_ns, (long long)b.straggler_rank, (long long)b.straggler_lead_ns, change);
+    } else {
+        printf("%-26s %14s %14s %10s\n", "", "A", "B", "change");
+        printf("%-26s %14zu %14zu\n", "ranks", a.ranks, b.ranks);
+        diff_row("mean step", a.step_mean_ns, b.step_mean_ns);
+        diff_row("compute per step", a.compute_mean_ns, b.compute_mean_ns);
+        diff_row("in collectives per step", a.comm_mean_ns, b.comm_mean_ns);
+        diff_row("others' wait per step", a.others_wait_ns, b.others_wait_ns);
+        diff_row("straggler lead (p50)", a.straggler_lead_ns, b.straggler_lead_ns);
+        printf("%-26s %9lld %3.0f%% %9lld %3.0f%%\n", "straggler rank, share", (long long)a.straggler_rank,
+               100 * a.straggler_share, (long long)b.straggler_rank, 100 * b.straggler_share);
+    }
+    if (gate && change > limit) {
+        fprintf(stderr, "trainprof diff: mean step is %.2f%% slower (limit %.2f%%)\n", change, limit);
+        return CLI_FINDINGS;
+    }
+    return CLI_OK;
+}

@@ -21,6 +21,7 @@ int cmd_run(int argc, char **argv);
 bool cli_ranks_wanted(int argc, char **argv);
 int cmd_ranks(int argc, char **argv);
 int cmd_combine(int argc, char **argv);
+int cmd_ranks_diff(int argc, char **argv); /* diff of two job directories */
 /* Every trace file of every rank of a job (or rank) directory, for merge;
  * the caller frees each path and the array. 0, or CLI_BAD_INPUT after
  * reporting. */
