@@ -22,7 +22,7 @@ import tempfile
 BIN = os.environ.get("TRAINPROF_BIN", "build/trainprof")
 EXE = os.path.join(os.environ.get("TP_EXAMPLES_DIR", "build/examples"), "mpi", "train_mlp_mpi")
 FIXTURES = os.environ.get("TP_FIXTURES", "../shared/fixtures")
-SLOW_RANK, SLOW_MS, STEPS = 2, 40, 24
+SLOW_RANK, SLOW_MS, STEPS = 2, 60, 20
 GRAD_BYTES = 4 * (64 * 32 + 64 + 64 * 64 + 64 + 10 * 64 + 10)  # the MLP's parameters, float32
 FAILS = []
 
