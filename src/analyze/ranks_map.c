@@ -21,12 +21,15 @@
 typedef struct ivl { int64_t lo, hi; } ivl;
 typedef struct ivec { ivl *v; size_t n, cap; } ivec;
 typedef struct sample { int64_t ts, value; } sample;
+typedef struct tspan { int64_t lo, hi, tid; } tspan;
 
 typedef struct map_state {
     tpa_rank_summary *out;
     size_t step_cap;
     ivec host_comm, dev_comm, compute;
     sample *bytes; size_t n_bytes, cap_bytes;
+    tspan *host; size_t n_host, cap_host;  /* other host spans: compute of CPU-only ranks */
+    int64_t step_tid;
     tpa_rank_comm host_names[TPA_RANK_COMM_NAMES], dev_names[TPA_RANK_COMM_NAMES];
     size_t n_host_names, n_dev_names;
 } map_state;
@@ -131,6 +134,7 @@ static void feed(map_state *m, const tpa_event *ev)
     if (kind == TPA_K_STEP && tpa_step_number(ev->name, &num)) {
         o->steps = grow(o->steps, &m->step_cap, o->n_steps + 1, sizeof *o->steps);
         o->steps[o->n_steps++] = (tpa_rank_step){num, lo, ev->dur_ns, 0, 0, 0};
+        m->step_tid = ev->tid;
     } else if (kind == TPA_K_COMM) {
         ivec_push(&m->dev_comm, lo, hi);
         count_name(m->dev_names, &m->n_dev_names, ev->name, ev->dur_ns);
@@ -139,6 +143,9 @@ static void feed(map_state *m, const tpa_event *ev)
     } else if (!tpa_kind_is_gpu(kind) && is_host_collective(ev->name)) {
         ivec_push(&m->host_comm, lo, hi);
         count_name(m->host_names, &m->n_host_names, ev->name, ev->dur_ns);
+    } else if (kind == TPA_K_CPU || kind == TPA_K_ANNOTATION) {
+        m->host = grow(m->host, &m->cap_host, m->n_host + 1, sizeof *m->host);
+        m->host[m->n_host++] = (tspan){lo, hi, ev->tid};
     }
 }
 
@@ -186,7 +193,7 @@ static void read_meta(tpa_rank_summary *o, const tpa_meta *meta)
 }
 
 /* Marks of where this file's items start, to shift them onto wall clock. */
-typedef struct marks { size_t steps, host, dev, compute, bytes; int64_t min_ts; } marks;
+typedef struct marks { size_t steps, host, dev, compute, bytes, spans; int64_t min_ts; } marks;
 
 static void shift_file(map_state *m, const marks *k, const tpa_meta *meta)
 {
@@ -200,13 +207,14 @@ static void shift_file(map_state *m, const marks *k, const tpa_meta *meta)
     for (int v = 0; v < 3; v++)
         for (size_t i = from[v]; i < vs[v]->n; i++) vs[v]->v[i].lo += shift, vs[v]->v[i].hi += shift;
     for (size_t i = k->bytes; i < m->n_bytes; i++) m->bytes[i].ts += shift;
+    for (size_t i = k->spans; i < m->n_host; i++) m->host[i].lo += shift, m->host[i].hi += shift;
 }
 
 static int map_file(map_state *m, const char *path, tpa_error *err)
 {
     tpa_reader *r = tpa_reader_open(path, err);
     if (!r) return -1;
-    marks k = {m->out->n_steps, m->host_comm.n, m->dev_comm.n, m->compute.n, m->n_bytes, INT64_MAX};
+    marks k = {m->out->n_steps, m->host_comm.n, m->dev_comm.n, m->compute.n, m->n_bytes, m->n_host, INT64_MAX};
     tpa_event ev;
     int rc;
     while ((rc = tpa_reader_next(r, &ev, err)) > 0) {
@@ -290,6 +298,11 @@ static void finish(map_state *m)
     for (size_t i = 0; i < o->n_steps; i++)
         if (w == 0 || o->steps[w - 1].num != o->steps[i].num) o->steps[w++] = o->steps[i];
     o->n_steps = w;
+    /* CPU-only rank: its compute is the training thread's own spans, and a
+     * collective completing on another thread (DDP's gloo worker) overlaps it */
+    bool cpu_only = m->compute.n == 0;
+    for (size_t i = 0; cpu_only && i < m->n_host; i++)
+        if (m->host[i].tid == m->step_tid) ivec_push(&m->compute, m->host[i].lo, m->host[i].hi);
     union_of(comm);
     union_of(&m->compute);
     ivec both = {0};
@@ -390,6 +403,7 @@ int tpa_rank_map(const char *path, int64_t rank_hint, tpa_rank_summary *out, tpa
     free(m.dev_comm.v);
     free(m.compute.v);
     free(m.bytes);
+    free(m.host);
     if (rc != 0) tpa_rank_summary_free(out);
     return rc;
 }

@@ -391,10 +391,14 @@ static void finding_text(tpa_ranks *r, FILE *f)
         fprintf(f, "%d. collectives take %.1f%% of step time on average (%s per step per rank, %s of it the "
                    "transfer itself: the fastest rank's time)", ++n, 100.0 * (double)comm / (double)step,
                 dur(a, comm / (int64_t)r->n_rows), dur(b, r->min_comm_mean));
+        double share = total_comm ? 100.0 * (double)overlap / (double)total_comm : 0.0;
         if (device)
-            fprintf(f, "; %.0f%% of collective time overlaps GPU compute", total_comm ? 100.0 * (double)overlap / (double)total_comm : 0.0);
+            fprintf(f, "; %.0f%% of collective time overlaps GPU compute", share);
+        else if (overlap > 0)
+            fprintf(f, "; %.0f%% of collective time runs beside the training thread's work (asynchronous "
+                       "collectives, e.g. DDP buckets during backward)", share);
         else
-            fprintf(f, "; host collectives block: no overlap with compute");
+            fprintf(f, "; the collectives block the training thread: no overlap with compute");
         fputs(".\n", f);
     }
     if (r->unsynced)
