@@ -150,6 +150,10 @@ def check_combine(job, tmp, a):
         check(size < 16_000, f"summary {f} is {size} bytes")
     one = tp("analyze", "--summary", os.path.join(job, "rank1")).stdout
     check(json.loads(one)["rank"] == 1, "analyze --summary of one rank")
+    serial = json.loads(tp("analyze", "-j", "1", "--json", job).stdout)
+    parallel = json.loads(tp("analyze", "-j", "4", "--json", job).stdout)
+    check(serial["per_rank"] == parallel["per_rank"] and serial["straggler"] == parallel["straggler"],
+          "analyze -j 4 differs from -j 1")
     p = tp("combine", "--json", sums)
     c = json.loads(p.stdout)
     check(c["straggler"] == a["straggler"], f"combine {c['straggler']} != analyze {a['straggler']}")
