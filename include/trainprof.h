@@ -210,8 +210,9 @@ typedef int (*tp_barrier_fn)(void *user);
  * drift: the latest call wins). Returns 0; TP_ERR_INVALID for a NULL
  * barrier; TP_ERR_IO when a barrier call failed or the reference file
  * cannot be written; TP_ERR_STATE when the rank has no job directory (no job
- * id: set profiling.job_id) or rank 0's reference is missing. NULL session:
- * barriers only, returns 0. */
+ * id: set profiling.job_id) or rank 0's reference is missing. NULL session,
+ * or a process with no rank (not started by a launcher): barriers only,
+ * returns 0. */
 TP_API int tp_session_sync(tp_session *s, tp_barrier_fn barrier, void *user, tp_error *err);
 
 /* After a successful tp_session_sync: 1 with this rank's wall clock minus
