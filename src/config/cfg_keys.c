@@ -66,6 +66,10 @@ static const tpc_key KEYS[TPC_NKEYS] = {
      "Rank of this process; -1 = from RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID, PMI_RANK.", "0"},
     {"top_n", TPC_INT, "20", 0, 100000, NULL, "row_limit", NULL, 0,
      "Rows of the console operation table; 0 = all.", "30"},
+    /* GPU activity (issue 13) */
+    {"cuda", TPC_BOOL, "false", 0, 1, NULL, "profile_cuda trace_cuda", NULL, 0,
+     "Kernels, copies, sets, synchronizations and CUDA API calls in the traces (CUPTI, inside "
+     "trace windows only); see docs/GPU.md.", "true"},
     /* multi-rank jobs (docs/DISTRIBUTED.md) */
     {"job_id", TPC_STRING, "auto", 1, 100, NULL, NULL, NULL, 0,
      "Job the ranks share (one job directory, rank<r>/ each); auto = from TORCHELASTIC_RUN_ID, "
@@ -85,6 +89,9 @@ static const tpc_key KEYS[TPC_NKEYS] = {
      "wait=N-warmup-active, repeat=0.", "500"},
     {"log_to_wandb", TPC_BOOL, "", 0, 1, NULL, NULL, NULL, 1,
      "Timer style: true adds jsonl to metrics (profiling/<op>_avg_time, _total_time, _count).", "true"},
+    {"activities", TPC_LIST, "", 0, 0, "cpu|cuda", NULL, NULL, 1,
+     "torch.profiler style: a list of cpu, cuda. Sets cuda=true when it names cuda, false "
+     "otherwise (CPU zones are always recorded).", "cpu,cuda"},
 };
 /* clang-format on */
 

@@ -9,6 +9,7 @@
  *      profile_steps N          -> active=N, repeat=1
  *      schedule_every_n_steps N -> wait=N-warmup-active, repeat=0
  *      log_to_wandb true        -> metrics += jsonl
+ *      activities cpu,cuda      -> cuda = (list names cuda)
  *    A derived key set at a higher layer than a target's own value wins; a
  *    lower one loses. Two writers of one target in the SAME layer contradict
  *    each other (`start_step` and `wait` both given as flags): an error that
@@ -35,6 +36,8 @@ static const char *why(int k)
         return "profile_steps fixes the number of traced steps (active=profile_steps, repeat=1)";
     case TPC_K_EVERY_N_STEPS:
         return "schedule_every_n_steps fixes the cycle length (wait=N-warmup-active, repeat=0)";
+    case TPC_K_ACTIVITIES:
+        return "activities decides whether CUDA activity is recorded (cuda=true when it lists cuda)";
     default:
         return "";
     }
@@ -54,6 +57,8 @@ static uint64_t targets(int k)
         return B << TPC_K_WAIT | B << TPC_K_REPEAT;
     case TPC_K_LOG_TO_WANDB:
         return 0; /* adds to metrics, never contradicts it */
+    case TPC_K_ACTIVITIES:
+        return B << TPC_K_CUDA;
     default:
         return B << k;
     }
@@ -194,6 +199,13 @@ static void derive_wandb(tp_config *cfg)
              ws->spelling);
 }
 
+/* activities: a list of cpu(bit 0), cuda(bit 1) */
+static int derive_activities(tp_config *cfg, tp_error *err)
+{
+    const tpc_slot *as = top_slot(cfg, TPC_K_ACTIVITIES);
+    return as ? apply(cfg, TPC_K_ACTIVITIES, TPC_K_CUDA, (as->v.i & 2) ? 1 : 0, err) : 0;
+}
+
 static void fill_text(tp_config *cfg)
 {
     for (int k = 0; k < TPC_NCANONICAL; k++)
@@ -251,6 +263,7 @@ static void fill_settings(const tp_config *cfg, tpi_settings *s)
     copy_str(s->trace_filename, sizeof s->trace_filename, e[TPC_K_TRACE_FILENAME].v.s);
     s->rank = (int)e[TPC_K_RANK].v.i;
     s->top_n = (int)e[TPC_K_TOP_N].v.i;
+    s->cuda = (int)e[TPC_K_CUDA].v.i;
     copy_str(s->job_id, sizeof s->job_id, e[TPC_K_JOB_ID].v.s);
     copy_str(s->ranks, sizeof s->ranks, e[TPC_K_RANKS].v.s);
 }
@@ -261,6 +274,8 @@ int tpc_resolve(tp_config *cfg, tp_error *err)
     int rc = derive_window(cfg, err);
     if (!rc)
         rc = derive_every(cfg, err);
+    if (!rc)
+        rc = derive_activities(cfg, err);
     if (rc)
         return rc;
     derive_wandb(cfg);

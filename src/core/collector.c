@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/collector_internal.h"
+#include "core/gpu_session.h"
 #include "core/names.h"
 #include "util/json.h"
 
@@ -387,6 +388,7 @@ void tpi_collector_publish_stats(tpi_collector *c)
     uint64_t dropped = __atomic_load_n(&s->dropped_unregistered, __ATOMIC_RELAXED);
     for (uint32_t i = 0; i < __atomic_load_n(&s->n_tbufs, __ATOMIC_ACQUIRE); i++)
         dropped += __atomic_load_n(&s->tbufs[i]->dropped, __ATOMIC_RELAXED);
+    dropped += tpi_gpu_dropped(s->gpu);
     uint64_t io = 0;
     for (int i = 0; i < s->n_sinks; i++)
         io += s->sinks[i]->io_errors;

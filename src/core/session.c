@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/gpu_session.h"
 #include "core/names.h"
 #include "core/session_internal.h"
 #include "util/fileio.h"
@@ -282,7 +283,7 @@ void tp_step_end(tp_session *s, uint64_t samples)
         return;
     const uint64_t x[1][2] = {{samples, 0}};
     put_rec(b, tpi_ticks(), TPI_REC_STEP_END, 0, 0, x, 1);
-    __atomic_fetch_add(&s->steps_ended, 1, __ATOMIC_RELAXED);
+    tpi_gpu_steps_ended(s->gpu, __atomic_add_fetch(&s->steps_ended, 1, __ATOMIC_RELAXED));
     if (__atomic_load_n(&s->wake_each_step, __ATOMIC_RELAXED))
         wake_collector(s);
 }

@@ -67,6 +67,7 @@ struct tp_session {
     tpi_sampler *sampler;
     tpi_mem_summary *mem_summary;
     tpi_alloc_tracker *alloc;
+    struct tpi_gpu *gpu;          /* CUPTI + GPU zones (core/gpu_session.c), NULL when out of memory */
     pthread_mutex_t sample_lock;
     tpi_mem_sample *samples;      /* ring of TPI_SAMPLE_QUEUE, lazily allocated */
     unsigned sample_head, sample_count;

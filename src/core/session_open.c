@@ -7,6 +7,7 @@
 
 #include "core/clock.h"
 #include "core/collector_internal.h"
+#include "core/gpu_session.h"
 #include "core/names.h"
 #include "util/fileio.h"
 
@@ -212,6 +213,7 @@ tp_session *tp_session_open(const tp_config *cfg, tp_error *err)
     s->col = tpi_collector_new(s);
     open_memory(s);
     open_sinks(s);
+    s->gpu = tpi_gpu_open(s);
     if (!s->col) {
         set_err(err, TP_ERR_NOMEM, "out of memory");
         tp_session_close(s, NULL);
@@ -300,6 +302,7 @@ int tp_session_close(tp_session *s, tp_error *err)
     release_chunks(s);
     tpi_collector_free(s->col);
     tpi_probes_close(s->probes);
+    tpi_gpu_close(s->gpu);
     tpi_mem_summary_free(s->mem_summary);
     tpi_alloc_tracker_free(s->alloc);
     tpi_session_live(s, 0);

@@ -10,6 +10,7 @@
 
 #include "core/clock.h"
 #include "core/collector_internal.h"
+#include "core/gpu_session.h"
 #include "core/names.h"
 #include "util/fileio.h"
 
@@ -92,6 +93,8 @@ void tpi_col_refresh_totals(tpi_collector *c, int with_percentiles)
         o->p90_s = p[1] * 1e-9;
         o->p99_s = p[2] * 1e-9;
         o->top_level = op->top_level;
+        o->gpu_count = 0;
+        tpi_gpu_op_stat(c->s->gpu, id, o);
     }
     c->n_totals = n;
 }
@@ -154,6 +157,7 @@ static void open_window(tpi_collector *c, int64_t cycle)
             window_call_failed(k, before, "cannot open trace", c->win.stem);
     }
     send_thread_names(c);
+    tpi_gpu_window_begin(c);
 }
 
 static uint64_t total_dropped(tpi_collector *c)
@@ -161,7 +165,7 @@ static uint64_t total_dropped(tpi_collector *c)
     uint64_t d = __atomic_load_n(&c->s->dropped_unregistered, __ATOMIC_RELAXED);
     for (uint32_t i = 0; i < c->n_th; i++)
         d += __atomic_load_n(&c->s->tbufs[i]->dropped, __ATOMIC_RELAXED);
-    return d;
+    return d + tpi_gpu_dropped(c->s->gpu);
 }
 
 void tpi_col_close_window(tpi_collector *c)
@@ -169,6 +173,7 @@ void tpi_col_close_window(tpi_collector *c)
     if (!c->window_seq)
         return;
     c->win.last_step = c->step > c->win.first_step ? c->step - 1 : c->win.first_step;
+    tpi_gpu_window_end(c);
     uint64_t dropped = total_dropped(c);
     EACH_SINK(c, k)
     {
@@ -192,6 +197,7 @@ void tpi_col_update_window(tpi_collector *c, uint64_t ts)
         tpi_col_close_window(c);
     if (want && !c->window_seq)
         open_window(c, cycle);
+    tpi_gpu_arm(c, k, ph);
 }
 
 static void step_slice(tpi_collector *c, tpi_thread_state *t, uint64_t end_ns)
@@ -245,6 +251,7 @@ void tpi_col_step_end(tpi_collector *c, tpi_thread_state *t, uint64_t ts, uint64
         c->step_max = dt;
     c->step_time_sum += dt;
     c->total_samples += samples;
+    tpi_gpu_step_end(c);
 
     uint64_t now = tpi_mono_ns();
     int64_t every = c->s->settings.log_every;
@@ -342,6 +349,16 @@ void tpi_col_memory(tpi_collector *c, tpi_mem_sample *m)
         snprintf(name, sizeof name, "%s reserved_bytes", m->devices[i].mem.device);
         counter_event(c, tpi_names_intern(name), tpi_names_get(tpi_names_intern(name)), m->ts_ns,
                       (double)m->devices[i].mem.reserved_bytes);
+        if (m->devices[i].have_utilization) {
+            snprintf(name, sizeof name, "%s utilization_percent", m->devices[i].mem.device);
+            counter_event(c, tpi_names_intern(name), tpi_names_get(tpi_names_intern(name)),
+                          m->ts_ns, m->devices[i].utilization_percent);
+        }
+        if (m->devices[i].have_power) {
+            snprintf(name, sizeof name, "%s power_watts", m->devices[i].mem.device);
+            counter_event(c, tpi_names_intern(name), tpi_names_get(tpi_names_intern(name)),
+                          m->ts_ns, m->devices[i].power_watts);
+        }
     }
 }
 
@@ -353,6 +370,7 @@ int tpi_collector_finish(tpi_collector *c, uint64_t end_ticks)
         end_ns = c->last_ns;
     tpi_col_close_all_open(c, end_ns);
     tpi_col_close_window(c);
+    tpi_gpu_finish(c);
     tpi_col_refresh_totals(c, 1);
     static const double q[2] = {0.5, 0.9};
     double p[2];

@@ -33,6 +33,7 @@ struct tpi_nvml {
     nvml_ret (*handle)(unsigned int, nvml_dev *);
     nvml_ret (*memory)(nvml_dev, nvml_memory *);
     nvml_ret (*util)(nvml_dev, nvml_util *);
+    nvml_ret (*power)(nvml_dev, unsigned int *); /* milliwatts */
     nvml_ret (*procs)(nvml_dev, unsigned int *, void *);
     int procs_v2;               /* procs takes nvml_proc_v2 entries */
     const char *(*errstr)(nvml_ret);
@@ -60,6 +61,7 @@ static int load_symbols(tpi_nvml *n)
     *(void **)&n->handle = sym(n->lib, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex");
     *(void **)&n->memory = sym(n->lib, "nvmlDeviceGetMemoryInfo", NULL);
     *(void **)&n->util = sym(n->lib, "nvmlDeviceGetUtilizationRates", NULL);
+    *(void **)&n->power = sym(n->lib, "nvmlDeviceGetPowerUsage", NULL);
     *(void **)&n->errstr = sym(n->lib, "nvmlErrorString", NULL);
     *(void **)&n->procs = sym(n->lib, "nvmlDeviceGetComputeRunningProcesses_v3",
                               "nvmlDeviceGetComputeRunningProcesses_v2");
@@ -177,6 +179,11 @@ int tpi_nvml_sample(tpi_nvml *n, const int *pids, int n_pids, tpi_device_sample 
         if (n->util && n->util(n->devs[i], &u) == 0 && u.gpu <= 100) {
             d->have_utilization = 1;
             d->utilization_percent = u.gpu;
+        }
+        unsigned int mw;
+        if (n->power && n->power(n->devs[i], &mw) == 0) {
+            d->have_power = 1;
+            d->power_watts = mw / 1000.0;
         }
         d->process_used_bytes = process_used(n, n->devs[i], pids, n_pids, &d->have_process_used);
     }

@@ -18,6 +18,8 @@ typedef struct tpi_device_sample {
     tp_device_memory mem;      /* device name, allocated/reserved/peak/total */
     int have_utilization;
     double utilization_percent;/* NVML gpu utilization */
+    int have_power;
+    double power_watts;        /* NVML power draw */
     int have_process_used;
     uint64_t process_used_bytes; /* NVML per-process used memory */
     char source[16];           /* "nvml", "cudart", "callback" */

@@ -20,12 +20,14 @@
 #endif
 
 #include "core/clock.h"
+#include "probe/cupti_abi.h"
 #include "sink/sink.h"
 #include "util/buf.h"
 #include "util/json.h"
 
 #define MAX_TIDS 1024
 #define FLUSH_AT (256 * 1024)
+#define MAX_GPU_TRACKS 256
 
 typedef struct chrome_sink {
     tpi_sink base;
@@ -39,6 +41,8 @@ typedef struct chrome_sink {
     char path[1200];
     uint32_t tids[MAX_TIDS]; /* OS tid of trace thread i+1 */
     int n_tids;
+    uint64_t gpu_tracks[MAX_GPU_TRACKS]; /* device << 32 | stream, named in this file */
+    int n_gpu_tracks;
 } chrome_sink;
 
 static int is_open(const chrome_sink *c)
@@ -142,6 +146,7 @@ static int cj_window_begin(tpi_sink *k, const tpi_window *w)
         return -1;
     c->n_events = 0;
     c->n_tids = 0;
+    c->n_gpu_tracks = 0;
     tpu_buf_reset(&c->buf);
     tpu_buf_puts(&c->buf, "{\"traceEvents\":[");
     char pname[320];
@@ -186,6 +191,127 @@ static void slice(chrome_sink *c, const tpi_event *e)
     tpu_buf_putc(b, '}');
 }
 
+/* ---- GPU activity (CUPTI), laid out as Kineto writes it ----------------------
+ * Kernels, copies, sets and syncs on pid = device, tid = stream; runtime and
+ * driver calls on the calling thread; an "ac2g" flow (s at the call, f at
+ * the GPU activity, id = correlation) from each launch or copy call to
+ * what it started. */
+
+static void gpu_begin(chrome_sink *c, const char *ph, const char *name, uint32_t pid,
+                      uint32_t tid)
+{
+    tpu_buf *b = &c->buf;
+    tpu_buf_puts(b, c->n_events++ ? ",\n{\"ph\":\"" : "\n{\"ph\":\"");
+    tpu_buf_puts(b, ph);
+    tpu_buf_puts(b, "\",\"name\":\"");
+    tpu_json_escape(b, name, strlen(name));
+    tpu_buf_printf(b, "\",\"pid\":%u,\"tid\":%u", pid, tid);
+}
+
+static uint32_t gpu_stream_tid(uint32_t stream)
+{
+    return stream == TPI_CUPTI_INVALID_STREAM ? 0 : stream;
+}
+
+/* Names the GPU's process and the stream's thread the first time they appear. */
+static void gpu_track(chrome_sink *c, uint32_t device, uint32_t stream)
+{
+    uint64_t key = (uint64_t)device << 32 | stream;
+    int device_seen = 0;
+    for (int i = 0; i < c->n_gpu_tracks; i++) {
+        if (c->gpu_tracks[i] == key)
+            return;
+        device_seen |= (uint32_t)(c->gpu_tracks[i] >> 32) == device;
+    }
+    if (c->n_gpu_tracks == MAX_GPU_TRACKS)
+        return;
+    c->gpu_tracks[c->n_gpu_tracks++] = key;
+    char name[48];
+    if (!device_seen) {
+        snprintf(name, sizeof name, "GPU %u", device);
+        gpu_begin(c, "M", "process_name", device, 0);
+        tpu_buf_printf(&c->buf, ",\"args\":{\"name\":\"%s\"}}", name);
+        gpu_begin(c, "M", "process_labels", device, 0);
+        tpu_buf_puts(&c->buf, ",\"args\":{\"labels\":\"GPU\"}}");
+    }
+    if (stream == TPI_CUPTI_INVALID_STREAM)
+        snprintf(name, sizeof name, "sync (all streams)");
+    else
+        snprintf(name, sizeof name, "stream %u", stream);
+    gpu_begin(c, "M", "thread_name", device, gpu_stream_tid(stream));
+    tpu_buf_printf(&c->buf, ",\"args\":{\"name\":\"%s\"}}", name);
+}
+
+static void gpu_times(tpu_buf *b, const tpi_event *e)
+{
+    tpu_buf_puts(b, ",\"ts\":");
+    put_us(b, e->ts_ns);
+    tpu_buf_puts(b, ",\"dur\":");
+    put_us(b, e->dur_ns);
+}
+
+static void gpu_flow(chrome_sink *c, const char *ph, uint32_t pid, uint32_t tid, uint64_t ts,
+                     uint32_t id)
+{
+    gpu_begin(c, ph, "ac2g", pid, tid);
+    tpu_buf_printf(&c->buf, ",\"id\":%u,\"cat\":\"ac2g\",\"ts\":", id);
+    put_us(&c->buf, ts);
+    tpu_buf_puts(&c->buf, ph[0] == 'f' ? ",\"bp\":\"e\"}" : "}");
+}
+
+/* API calls that start GPU work: they get the flow's start. */
+static int launches_work(const char *name)
+{
+    return strstr(name, "Launch") || strstr(name, "Memcpy") || strstr(name, "Memset");
+}
+
+static void gpu_event(chrome_sink *c, const tpi_event *e)
+{
+    const tpi_gpu_activity *a = e->gpu;
+    tpu_buf *b = &c->buf;
+    if (a->kind == TPI_GPU_RUNTIME || a->kind == TPI_GPU_DRIVER) {
+        int known = c->n_tids;
+        uint32_t tid = a->tid ? small_tid(c, a->tid) : 0;
+        if (c->n_tids > known) { /* a thread that only calls CUDA: name its track */
+            char tname[48];
+            snprintf(tname, sizeof tname, "CUDA thread %u", a->tid);
+            meta(c, "thread_name", a->tid, tname, a->tid);
+        }
+        gpu_begin(c, "X", e->name, (uint32_t)c->base.env->pid, tid);
+        tpu_buf_printf(b, ",\"cat\":\"%s\"", e->cat);
+        gpu_times(b, e);
+        tpu_buf_printf(b, ",\"args\":{\"cbid\":%u,\"correlation\":%u}}", a->cbid, a->correlation);
+        if (launches_work(e->name))
+            gpu_flow(c, "s", (uint32_t)c->base.env->pid, tid, e->ts_ns, a->correlation);
+        return;
+    }
+    uint32_t tid = gpu_stream_tid(a->stream);
+    gpu_track(c, a->device, a->stream);
+    gpu_begin(c, "X", e->name, a->device, tid);
+    tpu_buf_printf(b, ",\"cat\":\"%s\"", e->cat);
+    gpu_times(b, e);
+    tpu_buf_printf(b, ",\"args\":{\"device\":%u,\"context\":%u,\"stream\":%d,\"correlation\":%u",
+                   a->device, a->context, a->stream == TPI_CUPTI_INVALID_STREAM ? -1 : (int)a->stream,
+                   a->correlation);
+    if (a->kind == TPI_GPU_KERNEL) {
+        tpu_buf_printf(b,
+                       ",\"registers per thread\":%u,\"shared memory\":%u,"
+                       "\"grid\":[%d,%d,%d],\"block\":[%d,%d,%d]",
+                       a->registers, a->shared_bytes, a->grid[0], a->grid[1], a->grid[2],
+                       a->block[0], a->block[1], a->block[2]);
+    } else if (a->kind == TPI_GPU_MEMCPY || a->kind == TPI_GPU_MEMSET) {
+        tpu_buf_printf(b, ",\"bytes\":%llu,\"memory bandwidth (GB/s)\":",
+                       (unsigned long long)a->bytes);
+        tpu_json_format_double(b, e->dur_ns ? (double)a->bytes / (double)e->dur_ns : 0);
+    } else if (a->kind == TPI_GPU_SYNC) {
+        tpu_buf_printf(b, ",\"cuda_sync_kind\":\"%s\"", a->sync_kind ? a->sync_kind : "");
+    }
+    tpu_buf_putc(b, '}');
+    tpu_buf_putc(b, '}');
+    if (a->kind != TPI_GPU_SYNC)
+        gpu_flow(c, "f", a->device, tid, e->ts_ns, a->correlation);
+}
+
 static void cj_event(tpi_sink *k, const tpi_event *e)
 {
     chrome_sink *c = (chrome_sink *)k;
@@ -220,6 +346,9 @@ static void cj_event(tpi_sink *k, const tpi_event *e)
                        (unsigned long long)e->total_reserved,
                        (unsigned long long)e->total_allocated, (long long)e->bytes,
                        (unsigned long long)e->addr, e->device_type, e->device_id);
+        break;
+    case TPI_EV_GPU:
+        gpu_event(c, e);
         break;
     }
     if (b->len >= FLUSH_AT)

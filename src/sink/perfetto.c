@@ -36,6 +36,7 @@
 
 #define PF_CHUNK (256u * 1024u)
 #define PF_PROCESS_SEQ 1u
+#define TPI_ZSTACK_PF_API 1000 /* depth of API-call slices: inside every zone */
 #define PF_COUNTER_UUID_BASE 16u /* small: one varint byte per counter event; thread and
                                   * process uuids are >= 2^32, so no clash */
 
@@ -235,6 +236,29 @@ static void add_memory(pf_sink *p, const tpi_event *e)
     }
 }
 
+/* GPU activity (CUPTI): kernels, copies, sets and syncs on one track per
+ * device and stream (a pseudo-thread named "GPU d stream s"); runtime and
+ * driver calls on the calling thread's track, innermost. */
+#define PF_GPU_TID 0x80000000u
+static void add_gpu(pf_sink *p, const tpi_event *e)
+{
+    const tpi_gpu_activity *a = e->gpu;
+    tpi_event s = *e;
+    s.kind = TPI_EV_SLICE;
+    s.args_json = NULL;
+    s.depth = TPI_ZSTACK_PF_API;
+    if (a->kind != TPI_GPU_RUNTIME && a->kind != TPI_GPU_DRIVER) {
+        s.depth = 0;
+        s.tid = PF_GPU_TID | (a->device & 0x7fu) << 24 | (a->stream & 0xffffffu);
+        pf_seq *q = &p->seqs[seq_index(p, s.tid)];
+        if (q->tid == s.tid && !q->name[0]) {
+            snprintf(q->name, sizeof q->name, "GPU %u stream %u", a->device, a->stream);
+            q->name_changed = 1;
+        }
+    }
+    add_slice(p, &s);
+}
+
 static void pf_event(tpi_sink *k, const tpi_event *e)
 {
     pf_sink *p = (pf_sink *)k;
@@ -258,6 +282,9 @@ static void pf_event(tpi_sink *k, const tpi_event *e)
         break;
     case TPI_EV_MEMORY:
         add_memory(p, e);
+        break;
+    case TPI_EV_GPU:
+        add_gpu(p, e);
         break;
     }
 }

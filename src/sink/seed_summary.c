@@ -91,6 +91,13 @@ void tpi_seed_write_operations(tpu_buf *b, const tpi_summary *sum)
         tpu_json_kv_double(&j, "percent_of_step_time",
                            sum->step_time_total_s > 0 ? 100.0 * o->total_s / sum->step_time_total_s : 0);
         tpu_json_kv_bool(&j, "top_level", o->top_level);
+        if (o->gpu_count) { /* TP_GPU_ZONE: GPU time from CUDA events */
+            tpu_json_kv_uint(&j, "gpu_count", o->gpu_count);
+            tpu_json_kv_double(&j, "gpu_total_time", o->gpu_total_s);
+            tpu_json_kv_double(&j, "gpu_avg_time", o->gpu_mean_s);
+            tpu_json_kv_double(&j, "gpu_min_time", o->gpu_min_s);
+            tpu_json_kv_double(&j, "gpu_max_time", o->gpu_max_s);
+        }
         tpu_json_end_object(&j);
     }
     tpu_json_end_array(&j);

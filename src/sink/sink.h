@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "config/settings.h"
+#include "probe/gpu.h"
 #include "probe/probe.h"
 
 /* Name registry (src/core): interned id -> name, valid for the process. */
@@ -25,7 +26,9 @@ typedef enum tpi_event_kind {
     TPI_EV_SLICE = 0,   /* a zone or a step: ts_ns + dur_ns */
     TPI_EV_COUNTER = 1, /* a counter sample: value */
     TPI_EV_INSTANT = 2, /* tp_mark */
-    TPI_EV_MEMORY = 3   /* allocation/free with profile_memory ([memory] in Kineto) */
+    TPI_EV_MEMORY = 3,  /* allocation/free with profile_memory ([memory] in Kineto) */
+    TPI_EV_GPU = 4      /* a CUPTI record (kernel, copy, set, sync, API call): `gpu`;
+                         * ts_ns/dur_ns/name/cat set, tid = calling thread of API calls */
 } tpi_event_kind;
 
 typedef struct tpi_event {
@@ -50,6 +53,7 @@ typedef struct tpi_event {
     uint64_t total_allocated, total_reserved;
     int device_type;         /* 0 = CPU, 1 = CUDA (Kineto's Device Type) */
     int device_id;           /* -1 for CPU */
+    const tpi_gpu_activity *gpu; /* TPI_EV_GPU */
 } tpi_event;
 
 /* Cumulative statistics of one operation (seconds). */
@@ -59,6 +63,9 @@ typedef struct tpi_op_stat {
     uint64_t count;
     double total_s, self_s, min_s, max_s, mean_s, stddev_s, p50_s, p90_s, p99_s;
     int top_level;           /* ever seen at depth 0 of a step */
+    /* GPU time of TP_GPU_ZONE zones (CUDA events); gpu_count 0 = none */
+    uint64_t gpu_count;
+    double gpu_total_s, gpu_mean_s, gpu_min_s, gpu_max_s;
 } tpi_op_stat;
 
 /* Time spent in one top-level operation within one step. */

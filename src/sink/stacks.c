@@ -138,7 +138,7 @@ static void nat_event(stk_sink *s, const tpi_event *e)
 static void stk_event(tpi_sink *k, const tpi_event *e)
 {
     stk_sink *s = (stk_sink *)k;
-    if (k->failed || !s->active)
+    if (k->failed || !s->active || e->kind == TPI_EV_GPU)
         return;
     if (s->nat)
         nat_event(s, e);

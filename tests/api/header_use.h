@@ -13,6 +13,9 @@ static int use_public_header(void)
         TP_ZONE_BEGIN(s, "inner");
         TP_ZONE_END(s);
     }
+    {
+        TP_GPU_ZONE(s, 0, "gpu_forward");
+    }
     tp_step_begin(s);
     tp_counter(s, "loss", 1.0);
     tp_mark(s, "checkpoint");

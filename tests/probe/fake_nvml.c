@@ -92,3 +92,12 @@ int nvmlDeviceGetComputeRunningProcesses_v3(void *dev, unsigned int *count, nvml
     *count = 2;
     return 0;
 }
+
+/* 250.5 W, or FAKE_NVML_POWER_MW */
+int nvmlDeviceGetPowerUsage(void *dev, unsigned int *mw)
+{
+    (void)dev;
+    const char *v = getenv("FAKE_NVML_POWER_MW");
+    *mw = v && *v ? (unsigned int)strtoul(v, NULL, 10) : 250500u;
+    return 0;
+}
