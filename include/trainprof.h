@@ -155,6 +155,22 @@ TP_API int tp_session_close(tp_session *s, tp_error *err);
 /* The run directory, or NULL for a NULL session. */
 TP_API const char *tp_session_dir(const tp_session *s);
 
+/* --- HTML report (issue 11) --- */
+/* Writes one self-contained HTML page (no network: inline data, SVG and a
+ * small script) to `out`, atomically: step time and throughput over steps
+ * with the traced steps marked, memory over steps (RSS, system %, each GPU's
+ * allocated/reserved/peak), the step breakdown, the top operations, the
+ * analyzer's findings and the run's configuration. `input` is a run
+ * directory (its JSON files and profiler_traces/) or one trace file (Chrome
+ * / Kineto / JAX JSON, .gz ok). Long runs are downsampled (min/max/mean per
+ * column), so the page stays small for any number of steps. Returns 0, or
+ * TP_ERR_IO (cannot read/write: err names the file) / TP_ERR_PARSE
+ * (malformed input: err names the file and byte offset) / TP_ERR_INVALID.
+ * Session close calls it for report.html unless profiling.html_report is
+ * false; it never touches a live session. */
+TP_API int tp_report_html(const char *input, const char *out, tp_error *err);
+/* --- end HTML report --- */
+
 /* Step boundaries. tp_step_end's samples (e.g. the batch size) give
  * samples/s. A tp_step_end without a tp_step_begin starts the step at the
  * previous step's end (or at session open). */
@@ -293,6 +309,39 @@ static TP__INLINE void tp__zone_cleanup(tp_session **s)
             tp_zone_end(tp__s);                                                 \
     } while (0)
 #endif
+
+/* ---- Timers and statistics for language bindings (Python package) ------ */
+
+/* The session's clock now (opaque ticks, monotonic, comparable across
+ * threads); 0 for a NULL session. A begin time for tp_zone_complete. */
+TP_API uint64_t tp_session_now(const tp_session *s);
+
+/* Records a zone named by `site` that began at `begin` (a tp_session_now()
+ * value of the same session, taken on any thread) and ends now, on the
+ * calling thread. Unlike tp_zone_begin_site/tp_zone_end it needs no
+ * nesting: such zones may overlap in any order (start/end timers). Its self
+ * time is its whole duration and it leaves the self time of the zones
+ * around it unchanged. A begin later than now (another session's clock, a
+ * made-up value) is recorded with duration 0 and counted as unbalanced.
+ * Hot-path rules as for zones. */
+TP_API void tp_zone_complete(tp_session *s, tp_site *site, uint64_t begin);
+
+/* Cumulative statistics of one operation (zone name), in seconds. */
+typedef struct tp_op_stat {
+    const char *name; /* lives as long as the process */
+    uint64_t count;
+    double total_s, self_s, mean_s, min_s, max_s, p50_s, p90_s, p99_s;
+} tp_op_stat;
+
+/* Per-operation statistics of the session so far: every zone ended before
+ * the call, on any thread, is included (the call drains the buffers
+ * itself). *out receives an array of the returned count, caller-freed with
+ * tp_free (NULL when the count is 0). Returns the count, or a negative
+ * tp_error_code (TP_ERR_NOMEM). A NULL session, or a session inherited by a
+ * fork child, has no operations (0). It may call the device memory
+ * callback (when a memory sample is due) on the calling thread; it must not
+ * race tp_session_close. */
+TP_API int tp_session_operations(tp_session *s, tp_op_stat **out, tp_error *err);
 
 /* ------------------------------------------------------------------------ */
 /* GPU zones: CPU and GPU time of a region of CUDA work (docs/GPU.md)        */

@@ -44,6 +44,22 @@ def best(cmd, repeat):
     return min(r[0] for r in runs), max(r[1] for r in runs), min(r[2] for r in runs)
 
 
+def gz_floor(a, small, smb):
+    """report on the gzip'd small file beside `zcat | wc -c`, the floor for gzip input."""
+    gz = small + ".gz"
+    if not os.path.exists(gz):
+        with open(gz, "wb") as out:
+            subprocess.run(["gzip", "-6", "-c", small], stdout=out, check=True)
+    zcat = ["sh", "-c", f"zcat '{gz}' | wc -c"]
+    rw, rc, zw, zc = [], [], [], []
+    for _ in range(a.repeat):
+        w, r, c = run_measured([a.bin, "report", gz]); rw.append(w); rc.append(c)
+        w, _, c = run_measured(zcat); zw.append(w); zc.append(c)
+    print(f"gzip input ({os.path.getsize(gz) / 1e6:.0f} MB -> {smb:.0f} MB): trainprof report {min(rw):.2f} s wall, "
+          f"{min(rc):.2f} s CPU ({smb / min(rc):.0f} MB/s); zcat | wc -c {min(zw):.2f} s wall, {min(zc):.2f} s CPU; "
+          f"report / zcat = {min(rw) / min(zw):.2f} (wall), {min(rc) / min(zc):.2f} (CPU)")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
@@ -76,9 +92,10 @@ def main():
               f"python json.load {p:.2f} s ({smb / p:.0f} MB/s, RSS {prss:.0f} MB)")
         print(f"ratio: report is {p / t:.1f}x faster than json.load alone (wall), "
               f"{min(pc) / min(tc):.1f}x by CPU time, using {prss / max(trss, 1):.0f}x less memory")
+        gz_floor(a, small, smb)
     finally:
         if not a.keep:
-            for f in (big, small):
+            for f in (big, small, small + ".gz"):
                 if os.path.exists(f):
                     os.remove(f)
 

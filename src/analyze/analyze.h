@@ -57,6 +57,10 @@ typedef struct tpa_event {
     tpa_sv raw;              /* the object's text, valid until the next event */
     uint64_t offset;         /* where raw starts in the input */
     tpa_span32 v_pid, v_tid, v_ts, v_id; /* value positions inside raw (len 0: absent) */
+    bool has_step_num;       /* args.step_num (JAX StepTraceAnnotation) */
+    int64_t step_num;
+    bool on_device;          /* pid named "/device:..." by a process_name event (JAX/XLA) */
+    double occupancy;        /* args["est. achieved occupancy %"] of a kernel, -1 when absent */
 } tpa_event;
 
 /* What the analyses call an event, by category and name. */
@@ -77,6 +81,13 @@ bool tpa_kind_is_gpu(int kind);
 bool tpa_name_is_data_loading(tpa_sv name);
 /* "ProfilerStep#12" -> 12; returns false for other names. */
 bool tpa_step_number(tpa_sv name, int64_t *num);
+/* The step number of a host step marker: ProfilerStep#N in any host category
+ * (every Kineto generation), or a span carrying args.step_num (JAX). */
+bool tpa_event_step(const tpa_event *ev, int kind, int64_t *num);
+/* A name that can mark a step when a trace has no ProfilerStep#N:
+ * "## forward ##"-style markers, train_step / training_step (Lightning's
+ * "[LightningModule]Model.training_step"), train/training loops. */
+bool tpa_name_is_step_like(tpa_sv name);
 
 /* ---- reader ------------------------------------------------------------ */
 typedef struct tpa_member { char *key; char *raw; size_t raw_len; } tpa_member;
@@ -191,7 +202,15 @@ typedef struct tpa_steps_result {
     size_t peak_intervals;         /* most intervals held at once */
     uint64_t unmatched_end;        /* E events without a B */
     int64_t span_start_ns, span_end_ns;  /* extent of the spans seen */
+    /* Where the steps come from: TPA_STEPS_PROFILER (ProfilerStep#N),
+     * TPA_STEPS_STEP_NUM (spans with args.step_num, named step_name) or
+     * TPA_STEPS_ANNOTATION (no step markers: the outermost repeated
+     * annotation, named step_name, numbered from 0); TPA_STEPS_NONE. */
+    int step_source;
+    char step_name[128];
 } tpa_steps_result;
+enum { TPA_STEPS_NONE, TPA_STEPS_PROFILER, TPA_STEPS_STEP_NUM, TPA_STEPS_ANNOTATION };
+extern const char *const tpa_step_source_names[4];
 
 /* Steps are ProfilerStep#N spans: X events or B/E pairs (torch, Kineto and
  * trainprof's own traces all name them so). */

@@ -51,52 +51,109 @@ bool tpa_step_number(tpa_sv name, int64_t *num)
     return true;
 }
 
-bool tpa_name_is_data_loading(tpa_sv name)
+/* Does s (at least n bytes) start with the lower-case lit, ignoring case? */
+static bool iprefix(const unsigned char *s, size_t n, const char *lit)
 {
-    return sv_icontains(name, "dataloader") || sv_icontains(name, "data_batch") ||
-           sv_icontains(name, "data_load") || sv_icontains(name, "data loading");
+    size_t k = strlen(lit);
+    if (k > n) return false;
+    for (size_t i = 0; i < k; i++)
+        if (lower(s[i]) != (unsigned char)lit[i]) return false;
+    return true;
 }
 
+/* DataLoader iteration, batch production, the wait for a batch: "data"
+ * followed by loader / _batch / _load / " loading" / _wait, any case. One
+ * pass: this runs on most host op names. */
+bool tpa_name_is_data_loading(tpa_sv name)
+{
+    static const char *const tails[] = { "loader", "_batch", "_load", " loading", "_wait" };
+    const unsigned char *p = (const unsigned char *)name.p;
+    for (size_t i = 0; i + 4 <= name.n; i++) {
+        if (lower(p[i]) != 'd' || !iprefix(p + i, name.n - i, "data")) continue;
+        for (size_t t = 0; t < sizeof tails / sizeof tails[0]; t++)
+            if (iprefix(p + i + 4, name.n - i - 4, tails[t])) return true;
+    }
+    return false;
+}
+
+/* "nccl" or "rccl" in any case, in one pass (kernel names are long). */
 static bool is_comm_kernel(tpa_sv name)
 {
-    return sv_icontains(name, "nccl") || sv_icontains(name, "rccl");
+    const unsigned char *p = (const unsigned char *)name.p;
+    for (size_t i = 1; i + 3 <= name.n; i++) {
+        if ((p[i] | 0x20) != 'c' || (p[i + 1] | 0x20) != 'c' || (p[i + 2] | 0x20) != 'l') continue;
+        unsigned char b = p[i - 1] | 0x20;
+        if (b == 'n' || b == 'r') return true;
+    }
+    return false;
+}
+
+static bool sv_ends(tpa_sv s, const char *lit)
+{
+    size_t n = strlen(lit);
+    return s.n >= n && memcmp(s.p + s.n - n, lit, n) == 0;
+}
+
+/* Device-side work by category: the Kineto names of every generation
+ * (lower case since PyTorch 1.11, capitalised in 1.8-1.10), MTIA's CCP
+ * events and the legacy autograd export's "CUDA functions" process. */
+static int device_kind(const tpa_event *ev)
+{
+    tpa_sv c = ev->cat;
+    if (sv_eq(c, "kernel") || sv_eq(c, "Kernel") || sv_eq(c, "mtia_ccp_events"))
+        return is_comm_kernel(ev->name) ? TPA_K_COMM : TPA_K_KERNEL;
+    if (sv_eq(c, "gpu_memcpy") || sv_eq(c, "Memcpy")) return TPA_K_MEMCPY;
+    if (sv_eq(c, "gpu_memset") || sv_eq(c, "Memset")) return TPA_K_MEMSET;
+    if (sv_eq(c, "gpu_user_annotation")) return TPA_K_GPU_ANNOTATION;
+    if (sv_eq(c, "collective_comm")) return TPA_K_COMM;
+    if (ev->on_device || (c.n == 0 && ev->pid_str.n == 14 &&  /* "CUDA functions" / "CUDA Functions" */
+                          iprefix((const unsigned char *)ev->pid_str.p, 14, "cuda functions"))) {
+        if (sv_icontains(ev->name, "memcpy")) return TPA_K_MEMCPY;
+        if (sv_icontains(ev->name, "memset")) return TPA_K_MEMSET;
+        return is_comm_kernel(ev->name) ? TPA_K_COMM : TPA_K_KERNEL;
+    }
+    return -1;
+}
+
+/* Host calls into a device runtime or driver: cuda_runtime, cuda_driver,
+ * cuda_sync, hip_*, Runtime (1.8-1.10), mtia_runtime, xpu_runtime,
+ * privateuse1_driver, ... */
+static bool is_runtime_cat(tpa_sv c)
+{
+    if (c.n >= 4 && (memcmp(c.p, "hip_", 4) == 0 || memcmp(c.p, "cuda", 4) == 0)) return true;
+    return sv_eq(c, "Runtime") || sv_ends(c, "_runtime") || sv_ends(c, "_driver");
 }
 
 int tpa_classify(const tpa_event *ev)
 {
-    tpa_sv c = ev->cat;
     int64_t n;
-    switch (c.n) {
-    case 6:
-        if (sv_eq(c, "kernel") || sv_eq(c, "Kernel"))
-            return is_comm_kernel(ev->name) ? TPA_K_COMM : TPA_K_KERNEL;
-        if (sv_eq(c, "Memcpy")) return TPA_K_MEMCPY;
-        if (sv_eq(c, "Memset")) return TPA_K_MEMSET;
-        break;
-    case 10:
-        if (sv_eq(c, "gpu_memcpy")) return TPA_K_MEMCPY;
-        if (sv_eq(c, "gpu_memset")) return TPA_K_MEMSET;
-        break;
-    case 11:
-        if (sv_eq(c, "cuda_driver")) return TPA_K_RUNTIME;
-        break;
-    case 12:
-        if (sv_eq(c, "cuda_runtime")) return TPA_K_RUNTIME;
-        break;
-    case 15:
-        if (sv_eq(c, "user_annotation"))
-            return tpa_step_number(ev->name, &n) ? TPA_K_STEP : TPA_K_ANNOTATION;
-        break;
-    case 19:
-        if (sv_eq(c, "gpu_user_annotation")) return TPA_K_GPU_ANNOTATION;
-        break;
-    case 0:
-        if (tpa_step_number(ev->name, &n)) return TPA_K_STEP;
-        break;
+    if (ev->cat.n < 32) {  /* every known category is short */
+        int k = device_kind(ev);
+        if (k >= 0) return k;
+        if (is_runtime_cat(ev->cat)) return TPA_K_RUNTIME;
     }
-    if (c.n >= 4 && (memcmp(c.p, "hip_", 4) == 0 || memcmp(c.p, "cuda", 4) == 0))
-        return TPA_K_RUNTIME;
+    if (tpa_step_number(ev->name, &n)) return TPA_K_STEP;
+    if (sv_eq(ev->cat, "user_annotation")) return TPA_K_ANNOTATION;
     return TPA_K_CPU;
+}
+
+bool tpa_event_step(const tpa_event *ev, int kind, int64_t *num)
+{
+    if (!ev->has_ts) return false;
+    if (kind == TPA_K_STEP) return tpa_step_number(ev->name, num);
+    if (ev->has_step_num && (kind == TPA_K_CPU || kind == TPA_K_ANNOTATION)) {
+        *num = ev->step_num;
+        return true;
+    }
+    return false;
+}
+
+bool tpa_name_is_step_like(tpa_sv name)
+{
+    if (name.n >= 6 && memcmp(name.p, "## ", 3) == 0 && memcmp(name.p + name.n - 3, " ##", 3) == 0)
+        return true;
+    return sv_icontains(name, "train_step") || sv_icontains(name, "training_step") ||
+           sv_icontains(name, "train step") || sv_icontains(name, "training step");
 }
 
 bool tpa_kind_is_gpu(int kind)

@@ -13,7 +13,7 @@
 #include <string.h>
 
 /* ---- thresholds (documented in docs/ANALYZE.md) ------------------------------------ */
-#define DATALOAD_MIN 0.10      /* exposed data loading share */
+#define DATALOAD_MIN 0.05      /* exposed data loading share */
 #define MEMCPY_MIN 0.05        /* exposed host<->device copies */
 #define COMM_MIN 0.10          /* exposed communication */
 #define OPTIM_MIN 0.15         /* optimizer step, total */
@@ -24,6 +24,9 @@
 #define TINY_MIN_CALLS 100
 #define TINY_MIN 0.05
 #define VARIANCE_RATIO 1.5     /* p90 / median of step time */
+#define PAGEABLE_MIN 0.01      /* pageable host<->device copies, total */
+#define OCC_LOW_PCT 25.0       /* est. achieved occupancy under this ... */
+#define OCC_MIN 0.10           /* ... for this share of step time */
 
 static bool starts_with(const char *s, const char *pre) { return strncmp(s, pre, strlen(pre)) == 0; }
 
@@ -70,9 +73,11 @@ static tpa_finding *add_finding(tpa_diagnosis *d, const char *id, const char *ti
     return f;
 }
 
-/* Appends "name (12.3 ms), " for up to k ops of the given kinds, most time first. */
+/* Appends "name (12.3 ms), " for up to k ops of the given kinds, most time first
+ * (kind TPA_K_COUNT: data-loading names of any host kind). */
 static void top_names(char *buf, size_t cap, const tpa_report *rep, bool gpu, int k1, int k2, int k)
 {
+    bool loader = k1 == TPA_K_COUNT;
     size_t len = strlen(buf);
     bool used[8] = {0};
     size_t pick[8];
@@ -81,7 +86,9 @@ static void top_names(char *buf, size_t cap, const tpa_report *rep, bool gpu, in
         size_t best = SIZE_MAX;
         for (size_t i = 0; i < rep->n_ops; i++) {
             const tpa_op *o = &rep->ops[i];
-            if (gpu != is_gpu_table(o->table) || (o->kind != k1 && o->kind != k2)) continue;
+            if (gpu != is_gpu_table(o->table)) continue;
+            if (loader ? !tpa_name_is_data_loading((tpa_sv){ o->name, strlen(o->name) })
+                       : o->kind != k1 && o->kind != k2) continue;
             bool taken = false;
             for (int j = 0; j < got; j++) taken |= used[j] && pick[j] == i;
             if (!taken && (best == SIZE_MAX || o->total_ns > rep->ops[best].total_ns)) best = i;
@@ -116,6 +123,43 @@ static void part_finding(tpa_diagnosis *d, int part, double min, const char *id,
     top_names(f->evidence, sizeof f->evidence, &d->rep, gpu, k1, k2, 3);
 }
 
+/* Copies from or to pageable host memory are staged by the driver and
+ * synchronous with respect to the host (Kineto names them "(Pageable -> ...)"). */
+static void pageable_finding(tpa_diagnosis *d)
+{
+    int64_t ns = 0;
+    uint64_t calls = 0;
+    for (size_t i = 0; i < d->rep.n_ops; i++) {
+        const tpa_op *o = &d->rep.ops[i];
+        if (!is_gpu_table(o->table) || o->kind != TPA_K_MEMCPY || !icontains(o->name, "pageable")) continue;
+        ns = tpa_sat_add(ns, o->total_ns);
+        calls += o->count;
+    }
+    if (!calls || share_of(d, ns) < PAGEABLE_MIN) return;
+    tpa_finding *f = add_finding(d, "pageable_memcpy", "Copies from pageable host memory", share_of(d, ns),
+                                 "pin the host buffers (DataLoader pin_memory=True, tensor.pin_memory()) so copies "
+                                 "run asynchronously with .to(device, non_blocking=True)");
+    char dur[32];
+    tpa_fmt_dur(dur, sizeof dur, ns);
+    if (f) snprintf(f->evidence, sizeof f->evidence, "%" PRIu64 " pageable copies, %s in total; top: ", calls, dur);
+    if (f) top_names(f->evidence, sizeof f->evidence, &d->rep, true, TPA_K_MEMCPY, TPA_K_MEMCPY, 2);
+}
+
+/* Kineto's "est. achieved occupancy %" of kernels (CUPTI traces carry it). */
+static void occupancy_finding(tpa_diagnosis *d)
+{
+    if (!d->occ_kernel_ns || share_of(d, d->occ_low_ns) < OCC_MIN) return;
+    tpa_finding *f = add_finding(d, "low_occupancy", "Kernels run at low achieved occupancy", share_of(d, d->occ_low_ns),
+                                 "give kernels more parallel work (larger batch, fuse small ops with "
+                                 "torch.compile), check register and shared-memory use of custom kernels, "
+                                 "prefer tensor-core friendly shapes (multiples of 8/16)");
+    char a[32], b[32];
+    tpa_fmt_dur(a, sizeof a, d->occ_low_ns);
+    tpa_fmt_dur(b, sizeof b, d->occ_kernel_ns);
+    if (f) snprintf(f->evidence, sizeof f->evidence, "%s of %s kernel time below %.0f%% est. achieved occupancy; "
+                    "time-weighted mean %.1f%%", a, b, OCC_LOW_PCT, d->occ_weighted);
+}
+
 static void find_all(tpa_diagnosis *d)
 {
     const tpa_report *rep = &d->rep;
@@ -142,7 +186,7 @@ static void find_all(tpa_diagnosis *d)
     part_finding(d, TPA_P_DATALOAD, DATALOAD_MIN, "data_loading", "Data loading stalls the step",
                  "increase DataLoader num_workers, set pin_memory=True and persistent_workers=True, "
                  "raise prefetch_factor; move decoding/augmentation off the training process",
-                 TPA_K_ANNOTATION, TPA_K_CPU, false);
+                 TPA_K_COUNT, TPA_K_COUNT, false);
     part_finding(d, TPA_P_MEMCPY, MEMCPY_MIN, "memcpy", "Host<->device copies not hidden by compute",
                  "pin host memory (pin_memory=True) and copy with .to(device, non_blocking=True); keep "
                  "tensors on the GPU between steps; avoid .cpu()/.numpy() inside the step",
@@ -199,6 +243,8 @@ static void find_all(tpa_diagnosis *d)
         if (f) snprintf(f->evidence, sizeof f->evidence, "cuda*Synchronize: %" PRIu64 " calls, %s; aten::item/"
                         "_local_scalar_dense: %" PRIu64 " calls, %s", sync_n, a, item_n, b);
     }
+    pageable_finding(d);
+    occupancy_finding(d);
     if (d->steps.n >= 3) {
         int64_t med = tpa_steps_quantile(&d->steps, -1, 0.5), p90 = tpa_steps_quantile(&d->steps, -1, 0.9);
         if (med > 0 && (double)p90 / (double)med > VARIANCE_RATIO) {
@@ -233,10 +279,17 @@ int tpa_diagnose_file(const char *path, tpa_diagnosis *d, tpa_error *err)
     tpa_steps_ctx *sc = tpa_steps_begin(path);
     tpa_event ev;
     int rc;
+    double occ_sum = 0;
     while ((rc = tpa_reader_next(r, &ev, err)) > 0) {  /* one pass serves both */
         tpa_report_feed(run, &ev);
         tpa_steps_feed(sc, &ev);
+        if (ev.occupancy >= 0 && ev.ph == 'X' && ev.has_dur && ev.dur_ns > 0 && tpa_classify(&ev) == TPA_K_KERNEL) {
+            d->occ_kernel_ns = tpa_sat_add(d->occ_kernel_ns, ev.dur_ns);
+            occ_sum += ev.occupancy * (double)ev.dur_ns;
+            if (ev.occupancy < OCC_LOW_PCT) d->occ_low_ns = tpa_sat_add(d->occ_low_ns, ev.dur_ns);
+        }
     }
+    if (d->occ_kernel_ns) d->occ_weighted = occ_sum / (double)d->occ_kernel_ns;
     tpa_report_end(run, tpa_reader_meta(r), path);
     bool truncated = tpa_reader_meta(r)->truncated;
     tpa_reader_close(r);

@@ -159,6 +159,8 @@ void tpa_render_diff_text(FILE *f, const tpa_diff *d, const tpa_steps_result *sa
                 x, y, z, r->count_b ? pc : "gone", ax, ay);
     }
     if (shown < d->n) fprintf(f, "... %zu more (use --top 0 for all)\n", d->n - shown);
+    fputc('\n', f);
+    tpa_render_finding_moves_text(f, d);
     tpa_fmt_dur(x, sizeof x, d->metric_a); tpa_fmt_dur(y, sizeof y, d->metric_b);
     fprintf(f, "\n%s: %s -> %s (%+.2f%%)\n", d->metric, x, y, d->change_pct);
 }
@@ -196,5 +198,7 @@ void tpa_render_diff_json(FILE *f, const tpa_diff *d, const tpa_steps_result *sa
         tpa_print_us(f, r->total_b - r->total_a);
         fputc('}', f);
     }
-    fputs("]}\n", f);
+    fputs("],\n \"findings_moved\": ", f);
+    tpa_render_finding_moves_json(f, d);
+    fputs("}\n", f);
 }

@@ -119,7 +119,12 @@ static int read_id(const char **pp, const char *end, int64_t *id, tpa_sv *str, t
 
 static int expect_colon(const char **pp, const char *end, tpa_scanerr *e)
 {
-    const char *p = tpa_skip_ws(*pp, end);
+    const char *p = *pp;
+    if (end - p > 2 && p[0] == ':') {  /* fast path: ":x" or ": x" */
+        if ((unsigned char)p[1] > ' ') { *pp = p + 1; return SC_OK; }
+        if (p[1] == ' ' && (unsigned char)p[2] > ' ') { *pp = p + 2; return SC_OK; }
+    }
+    p = tpa_skip_ws(p, end);
     if (p >= end) return SC_MORE;
     if (*p != ':')
         FAIL(e, p, TPA_ERR_SYNTAX, "expected ':' after key");
@@ -132,7 +137,12 @@ static int expect_colon(const char **pp, const char *end, tpa_scanerr *e)
 /* After a member value: ',' (returns 1, cursor at next key) or '}' (0). */
 static int next_member(const char **pp, const char *end, int *more, tpa_scanerr *e)
 {
-    const char *p = tpa_skip_ws(*pp, end);
+    const char *p = *pp;
+    if (end - p > 2 && p[0] == ',') {  /* fast path: ",\"" or ", \"" */
+        if (p[1] == '"') { *pp = p + 1; *more = 1; return SC_OK; }
+        if (p[1] == ' ' && p[2] == '"') { *pp = p + 2; *more = 1; return SC_OK; }
+    }
+    p = tpa_skip_ws(p, end);
     if (p >= end) return SC_MORE;
     if (*p == '}') { *pp = p + 1; *more = 0; return SC_OK; }
     if (*p != ',')
@@ -175,6 +185,14 @@ static int parse_args(const char **pp, const char *end, tpa_event *ev, tpa_strbu
             tpa_num num;
             if ((rc = tpa_scan_number(pp, end, e, &num)) != SC_OK) return rc;
             if (!tpa_num_to_i64(&num, &ev->device)) ev->device = -1;
+        } else if (KEY_IS(k, kn, "est. achieved occupancy %") && **pp != '"' && **pp != '{' && **pp != '[') {
+            const char *v = *pp;
+            if ((rc = tpa_skip_value(pp, end, e, 2)) != SC_OK) return rc;
+            if (!tpa_value_f64(v, *pp, &ev->occupancy) || !(ev->occupancy >= 0)) ev->occupancy = -1;
+        } else if (KEY_IS(k, kn, "step_num") && **pp != '{' && **pp != '[') {
+            const char *v = *pp;
+            if ((rc = tpa_skip_value(pp, end, e, 2)) != SC_OK) return rc;
+            ev->has_step_num = tpa_value_i64(v, *pp, &ev->step_num) && ev->step_num >= 0;
         } else if (KEY_IS(k, kn, "name") && **pp == '"') {
             if ((rc = read_str(pp, end, sb, SB_ARGNAME, &ev->arg_name, e)) != SC_OK) return rc;
         } else if ((rc = tpa_skip_value(pp, end, e, 2)) != SC_OK) {
@@ -250,6 +268,7 @@ int tpa_parse_event(const char **pp, const char *end, tpa_event *ev, tpa_strbufs
     const char *base = *pp;
     memset(ev, 0, sizeof *ev);
     ev->device = -1;
+    ev->occupancy = -1;
     int more, rc;
     if ((rc = open_object(pp, end, &more, e)) != SC_OK)
         return rc;
@@ -307,5 +326,39 @@ bool tpa_value_str(const char *v, const char *end, char *out, size_t cap)
     if (n >= cap) n = cap - 1;
     memcpy(out, s, n);
     out[n] = 0;
+    return true;
+}
+
+bool tpa_value_f64(const char *v, const char *end, double *out)
+{
+    char tmp[64];
+    size_t n = 0;
+    if (!v || v >= end) return false;
+    if (*v == '"') v++;
+    while (v + n < end && n < sizeof tmp - 1 && strchr("+-.0123456789eE", v[n])) n++;
+    if (!n) return false;
+    memcpy(tmp, v, n);
+    tmp[n] = 0;
+    char *stop;
+    *out = strtod(tmp, &stop);
+    return stop == tmp + n;
+}
+
+bool tpa_obj_each(const char *obj, const char *end, tpa_member_fn fn, void *user)
+{
+    tpa_scanerr e;
+    const char *p = obj;
+    int more;
+    if (p >= end || *p != '{' || open_object(&p, end, &more, &e) != SC_OK)
+        return false;
+    while (more) {
+        const char *k; size_t kn; bool esc;
+        if (tpa_scan_string(&p, end, &e, &k, &kn, &esc) != SC_OK) return false;
+        if (expect_colon(&p, end, &e) != SC_OK) return false;
+        const char *v = p;
+        if (tpa_skip_value(&p, end, &e, 1) != SC_OK) return false;
+        if (!fn(k, kn, v, p, user)) return true;
+        if (next_member(&p, end, &more, &e) != SC_OK) return false;
+    }
     return true;
 }

@@ -23,6 +23,14 @@ const char *tpa_obj_find(const char *obj, const char *end, const char *key);
 bool tpa_value_i64(const char *v, const char *end, int64_t *out);
 /* Copies a string value (undecoded, truncated to cap-1) into out. */
 bool tpa_value_str(const char *v, const char *end, char *out, size_t cap);
+/* A number (or quoted number) value as a double; false otherwise. */
+bool tpa_value_f64(const char *v, const char *end, double *out);
+/* Calls fn for each member of the complete object text at obj ('{') with
+ * its raw key (undecoded) and value text; stops early when fn returns
+ * false. Returns false when obj is not a well-formed object. */
+typedef bool (*tpa_member_fn)(const char *key, size_t key_n, const char *val,
+                              const char *val_end, void *user);
+bool tpa_obj_each(const char *obj, const char *end, tpa_member_fn fn, void *user);
 
 
 #endif

@@ -8,6 +8,7 @@
  */
 #include "analyze.h"
 #include "event_parse.h"
+#include "gunzip_whole.h"
 #include "json_scan.h"
 
 #include <errno.h>
@@ -44,6 +45,7 @@ struct tpa_reader {
     gzFile gz;
 #endif
     const char *mem; size_t mem_len, mem_pos;
+    char *owned_mem;           /* a whole gzip file inflated by libdeflate */
     char *buf; size_t cap, len, pos;
     uint64_t buf_off;          /* input offset of buf[0] */
     bool eof, gz_truncated, lenient, in_events;
@@ -53,6 +55,8 @@ struct tpa_reader {
     size_t member_bytes;
     tpa_meta meta;
     tpa_strbufs sb;
+    int64_t device_pids[64];   /* processes named "/device:..." (JAX/XLA) */
+    size_t n_device_pids;
 };
 
 /* ---- errors ------------------------------------------------------------- */
@@ -141,6 +145,12 @@ tpa_reader *tpa_reader_open(const char *path, tpa_error *err)
         tpa_reader_close(r);
         return NULL;
     }
+    if (tpa_gunzip_whole(r->fd, &r->owned_mem, &r->mem_len)) {  /* fast path: fits in memory */
+        r->mem = r->owned_mem;
+        close(r->fd);
+        r->fd = -1;
+        return r;
+    }
 #ifdef TP_HAVE_ZLIB
     /* gzread passes plain input through (reading large requests directly into
      * our buffer), so one path serves both. */
@@ -182,6 +192,7 @@ void tpa_reader_close(tpa_reader *r)
         free(r->meta.members[i].raw);
     }
     free(r->meta.members);
+    free(r->owned_mem);
     tpa_strbufs_free(&r->sb);
     free(r->buf);
     free(r);
@@ -366,6 +377,19 @@ static void note_good_end(tpa_reader *r)
     memcpy(r->meta.close, close, strlen(close) + 1);
 }
 
+/* XLA traces name device processes "/device:GPU:0" (or TPU) in a
+ * process_name metadata event before their events; mark those events. */
+static void note_device_pid(tpa_reader *r, tpa_event *ev)
+{
+    for (size_t i = 0; i < r->n_device_pids; i++)
+        if (r->device_pids[i] == ev->pid) { ev->on_device = ev->ph != 'M'; return; }
+    static const char pre[] = "/device:";
+    if (ev->ph == 'M' && ev->name.n == 12 && memcmp(ev->name.p, "process_name", 12) == 0 &&
+        ev->arg_name.n >= sizeof pre - 1 && memcmp(ev->arg_name.p, pre, sizeof pre - 1) == 0 &&
+        r->n_device_pids < sizeof r->device_pids / sizeof r->device_pids[0])
+        r->device_pids[r->n_device_pids++] = ev->pid;
+}
+
 /* One step from r->pos. On SC_OK the consumed bytes are committed; *got_event
  * is set when ev was filled. */
 static int step(tpa_reader *r, tpa_event *ev, bool *got_event, tpa_scanerr *e)
@@ -403,6 +427,7 @@ static int step(tpa_reader *r, tpa_event *ev, bool *got_event, tpa_scanerr *e)
         if (*p == '{') {
             rc = tpa_parse_event(&p, end, ev, &r->sb, e);
             if (rc == SC_OK) {
+                note_device_pid(r, ev);
                 ev->offset = r->buf_off + (uint64_t)(start - r->buf);
                 r->meta.events++;
                 *got_event = true;

@@ -206,7 +206,11 @@ void tpa_render_steps_text(FILE *f, const tpa_steps_result *res)
 {
     static const char *const short_names[TPA_P_COUNT] = {
         "kernel", "memcpy", "memset", "comm", "runtime", "dataload", "cpu", "other" };
-    if (!res->n) { fprintf(f, "No ProfilerStep#N spans in this trace.\n"); return; }
+    if (!res->n) { fprintf(f, "No steps in this trace: no ProfilerStep#N spans, no args.step_num, no repeated annotation.\n"); return; }
+    if (res->step_source == TPA_STEPS_ANNOTATION)
+        fprintf(f, "No ProfilerStep#N in this trace: steps are the repeated annotation \"%s\", numbered from 0.\n", res->step_name);
+    else if (res->step_source == TPA_STEPS_STEP_NUM)
+        fprintf(f, "Steps are the \"%s\" spans numbered by args.step_num.\n", res->step_name);
     fprintf(f, "Step time breakdown (ms); parts are exclusive, by priority left to right, and sum to the step\n");
     fprintf(f, "%-10s %11s", "Step", "Duration");
     for (int p = 0; p < TPA_P_COUNT; p++) fprintf(f, " %10s", short_names[p]);
@@ -243,8 +247,11 @@ static void json_parts(FILE *f, const int64_t *v, int64_t dur, int64_t busy, boo
 
 void tpa_render_steps_json(FILE *f, const tpa_steps_result *res)
 {
-    fprintf(f, "{\"has_gpu\": %s, \"truncated\": %s, \"steps\": [", res->has_gpu ? "true" : "false",
-            res->truncated ? "true" : "false");
+    fprintf(f, "{\"has_gpu\": %s, \"truncated\": %s, \"step_source\": \"%s\", \"step_name\": ",
+            res->has_gpu ? "true" : "false", res->truncated ? "true" : "false",
+            tpa_step_source_names[res->step_source]);
+    tpa_json_str(f, res->step_name, strlen(res->step_name));
+    fputs(", \"steps\": [", f);
     for (size_t i = 0; i < res->n; i++) {
         const tpa_step_row *r = &res->rows[i];
         fprintf(f, "%s\n  {\"step\": %" PRId64 ", \"start_us\": ", i ? "," : "", r->num);

@@ -34,6 +34,8 @@ typedef struct tpa_diagnosis {
     double gpu_idle;             /* 1 - mean GPU busy / mean step */
     uint64_t kernel_calls;
     int64_t kernel_avg_ns;
+    int64_t occ_kernel_ns, occ_low_ns;  /* kernel time with an achieved occupancy; of it below the threshold */
+    double occ_weighted;                /* time-weighted mean achieved occupancy, % */
     tpa_finding findings[16]; size_t n_findings;  /* most step time first */
 } tpa_diagnosis;
 
@@ -50,8 +52,16 @@ typedef struct tpa_diff_row {
     int64_t total_a, total_b;
 } tpa_diff_row;
 
+/* A finding whose share of step time changed between A and B (issue 11). */
+typedef struct tpa_finding_move {
+    const char *id, *title;
+    bool in_a, in_b;                  /* above its threshold in A / in B */
+    double share_a, share_b;          /* 0..1; 0 when not above the threshold */
+} tpa_finding_move;
+
 typedef struct tpa_diff {
     tpa_diff_row *rows; size_t n;     /* sorted by |total_b - total_a| */
+    tpa_finding_move moves[32]; size_t n_moves;  /* by |share change|; set by tpa_diff_findings */
     const char *metric;               /* what the gate compares */
     int64_t metric_a, metric_b;
     double change_pct;                /* (b - a) / a * 100 */
@@ -60,6 +70,11 @@ typedef struct tpa_diff {
 void tpa_diff_compute(tpa_diff *d, tpa_report *a, tpa_report *b,
                       const tpa_steps_result *sa, const tpa_steps_result *sb);
 void tpa_diff_free(tpa_diff *d);
+/* Fills d->moves from the findings of the two diagnoses: every finding above
+ * its threshold in A or B, most moved first (1 share point counts as moved). */
+void tpa_diff_findings(tpa_diff *d, const tpa_diagnosis *a, const tpa_diagnosis *b);
+void tpa_render_finding_moves_text(FILE *f, const tpa_diff *d);
+void tpa_render_finding_moves_json(FILE *f, const tpa_diff *d);
 void tpa_render_diff_text(FILE *f, const tpa_diff *d, const tpa_steps_result *sa,
                           const tpa_steps_result *sb, size_t top);
 void tpa_render_diff_json(FILE *f, const tpa_diff *d, const tpa_steps_result *sa,

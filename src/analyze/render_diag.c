@@ -50,6 +50,10 @@ void tpa_render_diagnosis_text(FILE *f, const tpa_diagnosis *d, size_t top)
         fprintf(f, "%zu steps: mean %s, median %s, p90 %s", s->n, a, b, c);
         if (d->has_gpu) fprintf(f, "; GPU idle %.1f%% of the step", 100 * d->gpu_idle);
         fputc('\n', f);
+        if (s->step_source == TPA_STEPS_ANNOTATION)
+            fprintf(f, "(no ProfilerStep#N in this trace: steps are the repeated annotation \"%s\")\n", s->step_name);
+        else if (s->step_source == TPA_STEPS_STEP_NUM)
+            fprintf(f, "(steps are the \"%s\" spans numbered by args.step_num)\n", s->step_name);
         fprintf(f, "\nWhere the step time goes (mean per step; parts exclusive, by priority):\n");
         for (int p = 0; p < TPA_P_COUNT; p++) {
             tpa_fmt_dur(a, sizeof a, d->part_mean_ns[p]);
@@ -57,7 +61,7 @@ void tpa_render_diagnosis_text(FILE *f, const tpa_diagnosis *d, size_t top)
         }
     } else {
         tpa_fmt_dur(a, sizeof a, d->basis_ns);
-        fprintf(f, "no ProfilerStep#N steps; shares are of the trace's extent, %s\n", a);
+        fprintf(f, "no steps (no ProfilerStep#N, no args.step_num, no repeated annotation); shares are of the trace's extent, %s\n", a);
     }
     for (int g = 0; g < 2; g++) {
         size_t idx[16], n = pick_top(&d->rep, g == 1, top < 16 ? top : 16, idx);
@@ -107,7 +111,10 @@ void tpa_render_diagnosis_json(FILE *f, const tpa_diagnosis *d, size_t top)
     const tpa_steps_result *s = &d->steps;
     fputs("{\"file\": ", f);
     tpa_json_str(f, d->path, strlen(d->path));
-    fprintf(f, ", \"steps\": %zu, \"has_gpu\": %s, \"truncated\": %s, \"basis_us\": ", s->n,
+    fprintf(f, ", \"steps\": %zu, \"step_source\": \"%s\", \"step_name\": ", s->n,
+            tpa_step_source_names[s->step_source]);
+    tpa_json_str(f, s->step_name, strlen(s->step_name));
+    fprintf(f, ", \"has_gpu\": %s, \"truncated\": %s, \"basis_us\": ",
             d->has_gpu ? "true" : "false", s->truncated ? "true" : "false");
     tpa_print_us(f, d->basis_ns);
     fputs(", \"step_mean_us\": ", f);

@@ -85,7 +85,7 @@ static int step_cmp(const void *a, const void *b)
 /* ---- B/E pairing: one stack of open begins per thread ------------------------------------ */
 
 #define BE_STEP (-2)  /* the open span is a step marker */
-typedef struct be_open { int64_t ts, num; int part; } be_open;
+typedef struct be_open { int64_t ts, num; int part, cand; } be_open;
 typedef struct be_thread { int64_t pid, tid; be_open *v; size_t n, cap; } be_thread;
 typedef struct be_pairs { be_thread *t; size_t n, cap, last; uint64_t unmatched_end; } be_pairs;
 
@@ -100,11 +100,11 @@ static be_thread *be_thread_for(be_pairs *b, int64_t pid, int64_t tid)
     return &b->t[b->n++];
 }
 
-static void be_push(be_pairs *b, const tpa_event *ev, int part, int64_t num)
+static void be_push(be_pairs *b, const tpa_event *ev, int part, int64_t num, int cand)
 {
     be_thread *t = be_thread_for(b, ev->pid, ev->tid);
     t->v = grow(t->v, t->n, &t->cap, sizeof *t->v, 16);
-    t->v[t->n++] = (be_open){ ev->ts_ns, num, part };
+    t->v[t->n++] = (be_open){ ev->ts_ns, num, part, cand };
 }
 
 /* Pops the begin an E closes; false when there is none. */
@@ -123,10 +123,64 @@ static void be_free(be_pairs *b)
     memset(b, 0, sizeof *b);
 }
 
-/* A step marker: ProfilerStep#N (Kineto, torch, trainprof's own traces) on the host. */
+const char *const tpa_step_source_names[4] = { "none", "ProfilerStep", "step_num", "annotation" };
+
+/* A step marker on the host: ProfilerStep#N in any category, or args.step_num. */
 static bool host_step(const tpa_event *ev, int kind, int64_t *num)
 {
-    return kind == TPA_K_STEP && ev->has_ts && tpa_step_number(ev->name, num);
+    return tpa_event_step(ev, kind, num);
+}
+
+/* ---- steps from annotations, for traces without step markers ----------------------------
+ *
+ * Every repeated user annotation (and every step-like name in any host
+ * category) is a candidate; when the trace marks no steps, the candidate
+ * with the largest total time (the outermost one when they nest) becomes
+ * the steps. Bounded: CAND_MAX names, CAND_SPANS spans in all. */
+
+#define CAND_MAX 32
+#define CAND_SPANS ((size_t)1 << 20)
+typedef struct cand { char *name; size_t len; step_list spans; int64_t total; } cand;
+typedef struct cands { cand v[CAND_MAX]; size_t n, spans; } cands;
+
+static int cand_index(cands *cs, const tpa_event *ev, int kind)
+{
+    if (kind != TPA_K_ANNOTATION && !(kind == TPA_K_CPU && tpa_name_is_step_like(ev->name)))
+        return -1;
+    for (size_t i = 0; i < cs->n; i++)
+        if (cs->v[i].len == ev->name.n && memcmp(cs->v[i].name, ev->name.p, ev->name.n) == 0)
+            return (int)i;
+    if (cs->n == CAND_MAX || !ev->name.n) return -1;
+    cand *c = &cs->v[cs->n];
+    if (!(c->name = malloc(ev->name.n))) abort();
+    memcpy(c->name, ev->name.p, ev->name.n);
+    c->len = ev->name.n;
+    return (int)cs->n++;
+}
+
+static void cand_add(cands *cs, int i, int64_t ts, int64_t dur)
+{
+    if (i < 0 || cs->spans >= CAND_SPANS) return;
+    cand *c = &cs->v[i];
+    c->spans.v = grow(c->spans.v, c->spans.n, &c->spans.cap, sizeof *c->spans.v, 16);
+    c->spans.v[c->spans.n++] = (tpa_step){ (int64_t)c->spans.n, ts, dur };
+    c->total = tpa_sat_add(c->total, dur);
+    cs->spans++;
+}
+
+/* The repeated candidate with the most time, or NULL. */
+static cand *cand_pick(cands *cs)
+{
+    cand *best = NULL;
+    for (size_t i = 0; i < cs->n; i++)
+        if (cs->v[i].spans.n >= 2 && (!best || cs->v[i].total > best->total)) best = &cs->v[i];
+    return best;
+}
+
+static void cands_free(cands *cs)
+{
+    for (size_t i = 0; i < cs->n; i++) { free(cs->v[i].name); free(cs->v[i].spans.v); }
+    cs->n = cs->spans = 0;
 }
 
 int tpa_find_steps(const char *path, tpa_step **steps, size_t *n, int64_t *min_ts, tpa_error *err)
@@ -144,7 +198,7 @@ int tpa_find_steps(const char *path, tpa_step **steps, size_t *n, int64_t *min_t
         if (ev.ph == 'X' && host_step(&ev, tpa_classify(&ev), &num))
             add_step(&l, num, ev.ts_ns, ev.has_dur && ev.dur_ns > 0 ? ev.dur_ns : 0);
         else if (ev.ph == 'B' && ev.has_ts)
-            be_push(&be, &ev, host_step(&ev, tpa_classify(&ev), &num) ? BE_STEP : -1, num);
+            be_push(&be, &ev, host_step(&ev, tpa_classify(&ev), &num) ? BE_STEP : -1, num, -1);
         else if (ev.ph == 'E' && ev.has_ts) {
             be_open b;
             if (be_pop(&be, &ev, &b) && b.part == BE_STEP)
@@ -268,6 +322,9 @@ void tpa_steps_set_budget(size_t intervals) { g_budget = intervals; }
 struct tpa_steps_ctx {
     ivset sets[TPA_P_COUNT];
     step_list steps;
+    cands cands;             /* annotation spans, in case there are no steps */
+    bool step_num_seen;      /* steps came from args.step_num */
+    char step_num_name[128];
     be_pairs be;
     const char *path;        /* re-read for later passes; NULL: cannot */
     bool can_shrink, first_pass, has_gpu;
@@ -362,6 +419,18 @@ static void add_interval(tpa_steps_ctx *c, int part, int64_t s, int64_t e)
     if (c->can_shrink && total_intervals(c) > c->budget) shrink_window(c);
 }
 
+static void note_step(tpa_steps_ctx *c, const tpa_event *ev, int kind, int64_t num, int64_t ts, int64_t dur)
+{
+    if (!c->first_pass) return;
+    if (kind != TPA_K_STEP && !c->step_num_seen) {
+        c->step_num_seen = true;
+        size_t n = ev->name.n < sizeof c->step_num_name - 1 ? ev->name.n : sizeof c->step_num_name - 1;
+        if (n) memcpy(c->step_num_name, ev->name.p, n);
+        c->step_num_name[n] = 0;
+    }
+    add_step(&c->steps, num, ts, dur);
+}
+
 void tpa_steps_feed(tpa_steps_ctx *c, const tpa_event *ev)
 {
     if (!ev->has_ts || (ev->ph != 'X' && ev->ph != 'B' && ev->ph != 'E')) return;
@@ -372,19 +441,40 @@ void tpa_steps_feed(tpa_steps_ctx *c, const tpa_event *ev)
         int64_t dur = ev->ts_ns > b.ts ? ev->ts_ns - b.ts : 0;
         if (b.part == BE_STEP) { if (c->first_pass) add_step(&c->steps, b.num, b.ts, dur); }
         else if (b.part >= 0) add_interval(c, b.part, b.ts, b.ts + dur);
+        if (c->first_pass) cand_add(&c->cands, b.cand, b.ts, dur);
         if (b.ts < c->span_lo) c->span_lo = b.ts;
         if (ev->ts_ns > c->span_hi) c->span_hi = ev->ts_ns;
         return;
     }
     int kind = tpa_classify(ev);
     bool step = host_step(ev, kind, &num);
-    if (ev->ph == 'B') { be_push(&c->be, ev, step ? BE_STEP : part_of(ev, kind), num); return; }
+    int ci = !step && c->first_pass ? cand_index(&c->cands, ev, kind) : -1;
+    if (ev->ph == 'B') { be_push(&c->be, ev, step ? BE_STEP : part_of(ev, kind), num, ci); return; }
     int64_t dur = ev->has_dur && ev->dur_ns > 0 ? ev->dur_ns : 0;
     if (ev->ts_ns < c->span_lo) c->span_lo = ev->ts_ns;
     if (ev->ts_ns + dur > c->span_hi) c->span_hi = ev->ts_ns + dur;
-    if (step) { if (c->first_pass) add_step(&c->steps, num, ev->ts_ns, dur); return; }
+    if (step) { note_step(c, ev, kind, num, ev->ts_ns, dur); return; }
+    cand_add(&c->cands, ci, ev->ts_ns, dur);
     int part = part_of(ev, kind);
     if (part >= 0) add_interval(c, part, ev->ts_ns, ev->ts_ns + dur);
+}
+
+/* Without step markers, the outermost repeated annotation becomes the steps. */
+static void choose_steps(tpa_steps_ctx *c, tpa_steps_result *res)
+{
+    if (c->steps.n) {
+        res->step_source = c->step_num_seen ? TPA_STEPS_STEP_NUM : TPA_STEPS_PROFILER;
+        if (c->step_num_seen) snprintf(res->step_name, sizeof res->step_name, "%s", c->step_num_name);
+        else snprintf(res->step_name, sizeof res->step_name, "ProfilerStep#N");
+        return;
+    }
+    cand *best = cand_pick(&c->cands);
+    if (!best) return;
+    res->step_source = TPA_STEPS_ANNOTATION;
+    snprintf(res->step_name, sizeof res->step_name, "%.*s", (int)best->len, best->name);
+    free(c->steps.v);
+    c->steps = best->spans;
+    best->spans = (step_list){0};
 }
 
 static void push_row(tpa_steps_result *res, size_t *cap, const tpa_step *st, ivset *sets, ivbuf tmp[2])
@@ -426,6 +516,7 @@ static void steps_ctx_free(tpa_steps_ctx *c)
     for (int p = 0; p < TPA_P_COUNT; p++) free(c->sets[p].v);
     be_free(&c->be);
     free(c->steps.v);
+    cands_free(&c->cands);
     free(c);
 }
 
@@ -434,6 +525,7 @@ int tpa_steps_finish(tpa_steps_ctx *c, bool truncated, tpa_steps_result *res, tp
     memset(res, 0, sizeof *res);
     res->truncated = truncated;
     res->unmatched_end = c->be.unmatched_end;
+    choose_steps(c, res);
     if (c->steps.n) qsort(c->steps.v, c->steps.n, sizeof *c->steps.v, step_cmp);
     ivbuf tmp[2] = {{0}};
     size_t cap = 0, next = 0;  /* steps before `next` are done */

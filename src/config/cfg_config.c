@@ -195,6 +195,7 @@ void tpi_settings_defaults(tpi_settings *out)
     snprintf(out->trace_filename, sizeof out->trace_filename, "{host}_{pid}.{time_ns}");
     out->rank = -1;
     out->top_n = 20;
+    out->html_report = 1;
     snprintf(out->job_id, sizeof out->job_id, "auto");
     snprintf(out->ranks, sizeof out->ranks, "all");
 }

@@ -70,6 +70,14 @@ static const tpc_key KEYS[TPC_NKEYS] = {
     {"cuda", TPC_BOOL, "false", 0, 1, NULL, "profile_cuda trace_cuda", NULL, 0,
      "Kernels, copies, sets, synchronizations and CUDA API calls in the traces (CUPTI, inside "
      "trace windows only); see docs/GPU.md.", "true"},
+    /* Python package: torch.profiler inside trace windows (trainprof.torch) */
+    {"torch_ops", TPC_BOOL, "false", 0, 1, NULL, "torch_profiler", NULL, 0,
+     "Python: in each trace window also run torch.profiler on the same schedule and merge "
+     "its operators (and CUDA kernels) into the window's trace (docs/PYTHON.md).", "true"},
+    /* the HTML report written at close */
+    {"html_report", TPC_BOOL, "true", 0, 1, NULL, NULL, NULL, 0,
+     "Write report.html (a self-contained page: step time, memory, breakdown, top operations, "
+     "findings, configuration) into the run directory at close.", "false"},
     /* multi-rank jobs (docs/DISTRIBUTED.md) */
     {"job_id", TPC_STRING, "auto", 1, 100, NULL, NULL, NULL, 0,
      "Job the ranks share (one job directory, rank<r>/ each); auto = from TORCHELASTIC_RUN_ID, "

@@ -47,6 +47,7 @@ typedef struct tpi_settings {
     int rank;                    /* -1: from RANK / OMPI_COMM_WORLD_RANK / SLURM_PROCID / PMI_RANK */
     int top_n;                   /* rows of the console table */
     int cuda;                    /* CUPTI GPU activity in trace windows (activities: cpu,cuda) */
+    int html_report;             /* report.html at close */
     char job_id[112];            /* "auto": from the launcher's environment */
     char ranks[208];             /* "all" or "0,3,8-15": ranks that profile */
 } tpi_settings;

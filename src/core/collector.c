@@ -262,6 +262,39 @@ static void memory_event(tpi_collector *c, tpi_thread_state *t, const tpi_rec *r
     tpi_col_deliver(c, &e);
 }
 
+/* A zone recorded whole at its end (tp_zone_complete): not on the zone
+ * stack, its own self time. */
+static void complete_zone(tpi_collector *c, tpi_thread_state *t, uint32_t name_id,
+                          uint64_t begin_ticks, uint64_t end_ticks, uint64_t end_ns)
+{
+    uint64_t begin_ns = end_ns;
+    if (begin_ticks > end_ticks)
+        c->unbalanced++;
+    else
+        begin_ns = end_ns - (tpi_session_ns(c->s, end_ticks) - tpi_session_ns(c->s, begin_ticks));
+    uint64_t dur = end_ns - begin_ns;
+    tpi_op *op = tpi_col_op(c, name_id);
+    if (op)
+        tpi_dstat_add(&op->d, dur, dur);
+    if (t->depth == 0)
+        tpi_col_add_step_op(c, name_id, dur, !t->is_step_thread);
+    if (!c->window_seq)
+        return;
+    tpi_event e = {0};
+    e.kind = TPI_EV_SLICE;
+    e.tid = t->tid;
+    e.name_id = name_id;
+    e.name = tpi_names_get(name_id);
+    e.cat = "user_annotation";
+    e.ts_ns = begin_ns;
+    e.dur_ns = dur;
+    e.self_ns = dur;
+    e.depth = t->depth;
+    e.stack = t->ids;
+    e.step = c->step;
+    tpi_col_deliver(c, &e);
+}
+
 static void thread_named(tpi_collector *c, tpi_thread_state *t, uint32_t name_id)
 {
     t->name_id = name_id;
@@ -319,6 +352,9 @@ static uint32_t process(tpi_collector *c, tpi_thread_state *t, tpi_cursor *cur, 
     case TPI_REC_MEMORY:
         memory_event(c, t, r, tpi_cursor_slot(cur, 1), tpi_cursor_slot(cur, 2), ns);
         return 3;
+    case TPI_REC_COMPLETE:
+        complete_zone(c, t, name, tpi_cursor_slot(cur, 1)->x.a, r->e.ts, ns);
+        return 2;
     default:
         return 1;
     }

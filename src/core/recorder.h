@@ -47,7 +47,8 @@ enum {
     TPI_REC_MARK = 6,       /* name */
     TPI_REC_THREAD = 7,     /* thread name */
     TPI_REC_EPOCH = 8,      /* epoch end */
-    TPI_REC_MEMORY = 9      /* pool name; + 2 slots: addr, bytes, total live, device */
+    TPI_REC_MEMORY = 9,     /* pool name; + 2 slots: addr, bytes, total live, device */
+    TPI_REC_COMPLETE = 10   /* zone ending now; + 1 slot: begin ticks */
 };
 #define TPI_REC_KIND(h) ((h) >> 28)
 #define TPI_REC_NAME(h) ((h)&0x0fffffffu)

@@ -200,6 +200,27 @@ void tp_zone_end(tp_session *s)
     put1(b, t, TPI_REC_END, 0, 0);
 }
 
+uint64_t tp_session_now(const tp_session *s)
+{
+    return s ? tpi_ticks() : 0;
+}
+
+void tp_zone_complete(tp_session *s, tp_site *site, uint64_t begin)
+{
+    if (!s || !site)
+        return;
+    tpi_tbuf *b = get_buf(s);
+    if (!b)
+        return;
+    uint32_t id = __atomic_load_n(&site->id, __ATOMIC_RELAXED);
+    if (__builtin_expect(id == 0, 0)) {
+        id = tpi_names_intern(site->name);
+        __atomic_store_n(&site->id, id, __ATOMIC_RELAXED);
+    }
+    const uint64_t x[1][2] = {{begin, 0}};
+    put_rec(b, tpi_ticks(), TPI_REC_COMPLETE, id, 0, x, 1);
+}
+
 void tp_zone_begin_dyn(tp_session *s, const char *name)
 {
     if (!s)
@@ -453,9 +474,11 @@ void *tpi_session_collector_main(void *arg)
         }
         pthread_mutex_unlock(&s->wake_lock);
         seen = __atomic_load_n(&s->wake_seq, __ATOMIC_ACQUIRE);
+        pthread_mutex_lock(&s->col_lock);
         tpi_collector_samples(s->col);
         tpi_collector_drain(s->col, tpi_ticks());
         tpi_collector_publish_stats(s->col);
+        pthread_mutex_unlock(&s->col_lock);
     }
     return NULL;
 }

@@ -58,6 +58,9 @@ struct tp_session {
     pthread_cond_t wake_cond;
     int stop;                     /* atomic */
     tpi_collector *col;
+    /* held by whoever drains: the collector thread, or a thread reading
+     * the statistics (tp_session_operations) */
+    pthread_mutex_t col_lock;
 
     tpi_sink *sinks[TPI_MAX_SINKS];
     int n_sinks;

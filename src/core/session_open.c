@@ -77,6 +77,7 @@ static void free_session(tp_session *s, int in_fork_child)
         pthread_cond_destroy(&s->wake_cond);
         pthread_mutex_destroy(&s->sample_lock);
         pthread_mutex_destroy(&s->stats_lock);
+        pthread_mutex_destroy(&s->col_lock);
     }
     free(s->samples);
     free(s);
@@ -134,6 +135,7 @@ static int init_session(tp_session *s, const tpi_settings *st, tp_error *err)
     pthread_cond_init(&s->wake_cond, NULL);
     pthread_mutex_init(&s->sample_lock, NULL);
     pthread_mutex_init(&s->stats_lock, NULL);
+    pthread_mutex_init(&s->col_lock, NULL);
     s->env.settings = &s->settings;
     s->env.run_dir = s->run_dir;
     s->env.host = s->host;
@@ -256,6 +258,20 @@ static int close_in_child(tp_session *s)
     return 0;
 }
 
+/* report.html, read from the run directory's files once they are complete.
+ * A failure is a warning and one more I/O error; the rest of close goes on. */
+static uint64_t write_html_report(const tp_session *s)
+{
+    char out[1200];
+    tp_error e = { .message = "run directory path too long" };
+    if (!s->settings.html_report || !s->run_dir[0]) return 0;
+    if (tpu_path_join(out, sizeof out, s->run_dir, "report.html") == 0 &&
+        tp_report_html(s->run_dir, out, &e) == 0)
+        return 0;
+    fprintf(stderr, "trainprof: warning: report.html not written in %s: %s\n", s->run_dir, e.message);
+    return 1;
+}
+
 int tp_session_close(tp_session *s, tp_error *err)
 {
     if (err)
@@ -290,6 +306,7 @@ int tp_session_close(tp_session *s, tp_error *err)
         if (k->ops->destroy)
             k->ops->destroy(k);
     }
+    io += write_html_report(s);
     if (rc != 0 || io) {
         rc = TP_ERR_IO; /* returned with or without err */
         if (err) {

@@ -201,3 +201,9 @@ void tpu_json_kv_int(tpu_json *j, const char *k, int64_t v) { tpu_json_key(j, k)
 void tpu_json_kv_uint(tpu_json *j, const char *k, uint64_t v) { tpu_json_key(j, k); tpu_json_uint(j, v); }
 void tpu_json_kv_double(tpu_json *j, const char *k, double v) { tpu_json_key(j, k); tpu_json_double(j, v); }
 void tpu_json_kv_bool(tpu_json *j, const char *k, int v) { tpu_json_key(j, k); tpu_json_bool(j, v); }
+
+void tpu_json_raw(tpu_json *j, const char *text, size_t n)
+{
+    before_item(j);
+    tpu_buf_append(j->out, text, n);
+}

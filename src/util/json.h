@@ -40,6 +40,8 @@ void tpu_json_uint(tpu_json *j, uint64_t v);
 void tpu_json_double(tpu_json *j, double v);   /* shortest round-trip form */
 void tpu_json_bool(tpu_json *j, int v);
 void tpu_json_null(tpu_json *j);
+/* A value already written as JSON text by the caller (trusted, not checked). */
+void tpu_json_raw(tpu_json *j, const char *text, size_t n);
 
 /* Convenience: key + value. */
 void tpu_json_kv_string(tpu_json *j, const char *key, const char *v);

@@ -102,7 +102,7 @@ def test_analyze_findings():
              (os.path.join(FIX, "trace_filter__sampled_rank-0.json.gz"), ["launch_bound", "optimizer", "communication"])]
     control = os.path.join(SHARED, "trace_diff__control__control.json.gz")
     if os.path.exists(control):
-        cases.append((control, ["communication", "synchronization"]))
+        cases.append((control, ["low_occupancy", "communication", "synchronization"]))
     for path, ids in cases:
         d = json.loads(run("analyze", "--json", path).stdout)
         st = json.loads(run("steps", "--json", path).stdout)

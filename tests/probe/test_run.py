@@ -34,20 +34,26 @@ def outputs(d):
 
 
 CHILD = """
-import subprocess, sys, time
+import os, subprocess, sys, time
 a = bytearray(200 * 1024 * 1024)          # zero-filled: touched
 p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.8)"])
 t = time.time()
 while time.time() - t < 0.8:
     pass                                  # busy: CPU shows up
 p.wait()
+with open(os.environ["TP_CHILD_CPU"], "w") as f:
+    f.write(repr(time.process_time()))    # the CPU it really got (machine load varies)
 sys.exit(3)
 """
 
 
 def test_normal(tmp):
     d = os.path.join(tmp, "normal")
+    cpu_file = os.path.join(tmp, "child_cpu")
+    os.environ["TP_CHILD_CPU"] = cpu_file
+    t0 = time.monotonic()
     r = run(["--interval", "50ms", "-o", d, "--", sys.executable, "-c", CHILD])
+    wall = time.monotonic() - t0
     check(r.returncode == 3, "exit status passed through: %d %s" % (r.returncode, r.stderr))
     rows, trace, summ = outputs(d)
     check(len(rows) >= 8, "rows: %d" % len(rows))
@@ -57,7 +63,11 @@ def test_normal(tmp):
     check(max(x["rss_bytes"] for x in rows) >= 200 << 20, "tree RSS sees 200 MB")
     check(max(x["processes"] for x in rows) >= 2, "grandchild counted in the tree")
     check(summ["peak_rss_bytes"] >= 200 << 20, "summary peak RSS")
-    check(summ["average_cpu_percent"] > 20, "summary CPU %.1f" % summ["average_cpu_percent"])
+    # On a loaded machine the busy loop gets what the scheduler gives it:
+    # compare with the CPU the child measured itself, not a fixed figure.
+    child_pct = 100.0 * float(open(cpu_file).read()) / wall
+    check(summ["average_cpu_percent"] > 0.3 * child_pct,
+          "summary CPU %.1f vs child's own %.1f" % (summ["average_cpu_percent"], child_pct))
     check(summ["exit_status"] == 3, "summary exit status")
     ev = trace["traceEvents"]
     check(ev and all(e["ph"] == "C" for e in ev), "counter events")

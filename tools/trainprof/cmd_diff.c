@@ -11,21 +11,13 @@
 static const char USAGE[] =
     "usage: trainprof diff [options] A B\n"
     "Per-step and per-operation changes from trace A (baseline) to trace B,\n"
-    "operations sorted by absolute change of total time.\n\n"
+    "operations sorted by absolute change of total time, and the analyze findings\n"
+    "whose share of step time moved (new, gone, worse, better).\n\n"
     "  --fail-if-slower PCT  exit 1 when B is more than PCT %% slower than A\n"
     "                        (mean step time; host self time when a trace has no steps)\n"
     "  --top N               operation rows (default 25, 0 = all)\n"
     "  --json                machine-readable output\n"
     "Exit: 0 ok, 1 gate tripped, 2 bad input.\n";
-
-static int load(const char *path, tpa_report *rep, tpa_steps_result *st, tpa_error *err)
-{
-    tpa_report_opts o;
-    memset(&o, 0, sizeof o);
-    o.group_steps = true;
-    if (tpa_report_file(rep, path, &o, err) != 0) return -1;
-    return tpa_steps_file(path, st, err);
-}
 
 int cmd_diff(int argc, char **argv)
 {
@@ -51,35 +43,28 @@ int cmd_diff(int argc, char **argv)
         else files[nfiles++] = argv[i];
     }
     if (nfiles != 2) return cli_fail(cmd, "exactly two traces: A (baseline) and B");
-    /* each file is read twice (operations, then steps) */
     if (cli_stdin_to_file(&files[0]) != 0 || cli_stdin_to_file(&files[1]) != 0) return CLI_BAD_INPUT;
-    tpa_report ra, rb;
-    tpa_steps_result sa = {0}, sb = {0};
-    memset(&ra, 0, sizeof ra);
-    memset(&rb, 0, sizeof rb);
+    tpa_diagnosis da, db;  /* one pass each: operations, steps and findings */
     tpa_error err;
+    if (tpa_diagnose_file(files[0], &da, &err) != 0) return cli_error(&err);
+    if (tpa_diagnose_file(files[1], &db, &err) != 0) { tpa_diagnosis_free(&da); return cli_error(&err); }
     int rc = CLI_OK;
-    if (load(files[0], &ra, &sa, &err) != 0 || load(files[1], &rb, &sb, &err) != 0) {
-        rc = cli_error(&err);
-    } else {
-        tpa_diff d;
-        tpa_diff_compute(&d, &ra, &rb, &sa, &sb);
-        if (json) tpa_render_diff_json(stdout, &d, &sa, &sb, top);
-        else tpa_render_diff_text(stdout, &d, &sa, &sb, top);
-        if (gate && d.metric_a <= 0) {
-            /* an empty baseline must not let a regression gate pass */
-            fprintf(stderr, "trainprof diff: %s has no %s to compare against: not a usable "
-                            "baseline for --fail-if-slower\n", files[0], d.metric);
-            rc = CLI_BAD_INPUT;
-        } else if (gate && d.change_pct > limit) {
-            fprintf(stderr, "trainprof diff: %s is %.2f%% slower (limit %.2f%%)\n", d.metric, d.change_pct, limit);
-            rc = CLI_FINDINGS;
-        }
-        tpa_diff_free(&d);
+    tpa_diff d;
+    tpa_diff_compute(&d, &da.rep, &db.rep, &da.steps, &db.steps);
+    tpa_diff_findings(&d, &da, &db);
+    if (json) tpa_render_diff_json(stdout, &d, &da.steps, &db.steps, top);
+    else tpa_render_diff_text(stdout, &d, &da.steps, &db.steps, top);
+    if (gate && d.metric_a <= 0) {
+        /* an empty baseline must not let a regression gate pass */
+        fprintf(stderr, "trainprof diff: %s has no %s to compare against: not a usable "
+                        "baseline for --fail-if-slower\n", files[0], d.metric);
+        rc = CLI_BAD_INPUT;
+    } else if (gate && d.change_pct > limit) {
+        fprintf(stderr, "trainprof diff: %s is %.2f%% slower (limit %.2f%%)\n", d.metric, d.change_pct, limit);
+        rc = CLI_FINDINGS;
     }
-    tpa_report_free(&ra);
-    tpa_report_free(&rb);
-    tpa_steps_free(&sa);
-    tpa_steps_free(&sb);
+    tpa_diff_free(&d);
+    tpa_diagnosis_free(&da);
+    tpa_diagnosis_free(&db);
     return rc;
 }

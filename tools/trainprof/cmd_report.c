@@ -3,11 +3,13 @@
 #include <string.h>
 
 #include "analyze/render.h"
+#include "trainprof.h"
 #include "cli_common.h"
 #include "commands.h"
 
 static const char USAGE[] =
     "usage: trainprof report [options] FILE...\n"
+    "       trainprof report --html OUT.html TRACE|RUN_DIR\n"
     "Per-operation table like torch's key_averages().table(): calls, self time,\n"
     "self %, total, avg, min, max. Host ops and one table per GPU device.\n"
     "FILE: Chrome/Kineto/trainprof trace, JSON array or object form, .gz ok, - = stdin.\n\n"
@@ -18,11 +20,15 @@ static const char USAGE[] =
     "  --steps A-B     only events starting inside ProfilerStep#A..#B\n"
     "  --no-group-steps  keep ProfilerStep#N apart (default: one ProfilerStep* row, as torch)\n"
     "  --json          machine-readable output\n"
+    "  --html OUT      one self-contained HTML page instead (step time, throughput, memory,\n"
+    "                  step breakdown, top operations, findings, configuration) from a\n"
+    "                  trace or a run directory; opens offline in any browser\n"
     "Exit: 0 ok, 2 bad input.\n";
 
 typedef struct report_args {
     tpa_report_opts o;
     const char *sort;
+    const char *html;        /* --html OUT */
     size_t top;
     bool top_set, json;
     const char *files[256];
@@ -39,6 +45,11 @@ static int parse(int argc, char **argv, report_args *a)
         if (cli_is_help(arg)) { fputs(USAGE, stdout); return -1; }
         if (!strcmp(arg, "--json")) { a->json = true; continue; }
         if (!strcmp(arg, "--no-group-steps")) { a->o.group_steps = false; continue; }
+        if (cli_opt(argc, argv, &i, "--html", &v)) {
+            if (!v || !*v) return cli_fail_missing(cmd, "--html");
+            a->html = v;
+            continue;
+        }
         if (cli_opt(argc, argv, &i, "--sort", &v)) {
             if (!v || !tpa_sort_key_valid(v)) return cli_fail(cmd, "--sort needs one of self,total,calls,avg,min,max,name");
             a->sort = v;
@@ -65,6 +76,7 @@ static int parse(int argc, char **argv, report_args *a)
         }
     }
     if (!a->nfiles) return cli_fail(cmd, "no trace file given");
+    if (a->html && a->nfiles != 1) return cli_fail(cmd, "--html takes one trace file or run directory");
     return 0;
 }
 
@@ -76,6 +88,14 @@ int cmd_report(int argc, char **argv)
     memset(&a, 0, sizeof a);
     int rc = parse(argc, argv, &a);
     if (rc) return rc < 0 ? CLI_OK : rc;
+    if (a.html) {
+        tp_error e;
+        if (tp_report_html(a.files[0], a.html, &e) != 0) {
+            fprintf(stderr, "trainprof: %s\n", e.message);
+            return CLI_BAD_INPUT;
+        }
+        return CLI_OK;
+    }
     tpa_report rep;
     memset(&rep, 0, sizeof rep);
     tpa_error err;

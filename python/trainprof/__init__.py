@@ -1,0 +1,295 @@
+"""trainprof: where each training step's time and memory go.
+
+The hot path (zones, timers, counters, steps) is the C extension
+``trainprof._core``; this module adds the spellings of the reference
+projects on top of it:
+
+    import trainprof
+    prof = trainprof.Profiler(log_dir="runs", active=3)
+    fwd = prof.zone("forward")          # made once, reused every step
+    for batch in trainprof.profile_data_loader(loader, profiler=prof):
+        with fwd:
+            loss = model(batch)
+        prof.step(len(batch))
+    prof.close()
+
+Only the standard library is imported here; ``trainprof.torch`` imports torch.
+See docs/PYTHON.md.
+"""
+import argparse
+import functools
+import sys
+import threading
+
+from . import _core
+from ._core import Config, ConfigError, Profiler, ProfilerClosedError, Zone, cli_path
+
+__version__ = _core.__version__
+
+__all__ = [
+    "Profiler", "Config", "Zone", "ConfigError", "ProfilerClosedError", "TrainingProfiler",
+    "__version__", "cli_path", "get_profiler", "set_profiler", "profile_operation",
+    "profile_data_loader", "log_profiling_metrics", "add_metrics_logger",
+    "remove_metrics_logger", "add_argparse_arguments", "profiler_from_argparse",
+]
+
+_global = None
+_global_lock = threading.Lock()
+_metrics_loggers = []
+
+
+def get_profiler():
+    """The global profiler, opened on first use from defaults and TRAINPROF_*
+    variables (a TrainingProfiler, so the timer methods are there too)."""
+    global _global
+    prof = _global
+    if prof is None:
+        with _global_lock:
+            if _global is None:
+                _global = TrainingProfiler()
+            prof = _global
+    return prof
+
+
+def set_profiler(prof):
+    """Makes prof the global profiler (what get_profiler() and the
+    module-level helpers use); returns the previous one (not closed)."""
+    global _global
+    with _global_lock:
+        old, _global = _global, prof
+    return old
+
+
+def add_metrics_logger(fn):
+    """Registers a wandb.log-shaped callable, fn(metrics: dict, step=int),
+    that log_profiling_metrics() sends its profiling/* values to."""
+    if not callable(fn):
+        raise TypeError(f"add_metrics_logger: {fn!r} is not callable")
+    if fn not in _metrics_loggers:
+        _metrics_loggers.append(fn)
+
+
+def remove_metrics_logger(fn):
+    """Unregisters a logger added with add_metrics_logger (no error if absent)."""
+    if fn in _metrics_loggers:
+        _metrics_loggers.remove(fn)
+
+
+class TrainingProfiler(Profiler):
+    """The timer style of the foundational-SSM guide over the C profiler.
+
+    start_timer/end_timer, zone, step and counter are the C methods of
+    Profiler; this class adds get_summary(), reset() and
+    log_profiling_metrics(). log_to_wandb=True also writes the profiling/*
+    keys to metrics.jsonl (the C layer) and sends them to wandb.log when a
+    W&B run is active (nothing happens when wandb is not installed).
+    log_every=None keeps the configuration's value (default 100).
+    """
+
+    def __init__(self, log_to_wandb=False, log_every=None, config=None, **overrides):
+        if log_every is not None:
+            overrides.setdefault("log_every", log_every)
+        if log_to_wandb:
+            overrides.setdefault("log_to_wandb", True)
+        super().__init__(config, **overrides)
+        self.log_to_wandb = bool(log_to_wandb)
+        self._baseline = {}
+
+    def get_summary(self):
+        """{name: {"avg_time", "total_time", "count", ...}} in seconds, for
+        the operations recorded since the start (or the last reset())."""
+        out = {}
+        for name, row in self.summary().items():
+            base = self._baseline.get(name)
+            if base is None:
+                out[name] = dict(row)
+                continue
+            count = row["count"] - base["count"]
+            if count <= 0:
+                continue
+            total = row["total_time"] - base["total_time"]
+            self_time = row["self_time"] - base["self_time"]
+            out[name] = {"count": count, "total_time": total, "avg_time": total / count,
+                         "self_time": self_time}
+        return out
+
+    def reset(self):
+        """Starts get_summary() afresh. The run's files still cover the whole
+        run: only this view is reset."""
+        self._baseline = {name: dict(row) for name, row in self.summary().items()}
+
+    def log_profiling_metrics(self, step=None):
+        """Prints the per-operation block and sends the profiling/* values to
+        the registered metrics loggers (and to W&B with log_to_wandb=True).
+        Returns the metrics dict."""
+        return _log_metrics(self, self.get_summary(), step, self.log_to_wandb)
+
+
+def _log_metrics(prof, summary, step, to_wandb):
+    if step is None:
+        step = prof.steps
+    lines = [f"--- Profiling Metrics (Step {step}) ---"]
+    metrics = {}
+    for name, row in summary.items():
+        avg, total, count = row["avg_time"], row["total_time"], row["count"]
+        lines.append(f"{name}: avg={avg:.6f}s, total={total:.4f}s, count={count}")
+        metrics[f"profiling/{name}_avg_time"] = avg
+        metrics[f"profiling/{name}_total_time"] = total
+        metrics[f"profiling/{name}_count"] = count
+    print("\n".join(lines), flush=True)
+    for fn in list(_metrics_loggers):
+        fn(dict(metrics), step=step)
+    if to_wandb:
+        _wandb_log(metrics, step)
+    return metrics
+
+
+def _wandb_log(metrics, step):
+    """wandb.log when wandb is installed and a run is active; else nothing."""
+    try:
+        import wandb
+    except ImportError:
+        return
+    if getattr(wandb, "run", None) is not None:
+        wandb.log(metrics, step=step)
+
+
+def log_profiling_metrics(step=None, profiler=None):
+    """log_profiling_metrics() of the global profiler (or of profiler)."""
+    prof = profiler if profiler is not None else get_profiler()
+    if isinstance(prof, TrainingProfiler):
+        return prof.log_profiling_metrics(step)
+    return _log_metrics(prof, prof.summary(), step, False)
+
+
+def profile_operation(name, profiler=None):
+    """Decorator: each call of the function is a zone `name` of the global
+    profiler (looked up at the first call, so decorating at import time
+    opens nothing) or of profiler."""
+    if not isinstance(name, str):
+        raise TypeError(f"profile_operation: name must be a str, not {type(name).__name__}")
+
+    def decorate(fn):
+        zone = None
+        owner = None
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            nonlocal zone, owner
+            prof = profiler if profiler is not None else get_profiler()
+            if prof is not owner:
+                zone, owner = prof.zone(name), prof
+            with zone:
+                return fn(*args, **kwargs)
+        return wrapper
+    return decorate
+
+
+class profile_data_loader:
+    """Iterates over loader, timing the wait for each batch as zone `name`.
+
+    Works with any iterable, torch.utils.data.DataLoader included (with
+    num_workers > 0 the wait is the main process waiting for the workers;
+    the first wait of each pass includes iter(loader), which starts them).
+    When the loader has a length, exactly len(loader) waits are timed: the
+    final StopIteration is not counted as a batch.
+    """
+
+    def __init__(self, loader, name="data_batch_production", profiler=None):
+        self.loader = loader
+        self.name = name
+        self.profiler = profiler
+
+    def __len__(self):
+        return len(self.loader)
+
+    def __iter__(self):
+        prof = self.profiler if self.profiler is not None else get_profiler()
+        zone = prof.zone(self.name)
+        try:
+            remaining = len(self.loader)
+        except TypeError:
+            remaining = -1
+        it = None
+        while remaining != 0:
+            with zone:
+                if it is None:  # starting DataLoader workers is waiting for data too
+                    it = iter(self.loader)
+                try:
+                    batch = next(it)
+                except StopIteration:
+                    return
+            remaining -= 1
+            yield batch
+        if it is not None:
+            yield from it  # a length that was too short: the rest, untimed
+
+
+def _on_open(prof):
+    """Called by _core after every session opened: PyTorch extras. With
+    torch already imported and CUDA present, GPU memory comes from
+    torch.cuda; with profiling.torch_ops, torch.profiler runs in the trace
+    windows. Neither imports torch when the program did not."""
+    torch_ops = prof.config_get("torch_ops") == "true"
+    if torch_ops or "torch" in sys.modules:
+        from . import torch as tp_torch
+        tp_torch._attach(prof, torch_ops)
+
+
+_core._set_open_hook(_on_open)
+
+
+# ---- argparse: the RAVE-style flags -----------------------------------------
+
+_BOOL_WORDS = {"true": True, "1": True, "yes": True, "on": True,
+               "false": False, "0": False, "no": False, "off": False}
+
+# (flag, help): the flags the C layer also takes bare (docs/CONFIG.md).
+_RAVE_FLAGS = [
+    ("--enable_profiling", "bool", "profile this run (profiling.enabled)"),
+    ("--enable_timing_profiling", "bool",
+     "per-step timing and per-operation statistics (profiling.timing)"),
+    ("--enable_memory_profiling", "bool",
+     "memory sampling, memory_profile.json (profiling.memory)"),
+    ("--profile_steps", "int", "trace one window of N steps (profiling.active=N, repeat=1)"),
+]
+
+
+def _str2bool(text):
+    word = str(text).strip().lower()
+    if word not in _BOOL_WORDS:
+        raise argparse.ArgumentTypeError(
+            f"`{text}` is not a boolean; accepted: true/false, yes/no, on/off, 1/0")
+    return _BOOL_WORDS[word]
+
+
+def add_argparse_arguments(parser):
+    """Adds --enable_profiling, --enable_timing_profiling,
+    --enable_memory_profiling (True/False, or alone for True) and
+    --profile_steps N to an argparse parser, in a "trainprof" group.
+    Unset flags stay None. Build the profiler with
+    profiler_from_argparse(namespace, unknown_args). Returns the group."""
+    group = parser.add_argument_group("trainprof", "profiling flags (docs/CONFIG.md lists every "
+                                      "key; --profiling.KEY VALUE is accepted too)")
+    for flag, kind, text in _RAVE_FLAGS:
+        if kind == "bool":
+            group.add_argument(flag, type=_str2bool, nargs="?", const=True, default=None,
+                               metavar="BOOL", help=text)
+        else:
+            group.add_argument(flag, type=int, default=None, metavar="N", help=text)
+    return group
+
+
+def profiler_from_argparse(namespace, args=(), cls=None):
+    """Opens a profiler from a namespace parsed by a parser that had
+    add_argparse_arguments, plus leftover arguments (e.g. the unknown ones
+    of parse_known_args) holding --profiling.KEY V / profiling.KEY=V.
+    Everything goes through the C flag parser, so errors name the flag.
+    Returns (profiler, the arguments no one consumed); cls defaults to
+    TrainingProfiler."""
+    argv = []
+    for flag, _kind, _text in _RAVE_FLAGS:
+        value = getattr(namespace, flag[2:], None)
+        if value is not None:
+            argv += [flag, str(value)]
+    return (cls or TrainingProfiler).from_args(argv + list(args))

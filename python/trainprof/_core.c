@@ -1,0 +1,121 @@
+/*
+ * _core.c - the trainprof._core module: the types of the other _core_*.c
+ * files, the exceptions, the version, the CLI's path, and closing every
+ * open profiler at interpreter exit (see _core_internal.h).
+ */
+#include "_core_internal.h"
+
+#include <dlfcn.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Directory of this extension module, for the CLI shipped beside it. */
+static PyObject *module_dir(void)
+{
+    Dl_info info;
+    if (!dladdr((void *)&module_dir, &info) || !info.dli_fname)
+        Py_RETURN_NONE;
+    const char *slash = strrchr(info.dli_fname, '/');
+    if (!slash)
+        return PyUnicode_FromString(".");
+    return PyUnicode_DecodeFSDefaultAndSize(info.dli_fname, slash - info.dli_fname);
+}
+
+/* The `trainprof` CLI shipped inside the package (bin/trainprof beside
+ * this module, in the wheel and in the build tree), or None. */
+static PyObject *core_cli_path(PyObject *m, PyObject *unused)
+{
+    PyObject *dir = module_dir();
+    if (!dir || dir == Py_None)
+        return dir;
+    PyObject *path = PyUnicode_FromFormat("%U/bin/trainprof", dir);
+    Py_DECREF(dir);
+    PyObject *b = NULL;
+    if (!path || !PyUnicode_FSConverter(path, &b)) {
+        Py_XDECREF(path);
+        return NULL;
+    }
+    int ok = access(PyBytes_AS_STRING(b), X_OK) == 0;
+    Py_DECREF(b);
+    if (ok)
+        return path;
+    Py_DECREF(path);
+    Py_RETURN_NONE;
+}
+
+static PyObject *core_version(PyObject *m, PyObject *unused)
+{
+    return PyUnicode_FromString(tp_version());
+}
+
+static PyMethodDef module_methods[] = {
+    {"cli_path", core_cli_path, METH_NOARGS, "path of the bundled `trainprof` CLI, or None"},
+    {"version", core_version, METH_NOARGS, "tp_version(): the C library's version"},
+    {"_set_open_hook", core_set_open_hook, METH_O,
+     "_set_open_hook(fn): fn(profiler) after every session opened (None clears)"},
+    {"_close_all", core_close_all, METH_NOARGS, "closes every open profiler (run at exit)"},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef core_module = {
+    PyModuleDef_HEAD_INIT, "trainprof._core",
+    "trainprof's CPython extension over the C library (libtrainprof).", -1, module_methods,
+    NULL, NULL, NULL, NULL};
+
+static int add_exceptions(PyObject *m)
+{
+    Core_ConfigError = PyErr_NewExceptionWithDoc(
+        "trainprof.ConfigError",
+        "A bad configuration key or value. Attributes (None when the C layer does not say): "
+        "key, file, line, column, suggestion, code.",
+        PyExc_ValueError, NULL);
+    Core_ProfilerClosedError = PyErr_NewExceptionWithDoc(
+        "trainprof.ProfilerClosedError", "The profiler was used after close().",
+        PyExc_RuntimeError, NULL);
+    if (!Core_ConfigError || !Core_ProfilerClosedError)
+        return -1;
+    const char *attrs[] = {"key", "file", "line", "column", "suggestion", "code"};
+    for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++)
+        if (PyObject_SetAttrString(Core_ConfigError, attrs[i], Py_None) != 0)
+            return -1;
+    if (PyModule_AddObjectRef(m, "ConfigError", Core_ConfigError) != 0 ||
+        PyModule_AddObjectRef(m, "ProfilerClosedError", Core_ProfilerClosedError) != 0)
+        return -1;
+    return 0;
+}
+
+/* atexit.register(_close_all): profilers are closed while the interpreter
+ * still runs (the memory provider may be called during the close). */
+static int register_atexit(PyObject *m)
+{
+    PyObject *atexit = PyImport_ImportModule("atexit");
+    PyObject *fn = PyObject_GetAttrString(m, "_close_all");
+    PyObject *r = atexit && fn ? PyObject_CallMethod(atexit, "register", "O", fn) : NULL;
+    Py_XDECREF(atexit);
+    Py_XDECREF(fn);
+    Py_XDECREF(r);
+    return r ? 0 : -1;
+}
+
+static int add_type(PyObject *m, const char *name, PyTypeObject *t)
+{
+    return PyModule_AddObjectRef(m, name, (PyObject *)t);
+}
+
+PyMODINIT_FUNC PyInit__core(void)
+{
+    if (core_config_ready() < 0 || core_profiler_ready() < 0 || core_zone_ready() < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&core_module);
+    if (!m)
+        return NULL;
+    if (add_exceptions(m) != 0 || add_type(m, "Config", &Core_ConfigType) != 0 ||
+        add_type(m, "Profiler", &Core_ProfilerType) != 0 ||
+        add_type(m, "Zone", &Core_ZoneType) != 0 ||
+        PyModule_AddStringConstant(m, "__version__", tp_version()) != 0 ||
+        PyModule_AddIntConstant(m, "TIMER_SLOTS", CORE_TIMER_SLOTS) != 0 ||
+        register_atexit(m) != 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,113 @@
+/*
+ * _core_internal.h - the CPython extension trainprof._core: types shared by
+ * its files. The extension is one more layer over the public C API: it
+ * includes trainprof.h only.
+ *
+ *   _core.c          module, exceptions, atexit close, version, cli path
+ *   _core_config.c   Config (a tp_config), Python values -> key text, errors
+ *   _core_profiler.c Profiler (a tp_session): steps, counters, summary, close
+ *   _core_zone.c     Zone (context manager / decorator), thread names, timers
+ *   _core_memory.c   the device-memory provider called on the sampler thread
+ */
+#ifndef TRAINPROF_CORE_INTERNAL_H
+#define TRAINPROF_CORE_INTERNAL_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+
+#include "trainprof.h"
+
+/* Open start_timer tokens per profiler: a token is (profiler serial << 32)
+ * | sequence; the slot of a sequence is sequence % TIMER_SLOTS. More open
+ * timers than this overwrite the oldest ones (their end raises). */
+#define CORE_TIMER_SLOTS 4096
+
+typedef struct {
+    PyObject_HEAD
+    tp_config *cfg;
+} ConfigObject;
+
+typedef struct ProfilerObject {
+    PyObject_HEAD
+    tp_session *s;          /* NULL: profiling off, closed or never opened */
+    PyObject *config;       /* ConfigObject */
+    uint32_t serial;        /* process-unique, never 0 */
+    int initialized, closed;
+    int queries;            /* summary() calls in the C layer (GIL released) */
+    uint64_t final_steps;   /* steps at close */
+    long pid;               /* process that opened the session */
+    PyObject *run_dir;      /* str or None */
+    PyObject *zones;        /* dict: name (str) -> ZoneObject, reused */
+    PyObject *final_summary;/* dict, set at close */
+    PyObject *provider;     /* device memory provider or NULL */
+    PyObject *step_hook;    /* called after each step(), or NULL */
+    PyObject *close_hooks;  /* list, called once after the session closed */
+    int provider_failed;
+    uint32_t timer_seq;
+    uint64_t *timer_begin;  /* CORE_TIMER_SLOTS begin ticks, 0 = free */
+    uint32_t *timer_id;     /* sequence owning the slot */
+    struct ProfilerObject *next_open, *prev_open; /* closed at exit */
+    PyObject *weakrefs;
+    PyObject *dict;
+} ProfilerObject;
+
+typedef struct {
+    PyObject_HEAD
+    ProfilerObject *prof;   /* strong reference */
+    PyObject *name;         /* str */
+    tp_site site;           /* site.name points into `name`'s UTF-8 */
+    PyObject *bound[2];     /* __enter__, __exit__ bound to this zone, made once */
+} ZoneObject;
+
+extern PyTypeObject Core_ConfigType, Core_ProfilerType, Core_ZoneType, Core_ZoneCallType;
+extern PyObject *Core_ConfigError, *Core_ProfilerClosedError;
+
+/* _core_config.c */
+int core_config_ready(void);
+/* Converts a Python value to the key's text form in buf; -1 with TypeError. */
+int core_value_text(PyObject *key, PyObject *value, char *buf, size_t n);
+/* Raises ConfigError from a filled tp_error; returns NULL. */
+PyObject *core_raise_config_error(const tp_error *e);
+ConfigObject *core_config_new(void);
+int core_config_set(ConfigObject *c, PyObject *key, PyObject *value);
+int core_config_update(ConfigObject *c, PyObject *mapping);
+
+/* _core_profiler.c */
+int core_profiler_ready(void);
+/* The session to record into, or NULL (off); -1 with ProfilerClosedError. */
+static inline int core_live(ProfilerObject *p, tp_session **s)
+{
+    if (__builtin_expect(p->closed, 0)) {
+        PyErr_SetString(Core_ProfilerClosedError, "the profiler is closed");
+        return -1;
+    }
+    *s = p->s;
+    return 0;
+}
+/* Closes every profiler still open (atexit). */
+PyObject *core_close_all(PyObject *mod, PyObject *unused);
+/* _set_open_hook(fn): fn(prof) after every session opened (None clears). */
+PyObject *core_set_open_hook(PyObject *mod, PyObject *fn);
+
+/* _core_zone.c */
+int core_zone_ready(void);
+/* The reusable zone of `name` for p (new reference), created on first use. */
+ZoneObject *core_zone_get(ProfilerObject *p, PyObject *name);
+/* Names the calling thread after threading.current_thread().name, once per
+ * thread and profiler. */
+void core_name_thread_slow(ProfilerObject *p);
+extern __thread uint32_t core_named_serial __attribute__((tls_model("initial-exec")));
+static inline void core_name_thread(ProfilerObject *p)
+{
+    if (__builtin_expect(core_named_serial != p->serial, 0))
+        core_name_thread_slow(p);
+}
+PyObject *core_start_timer(ProfilerObject *p, PyObject *const *args, Py_ssize_t n);
+PyObject *core_end_timer(ProfilerObject *p, PyObject *const *args, Py_ssize_t n);
+
+/* _core_memory.c */
+PyObject *core_set_memory_provider(ProfilerObject *p, PyObject *fn);
+void core_memory_detach(ProfilerObject *p);
+
+#endif

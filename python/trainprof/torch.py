@@ -1,0 +1,260 @@
+"""trainprof.torch: PyTorch integration (imports torch; trainprof does not).
+
+- cuda_memory(): allocated, reserved and peak bytes per CUDA device from
+  torch.cuda, in the shape Profiler.set_memory_provider() takes; {} on a
+  CPU-only torch (the memory rows then say there is no GPU).
+- Every profiler opened while torch is imported and CUDA is present takes
+  its GPU memory rows from cuda_memory() (set_memory_provider).
+- profile(**keys): the PyTorch user's first line: a TrainingProfiler; with
+  torch_ops=True torch.profiler runs inside trainprof's trace windows.
+- With profiling.torch_ops true (any spelling: torch_ops=True,
+  --profiling.torch_ops true, TRAINPROF_TORCH_OPS=1, YAML), every profiler
+  drives torch.profiler on trainprof's own schedule: torch records only in
+  the active steps of each window (warmup steps prepare it), never
+  outside. At close,
+  each window's torch trace is merged into trainprof's window trace (one
+  timeline: torch's operators nest under trainprof's zones on the same
+  thread track) and `trainprof analyze` prints the window's findings.
+"""
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import warnings
+
+import torch
+import torch.profiler
+
+import trainprof
+from trainprof import _core
+
+SYNC_NAME = "trainprof.torch_sync"
+
+
+def cuda_memory():
+    """{"cuda:N": {"bytes_in_use", "peak_bytes_in_use", "reserved_bytes",
+    "total_bytes"}} for every visible CUDA device; {} without CUDA."""
+    if not torch.cuda.is_available():
+        return {}
+    out = {}
+    for i in range(torch.cuda.device_count()):
+        out[f"cuda:{i}"] = {
+            "bytes_in_use": int(torch.cuda.memory_allocated(i)),
+            "peak_bytes_in_use": int(torch.cuda.max_memory_allocated(i)),
+            "reserved_bytes": int(torch.cuda.memory_reserved(i)),
+            "total_bytes": int(torch.cuda.get_device_properties(i).total_memory),
+        }
+    return out
+
+
+def profile(torch_ops=False, log_to_wandb=False, **keys):
+    """A TrainingProfiler with torch.cuda memory and, with torch_ops=True,
+    torch.profiler inside the trace windows. keys are configuration keys
+    (log_dir="runs", active=3, ...)."""
+    if torch_ops:
+        keys["torch_ops"] = True
+    return trainprof.TrainingProfiler(log_to_wandb=log_to_wandb, **keys)
+
+
+def _config_bool(prof, key):
+    return (prof.config_get(key) or "false") == "true"
+
+
+def _config_int(prof, key):
+    return int(prof.config_get(key))
+
+
+class TorchWindows:
+    """torch.profiler run on one trainprof profiler's schedule."""
+
+    def __init__(self, prof):
+        self.prof = prof
+        self.pending = []  # (first step of the window, torch trace path)
+        self.steps = 0  # steps ended so far
+        self.window_first = 0
+        # torch's window traces wait here until the merge at close
+        self.tmpdir = tempfile.mkdtemp(prefix=".torch_ops_", dir=prof.run_dir)
+        activities = [torch.profiler.ProfilerActivity.CPU]
+        if torch.cuda.is_available():
+            activities.append(torch.profiler.ProfilerActivity.CUDA)
+        with warnings.catch_warnings():  # warmup=0 is the user's choice, not news
+            warnings.filterwarnings("ignore", message=".*won't be using warmup.*")
+            self.torch_prof = self._make_profiler(prof, activities)
+        self.recording = False
+        self.torch_prof.start()
+        self._sync_if_recording()
+        prof._set_step_hook(self.step)
+        prof._add_close_hook(self.close)
+
+    def _make_profiler(self, prof, activities):
+        return torch.profiler.profile(
+            activities=activities,
+            schedule=torch.profiler.schedule(
+                skip_first=_config_int(prof, "skip_first"), wait=_config_int(prof, "wait"),
+                warmup=_config_int(prof, "warmup"), active=_config_int(prof, "active"),
+                repeat=_config_int(prof, "repeat")),
+            on_trace_ready=self._trace_ready,
+            record_shapes=_config_bool(prof, "record_shapes"),
+            profile_memory=_config_bool(prof, "profile_memory"))
+
+    def _sync_if_recording(self):
+        """At the first recorded step of a window: one instant in both traces
+        (a trainprof mark, a torch record_function), to align the clocks."""
+        action = self.torch_prof.current_action
+        now = action in (torch.profiler.ProfilerAction.RECORD,
+                         torch.profiler.ProfilerAction.RECORD_AND_SAVE)
+        if now and not self.recording:
+            self.window_first = self.steps
+            self.prof.mark(SYNC_NAME)
+            with torch.profiler.record_function(SYNC_NAME):
+                pass
+            self.prof.mark(SYNC_NAME)
+        self.recording = now
+
+    def step(self):
+        tp = self.torch_prof
+        if tp.schedule(tp.step_num + 1) == tp.current_action:
+            tp.step()  # no transition: the steady state, kept cheap
+        else:
+            with warnings.catch_warnings():  # "clears events at the end of each cycle": wanted
+                warnings.filterwarnings("ignore", message=".*clears events at the end of each cycle.*")
+                tp.step()
+        self.steps += 1
+        self._sync_if_recording()
+
+    def _trace_ready(self, tp):
+        path = os.path.join(self.tmpdir, f"window_{self.window_first}.json")
+        tp.export_chrome_trace(path)
+        self.pending.append((self.window_first, path))
+
+    def close(self):
+        """After the trainprof session closed: stop torch, merge, analyze."""
+        if self.torch_prof.current_action != torch.profiler.ProfilerAction.NONE:
+            self.torch_prof.stop()
+        for first, path in self.pending:
+            target = _window_trace(self.prof.run_dir, first)
+            if target is None:
+                keep = os.path.join(self.prof.run_dir, "profiler_traces",
+                                    f"torch_window_{first}.pt.trace.json")
+                os.makedirs(os.path.dirname(keep), exist_ok=True)
+                os.replace(path, keep)
+                print(f"trainprof.torch: no trainprof JSON trace for the window from step {first}; "
+                      f"torch's trace kept as {keep}", file=sys.stderr)
+                continue
+            merge_torch_trace(target, path)
+            os.remove(path)
+            _print_findings(target)
+        try:
+            os.rmdir(self.tmpdir)
+        except OSError:
+            pass
+
+
+def _open_trace(path, mode="rt", gz=None):
+    """A trace file as text; gzip-compressed when gz (default: by the name)."""
+    if gz if gz is not None else path.endswith(".gz"):
+        return gzip.open(path, mode, encoding="utf-8")
+    return open(path, mode, encoding="utf-8")
+
+
+def _window_trace(run_dir, first):
+    """The trainprof JSON trace of the window that holds step `first`."""
+    folder = os.path.join(run_dir, "profiler_traces")
+    for name in sorted(os.listdir(folder)):
+        if not name.endswith((".pt.trace.json", ".pt.trace.json.gz")):
+            continue
+        path = os.path.join(folder, name)
+        try:
+            with _open_trace(path) as f:
+                meta = json.load(f).get("trainprof", {})
+        except (OSError, ValueError):
+            continue
+        if meta.get("first_step", -1) <= first <= meta.get("last_step", -1):
+            return path
+    return None
+
+
+def _sync_points(ours, theirs):
+    """(trainprof time, torch time, half-width in us) of the sync instant:
+    the middle of trainprof's two marks around torch's record_function, and
+    the middle of that record_function; None when either is missing."""
+    marks = sorted(float(e["ts"]) for e in ours if e.get("name") == SYNC_NAME and "ts" in e)
+    rf = [e for e in theirs if e.get("name") == SYNC_NAME and "ts" in e and "dur" in e]
+    if len(marks) < 2 or not rf:
+        return None
+    return ((marks[0] + marks[1]) / 2, float(rf[0]["ts"]) + float(rf[0]["dur"]) / 2,
+            (marks[1] - marks[0]) / 2)
+
+
+def merge_torch_trace(trainprof_trace, torch_trace):
+    """Moves torch's events onto trainprof's timeline inside trainprof_trace.
+
+    Both files keep ts in microseconds from their own baseTimeNanoseconds
+    (wall clock). The offset is taken from the sync instant recorded in both
+    (trainprof mark and torch record_function of the same moment), else from
+    the two wall-clock bases. torch's CPU threads that trainprof also saw
+    land on trainprof's track for that thread, so operators nest under the
+    zones. Returns the facts stored in the file's "trainprof"."torch_ops".
+    """
+    with _open_trace(trainprof_trace) as f:
+        doc = json.load(f)
+    with open(torch_trace, encoding="utf-8") as f:
+        theirs = json.load(f)
+    meta = doc.setdefault("trainprof", {})
+    base_shift = (int(theirs.get("baseTimeNanoseconds", 0)) - int(doc.get("baseTimeNanoseconds", 0))) / 1000.0
+    sync = _sync_points(doc["traceEvents"], theirs.get("traceEvents", []))
+    if sync is not None:
+        shift, how, bound = sync[0] - sync[1], "sync instant", sync[2]
+    else:
+        shift, how, bound = base_shift, "wall clock", None
+    small_tid = {int(os_tid): int(t) for t, os_tid in meta.get("threads", {}).items()}
+    pid = meta.get("pid")
+    added = 0
+    for e in theirs.get("traceEvents", []):
+        if e.get("ph") == "M" and e.get("pid") == pid and (
+                e.get("name", "").startswith("process_") or e.get("tid") in small_tid):
+            continue  # trainprof names its own process and threads
+        if str(e.get("name", "")).startswith("ProfilerStep#"):
+            continue  # trainprof's step events are the steps
+        if e.get("pid") == pid and e.get("tid") in small_tid:
+            e["tid"] = small_tid[e["tid"]]
+        if "ts" in e and e.get("ph") != "M":
+            e["ts"] = round(float(e["ts"]) + shift, 3)
+        doc["traceEvents"].append(e)
+        added += 1
+    facts = {"events": added, "alignment": how, "shift_us": round(shift, 3),
+             "sync_half_width_us": None if bound is None else round(bound, 3),
+             "wall_clock_disagreement_us": round(shift - base_shift, 3),
+             "torch_version": torch.__version__}
+    meta["torch_ops"] = facts
+    tmp = trainprof_trace + ".tmp"
+    with _open_trace(tmp, "wt", gz=trainprof_trace.endswith(".gz")) as f:
+        json.dump(doc, f, separators=(",", ":"))
+    os.replace(tmp, trainprof_trace)
+    return facts
+
+
+def _print_findings(trace):
+    """`trainprof analyze TRACE` on the merged window, printed at close."""
+    cli = _core.cli_path()
+    if not cli or not os.path.exists(cli):
+        print(f"trainprof.torch: merged torch operators into {trace} (no trainprof CLI found "
+              "to analyze it)", file=sys.stderr)
+        return
+    res = subprocess.run([cli, "analyze", trace], capture_output=True, text=True)
+    print(f"\n=== trainprof analyze {trace} (trainprof zones + torch operators) ===")
+    print(res.stdout.rstrip() or res.stderr.rstrip(), flush=True)
+
+
+def _attach(prof, torch_ops):
+    """Open hook (trainprof._on_open): CUDA memory, torch.profiler windows."""
+    if prof.run_dir and torch.cuda.is_available():
+        prof.set_memory_provider(cuda_memory)
+    if torch_ops and _config_bool(prof, "trace"):
+        if _config_bool(prof, "cuda") and torch.cuda.is_available():
+            print("trainprof.torch: profiling.cuda and profiling.torch_ops both capture CUDA "
+                  "activity with CUPTI, which takes one subscriber: torch's kernels may be "
+                  "missing; keep one of them (docs/PYTHON.md)", file=sys.stderr)
+        TorchWindows(prof)
