@@ -27,7 +27,8 @@ static const launcher_vars FAMILIES[] = {
     {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE", "openmpi"},
     {"SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS", "slurm"},
     {"PMI_RANK", "MPI_LOCALRANKID", "PMI_SIZE", "mpich"},
-    {"PMIX_RANK", NULL, "PMIX_SIZE", "pmix"},
+    /* not PMIX_RANK: a process that merely calls MPI_Init (mpi4py imported
+     * by Lightning) becomes a PMIx singleton with PMIX_RANK=0 */
 };
 
 static int env_int(const char *name, int *out)

@@ -59,7 +59,7 @@ void tpi_settings_defaults(tpi_settings *out);
 const tpi_settings *tpi_config_settings(const tp_config *cfg);
 
 /* Rank of this process: settings->rank when >= 0, else the first of RANK,
- * OMPI_COMM_WORLD_RANK, SLURM_PROCID, PMI_RANK, PMIX_RANK that parses, else -1. */
+ * OMPI_COMM_WORLD_RANK, SLURM_PROCID, PMI_RANK that parses, else -1. */
 int tpi_detect_rank(const tpi_settings *s);
 
 /* ---- multi-rank jobs (cfg_job.c) ---- */
@@ -73,7 +73,7 @@ typedef struct tpi_job_info {
 
 /* Reads rank, local rank, world size and job id from the environment of
  * torchrun (RANK, LOCAL_RANK, WORLD_SIZE, TORCHELASTIC_RUN_ID), Open MPI
- * (OMPI_COMM_WORLD_*, PMIX_RANK, PMIX_NAMESPACE), MPICH (PMI_RANK,
+ * (OMPI_COMM_WORLD_*, PMIX_NAMESPACE), MPICH (PMI_RANK,
  * PMI_SIZE, MPI_LOCALRANKID) and SLURM (SLURM_PROCID, SLURM_LOCALID,
  * SLURM_NTASKS, SLURM_JOB_ID[.SLURM_STEP_ID]); settings->rank >= 0 and
  * settings->job_id other than "auto" take precedence. The job id is

@@ -48,6 +48,12 @@ TP_TEST(launchers)
     CHECK_STR(j.job_id, "prterun-host-123_1");
     clear_launcher_env();
 
+    setenv("PMIX_RANK", "0", 1); /* an MPI singleton (MPI_Init outside mpirun): no rank */
+    setenv("PMIX_NAMESPACE", "singleton-1", 1);
+    detect(&j);
+    CHECK_EQ_INT(j.rank, -1);
+    clear_launcher_env();
+
     setenv("RANK", "5", 1); /* torchrun */
     setenv("LOCAL_RANK", "1", 1);
     setenv("WORLD_SIZE", "16", 1);

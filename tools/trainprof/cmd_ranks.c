@@ -26,6 +26,8 @@ static const char USAGE[] =
 
 bool cli_ranks_wanted(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++) /* report --html OUT RUN_DIR: one run's page */
+        if (strncmp(argv[i], "--html", 6) == 0) return false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--summary") == 0 || strcmp(argv[i], "--summaries") == 0 ||
             strcmp(argv[i], "-j") == 0)
