@@ -31,6 +31,8 @@ import trainprof
 from trainprof import _core
 
 SYNC_NAME = "trainprof.torch_sync"
+SYNC_TRIES = 3
+SYNC_MAX_HALF_WIDTH_US = 1000.0  # wider (all tries preempted): the wall clocks are closer
 
 
 def cuda_memory():
@@ -107,10 +109,11 @@ class TorchWindows:
                          torch.profiler.ProfilerAction.RECORD_AND_SAVE)
         if now and not self.recording:
             self.window_first = self.steps
-            self.prof.mark(SYNC_NAME)
-            with torch.profiler.record_function(SYNC_NAME):
-                pass
-            self.prof.mark(SYNC_NAME)
+            for _ in range(SYNC_TRIES):  # the narrowest one is used (a try may be preempted)
+                self.prof.mark(SYNC_NAME)
+                with torch.profiler.record_function(SYNC_NAME):
+                    pass
+                self.prof.mark(SYNC_NAME)
         self.recording = now
 
     def step(self):
@@ -177,15 +180,19 @@ def _window_trace(run_dir, first):
 
 
 def _sync_points(ours, theirs):
-    """(trainprof time, torch time, half-width in us) of the sync instant:
-    the middle of trainprof's two marks around torch's record_function, and
-    the middle of that record_function; None when either is missing."""
+    """(trainprof time, torch time, half-width in us) of the narrowest sync
+    instant: the middle of a pair of trainprof marks and the middle of the
+    torch record_function between them; None when there is none usable."""
     marks = sorted(float(e["ts"]) for e in ours if e.get("name") == SYNC_NAME and "ts" in e)
-    rf = [e for e in theirs if e.get("name") == SYNC_NAME and "ts" in e and "dur" in e]
-    if len(marks) < 2 or not rf:
-        return None
-    return ((marks[0] + marks[1]) / 2, float(rf[0]["ts"]) + float(rf[0]["dur"]) / 2,
-            (marks[1] - marks[0]) / 2)
+    rfs = sorted((float(e["ts"]), float(e["dur"])) for e in theirs
+                 if e.get("name") == SYNC_NAME and "ts" in e and "dur" in e)
+    best = None
+    for k in range(min(len(marks) // 2, len(rfs))):
+        a, b = marks[2 * k], marks[2 * k + 1]
+        cand = ((a + b) / 2, rfs[k][0] + rfs[k][1] / 2, (b - a) / 2)
+        if best is None or cand[2] < best[2]:
+            best = cand
+    return best if best is not None and best[2] <= SYNC_MAX_HALF_WIDTH_US else None
 
 
 def merge_torch_trace(trainprof_trace, torch_trace):

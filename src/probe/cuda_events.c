@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "probe/gpu.h"
+#include "probe/probe_internal.h"
 
 #define CUDA_SUCCESS 0
 #define CUDA_NOT_READY 600 /* cudaErrorNotReady */
@@ -45,26 +46,6 @@ struct tpi_cuda_events {
     uint64_t lost;                      /* under lock */
 };
 
-static void *find_runtime(char *why, size_t whylen)
-{
-    static const char *const NAMES[] = {"libcudart.so", "libcudart.so.13", "libcudart.so.12",
-                                        "libcudart.so.11.0", NULL};
-    const char *path = getenv("TRAINPROF_CUDART_LIB");
-    if (path && *path) {
-        void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-        if (!lib)
-            snprintf(why, whylen, "TRAINPROF_CUDART_LIB=%s cannot be loaded", path);
-        return lib;
-    }
-    for (int i = 0; NAMES[i]; i++) {
-        void *lib = dlopen(NAMES[i], RTLD_NOW | RTLD_NOLOAD);
-        if (lib)
-            return lib;
-    }
-    snprintf(why, whylen, "the program has not loaded the CUDA runtime");
-    return NULL;
-}
-
 static int load(tpi_cuda_events *e)
 {
     void *p[5] = {dlsym(e->lib, "cudaEventCreateWithFlags"), dlsym(e->lib, "cudaEventRecord"),
@@ -83,7 +64,7 @@ static int load(tpi_cuda_events *e)
 
 tpi_cuda_events *tpi_cuda_events_open(int max_pairs, char *why, size_t whylen)
 {
-    void *lib = find_runtime(why, whylen);
+    void *lib = tpi_cudart_find_runtime(why, whylen);
     if (!lib)
         return NULL;
     tpi_cuda_events *e = calloc(1, sizeof *e);

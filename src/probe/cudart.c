@@ -22,10 +22,10 @@ struct tpi_cudart {
 };
 
 static const char *const CUDART_NAMES[] = {
-    "libcudart.so", "libcudart.so.12", "libcudart.so.11.0", "libcudart.so.13", NULL,
+    "libcudart.so", "libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0", NULL,
 };
 
-static void *find_runtime(char *why, size_t whylen)
+void *tpi_cudart_find_runtime(char *why, size_t whylen)
 {
     const char *path = getenv("TRAINPROF_CUDART_LIB");
     if (path && *path) {
@@ -45,7 +45,7 @@ static void *find_runtime(char *why, size_t whylen)
 
 tpi_cudart *tpi_cudart_open(char *why, size_t whylen)
 {
-    void *lib = find_runtime(why, whylen);
+    void *lib = tpi_cudart_find_runtime(why, whylen);
     if (!lib)
         return NULL;
     tpi_cudart *c = calloc(1, sizeof *c);

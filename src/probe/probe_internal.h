@@ -72,6 +72,10 @@ typedef struct tpi_cudart tpi_cudart;
 /* Uses the CUDA runtime only when the program already loaded it (or
  * TRAINPROF_CUDART_LIB names one): trainprof never creates CUDA contexts in a
  * program that does not use CUDA. NULL with a reason otherwise. */
+/* The CUDA runtime the program already loaded (dlopen RTLD_NOLOAD), or the
+ * one TRAINPROF_CUDART_LIB names; NULL with why filled when there is none.
+ * The caller dlclose()s the handle. */
+void *tpi_cudart_find_runtime(char *why, size_t whylen);
 tpi_cudart *tpi_cudart_open(char *why, size_t whylen);
 int tpi_cudart_sample(tpi_cudart *c, tpi_device_sample *out, int max, char *why, size_t whylen);
 void tpi_cudart_close(tpi_cudart *c);
