@@ -2,7 +2,7 @@
 
   python3 bench_report.py --bin build/trainprof --gen build/bench/analyze/tp_gen_trace \
       --fixture ../shared/fixtures/kineto/trace_diff__control__control.json.gz \
-      [--size-mb 4096] [--py-size-mb 512] [--dir /tmp]
+      [--reader build/bench/analyze/tp_read_trace] [--size-mb 4096] [--py-size-mb 512] [--dir /tmp]
 
 Generates a SIZE_MB Kineto-like trace (repeated fixture events), measures
 report's MB/s and peak RSS on it, then generates a PY_SIZE_MB trace (json.load
@@ -64,6 +64,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--gen", required=True)
+    ap.add_argument("--reader", help="tp_read_trace: also time the reader alone (no analysis)")
     ap.add_argument("--fixture", required=True)
     ap.add_argument("--size-mb", type=int, default=4096)
     ap.add_argument("--py-size-mb", type=int, default=512)
@@ -81,6 +82,10 @@ def main():
         wall, rss, cpu = best([a.bin, "report", big], a.repeat)
         print(f"report on {mb:.0f} MB: {wall:.2f} s wall = {mb / wall:.0f} MB/s "
               f"({cpu:.2f} s CPU = {mb / cpu:.0f} MB/s per core), peak RSS {rss:.0f} MB")
+        if a.reader:
+            wall, rss, cpu = best([a.reader, big], a.repeat)
+            print(f"reader alone on {mb:.0f} MB: {wall:.2f} s wall = {mb / wall:.0f} MB/s "
+                  f"({cpu:.2f} s CPU = {mb / cpu:.0f} MB/s per core), peak RSS {rss:.0f} MB")
 
         smb = generate(a.gen, a.fixture, small, a.py_size_mb)
         tw, trss, pw, prss, tc, pc = [], 0, [], 0, [], []

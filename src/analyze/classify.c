@@ -6,6 +6,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 static bool sv_eq(tpa_sv s, const char *lit)
 {
@@ -80,7 +83,24 @@ bool tpa_name_is_data_loading(tpa_sv name)
 static bool is_comm_kernel(tpa_sv name)
 {
     const unsigned char *p = (const unsigned char *)name.p;
-    for (size_t i = 1; i + 3 <= name.n; i++) {
+    size_t i = 1;
+#ifdef __SSE2__
+    /* Kernel names are long templates: look for "ccl" 16 places at a time. */
+    const __m128i lower = _mm_set1_epi8(0x20);
+    const __m128i c = _mm_set1_epi8('c'), l = _mm_set1_epi8('l');
+    for (; i + 18 <= name.n; i += 16) {
+        __m128i a = _mm_or_si128(_mm_loadu_si128((const __m128i *)(const void *)(p + i)), lower);
+        __m128i b = _mm_or_si128(_mm_loadu_si128((const __m128i *)(const void *)(p + i + 1)), lower);
+        __m128i d = _mm_or_si128(_mm_loadu_si128((const __m128i *)(const void *)(p + i + 2)), lower);
+        unsigned hit = (unsigned)_mm_movemask_epi8(_mm_and_si128(
+            _mm_and_si128(_mm_cmpeq_epi8(a, c), _mm_cmpeq_epi8(b, c)), _mm_cmpeq_epi8(d, l)));
+        for (; hit; hit &= hit - 1) {
+            unsigned char before = p[i + (size_t)__builtin_ctz(hit) - 1] | 0x20;
+            if (before == 'n' || before == 'r') return true;
+        }
+    }
+#endif
+    for (; i + 3 <= name.n; i++) {
         if ((p[i] | 0x20) != 'c' || (p[i + 1] | 0x20) != 'c' || (p[i + 2] | 0x20) != 'l') continue;
         unsigned char b = p[i - 1] | 0x20;
         if (b == 'n' || b == 'r') return true;

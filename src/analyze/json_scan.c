@@ -7,50 +7,6 @@
 #define FAIL(e_, at_, code_, msg_) \
     do { (e_)->at = (at_); (e_)->code = (code_); (e_)->msg = (msg_); return SC_ERR; } while (0)
 
-/* Bytes of w equal to c have their high bit set in the result (the
- * classic "has zero byte" test on w ^ c...c). */
-static inline uint64_t bytes_eq(uint64_t w, uint64_t c)
-{
-    uint64_t x = w ^ c;
-    return (x - 0x0101010101010101ULL) & ~x & 0x8080808080808080ULL;
-}
-
-/* Finds the closing quote 8 bytes at a time, looking for '"' and '\\'
- * together; a backslash skips the byte after it, so an escaped quote never
- * ends the string. */
-int tpa_scan_string(const char **pp, const char *end, tpa_scanerr *e,
-                    const char **s, size_t *n, bool *escaped)
-{
-    const char *start = *pp + 1;
-    const char *q = start;
-    bool esc = false;
-    for (;;) {
-        while (end - q >= 8) {
-            uint64_t w;
-            memcpy(&w, q, 8);
-            uint64_t hit = bytes_eq(w, 0x2222222222222222ULL) | bytes_eq(w, 0x5C5C5C5C5C5C5C5CULL);
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-            if (hit) { q += __builtin_ctzll(hit) >> 3; break; }  /* the lowest hit is exact */
-#else
-            if (hit) break;
-#endif
-            q += 8;
-        }
-        while (q < end && *q != '"' && *q != '\\') q++;
-        if (q >= end) return SC_MORE;
-        if (*q == '"') break;
-        esc = true;
-        q += 2;  /* the escaped byte, whatever it is */
-        if (q >= end) return SC_MORE;
-    }
-    *s = start;
-    *n = (size_t)(q - start);
-    *escaped = esc;
-    *pp = q + 1;
-    (void)e;
-    return SC_OK;
-}
-
 bool tpa_utf8_valid(const char *p, size_t n, size_t *bad_at)
 {
     const unsigned char *s = (const unsigned char *)p;
@@ -192,6 +148,30 @@ int tpa_decode_string(const char *src, size_t n, char *dst, size_t *out_n, tpa_s
 
 static inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
+/* Eight ASCII digits at p as a number (false when they are not all
+ * digits), with a few word-wide operations instead of a loop: timestamps
+ * have 16 digits. */
+static inline bool eight_digits(const char *p, uint64_t *out)
+{
+    uint64_t w;
+    memcpy(&w, p, 8);
+    if (((w & 0xF0F0F0F0F0F0F0F0ULL) |
+         (((w + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4)) != 0x3333333333333333ULL)
+        return false;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    w -= 0x3030303030303030ULL;
+    w = w * 10 + (w >> 8);  /* pairs of digits */
+    w = (((w & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
+         (((w >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >> 32;
+    *out = w;
+#else
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) v = v * 10 + (uint64_t)(p[i] - '0');
+    *out = v;
+#endif
+    return true;
+}
+
 int tpa_scan_number(const char **pp, const char *end, tpa_scanerr *e, tpa_num *num)
 {
     const char *p = *pp;
@@ -204,6 +184,12 @@ int tpa_scan_number(const char **pp, const char *end, tpa_scanerr *e, tpa_num *n
     if (*p == '0') {
         p++;
     } else {
+        uint64_t eight;  /* the first digit is not 0: every digit is significant */
+        while (sig <= 11 && end - p >= 8 && eight_digits(p, &eight)) {
+            num->mant = num->mant * 100000000u + eight;
+            sig += 8;
+            p += 8;
+        }
         while (p < end && is_digit(*p)) {
             if (sig < 19) { num->mant = num->mant * 10 + (uint64_t)(*p - '0'); if (num->mant) sig++; }
             else num->exp10++;
@@ -239,6 +225,54 @@ int tpa_scan_number(const char **pp, const char *end, tpa_scanerr *e, tpa_num *n
     if (p >= end) return SC_MORE;  /* the number may continue in the next chunk */
     *pp = p;
     return SC_OK;
+}
+
+/* The digits of a plain unsigned integer at p (at most 18, no leading
+ * zero): their count, value in *v; 0 for anything else. p[0..19] must be
+ * readable. */
+static inline size_t uint_run(const char *p, uint64_t *v)
+{
+    uint64_t m = 0, eight;
+    size_t n = 0;
+    if (p[0] == '0') {
+        *v = 0;
+        return is_digit(p[1]) ? 0 : 1;
+    }
+    if (eight_digits(p, &eight)) {
+        m = eight;
+        n = 8;
+        if (eight_digits(p + 8, &eight)) { m = m * 100000000u + eight; n = 16; }
+    }
+    while (n < 19 && is_digit(p[n])) { m = m * 10 + (uint64_t)(p[n] - '0'); n++; }
+    if (n > 18) return 0;
+    *v = m;
+    return n;
+}
+
+static inline bool ends_number(char c) { return !is_digit(c) && c != '.' && c != 'e' && c != 'E'; }
+
+size_t tpa_scan_small_uint(const char *p, const char *end, uint64_t *v)
+{
+    if (end - p < 20) return 0;
+    size_t n = uint_run(p, v);
+    return n && ends_number(p[n]) ? n : 0;
+}
+
+size_t tpa_scan_us_fast(const char *p, const char *end, int64_t *ns)
+{
+    static const uint64_t frac_scale[4] = {1000, 100, 10, 1};
+    uint64_t us, frac = 0;
+    if (end - p < 24) return 0;
+    size_t n = uint_run(p, &us), k = 0;
+    if (!n || us >= TPA_FAST_MAX_US) return 0;
+    if (p[n] == '.') {
+        while (k < 3 && is_digit(p[n + 1 + k])) { frac = frac * 10 + (uint64_t)(p[n + 1 + k] - '0'); k++; }
+        if (k == 0) return 0;
+        n += 1 + k;
+    }
+    if (!ends_number(p[n])) return 0;
+    *ns = (int64_t)(us * 1000 + frac * frac_scale[k]);
+    return n;
 }
 
 bool tpa_parse_num_text(const char *p, size_t n, tpa_num *num)
@@ -299,38 +333,69 @@ static int expect_lit(const char **pp, const char *end, const char *lit, size_t 
     return SC_OK;
 }
 
+static int skip_number(const char **pp, const char *end, tpa_scanerr *e);
+
+/* Skips a whole array or object, validating it, in one loop with an explicit
+ * stack (one bit per level: 1 = object) instead of one call per value:
+ * Kineto's `args` hold many small nested arrays ("Input Dims"). */
 static int skip_container(const char **pp, const char *end, tpa_scanerr *e, int depth)
 {
     const char *p = *pp;
-    char close = *p == '{' ? '}' : ']';
-    bool is_obj = close == '}';
-    if (depth >= TPA_MAX_DEPTH)
+    uint64_t is_obj[(TPA_MAX_DEPTH + 63) / 64];
+    int d = 0;  /* levels open */
+    int rc;
+open:
+    if (depth + d >= TPA_MAX_DEPTH)
         FAIL(e, p, TPA_ERR_LIMIT, "nesting too deep");
+    if (*p == '{') is_obj[d >> 6] |= 1ULL << (d & 63);
+    else is_obj[d >> 6] &= ~(1ULL << (d & 63));
+    d++;
     p = tpa_skip_ws(p + 1, end);
     if (p >= end) return SC_MORE;
-    if (*p == close) { *pp = p + 1; return SC_OK; }
-    for (;;) {
-        int rc;
-        if (is_obj) {
-            const char *s; size_t n; bool esc;
-            if (*p != '"')
-                FAIL(e, p, TPA_ERR_SYNTAX, "expected a string key");
-            if ((rc = tpa_scan_string(&p, end, e, &s, &n, &esc)) != SC_OK) return rc;
-            p = tpa_skip_ws(p, end);
-            if (p >= end) return SC_MORE;
-            if (*p != ':')
-                FAIL(e, p, TPA_ERR_SYNTAX, "expected ':' after key");
-            p = tpa_skip_ws(p + 1, end);
-            if (p >= end) return SC_MORE;
-        }
-        if ((rc = tpa_skip_value(&p, end, e, depth + 1)) != SC_OK) return rc;
+    if (*p == '}' || *p == ']')
+        goto close;
+member:
+    if (is_obj[(d - 1) >> 6] >> ((d - 1) & 63) & 1) {
+        const char *s; size_t n; bool esc;
+        if (*p != '"')
+            FAIL(e, p, TPA_ERR_SYNTAX, "expected a string key");
+        if ((rc = tpa_scan_string(&p, end, e, &s, &n, &esc)) != SC_OK) return rc;
         p = tpa_skip_ws(p, end);
         if (p >= end) return SC_MORE;
-        if (*p == close) { *pp = p + 1; return SC_OK; }
-        if (*p != ',')
-            FAIL(e, p, TPA_ERR_SYNTAX, is_obj ? "expected ',' or '}'" : "expected ',' or ']'");
+        if (*p != ':')
+            FAIL(e, p, TPA_ERR_SYNTAX, "expected ':' after key");
         p = tpa_skip_ws(p + 1, end);
         if (p >= end) return SC_MORE;
+    }
+    switch (*p) {
+    case '{': case '[':
+        goto open;
+    case '"': {
+        const char *s; size_t n; bool esc;
+        rc = tpa_scan_string(&p, end, e, &s, &n, &esc);
+        break;
+    }
+    case 't': rc = expect_lit(&p, end, "true", 4, e); break;
+    case 'f': rc = expect_lit(&p, end, "false", 5, e); break;
+    case 'n': rc = expect_lit(&p, end, "null", 4, e); break;
+    default: rc = skip_number(&p, end, e); break;
+    }
+    if (rc != SC_OK) return rc;
+after_value:
+    p = tpa_skip_ws(p, end);
+    if (p >= end) return SC_MORE;
+    if (*p == ',') {
+        p = tpa_skip_ws(p + 1, end);
+        if (p >= end) return SC_MORE;
+        goto member;
+    }
+close: {
+        bool obj = is_obj[(d - 1) >> 6] >> ((d - 1) & 63) & 1;
+        if (*p != (obj ? '}' : ']'))
+            FAIL(e, p, TPA_ERR_SYNTAX, obj ? "expected ',' or '}'" : "expected ',' or ']'");
+        p++;
+        if (--d == 0) { *pp = p; return SC_OK; }
+        goto after_value;
     }
 }
 

@@ -78,6 +78,10 @@ static const tpc_key KEYS[TPC_NKEYS] = {
     {"html_report", TPC_BOOL, "true", 0, 1, NULL, NULL, NULL, 0,
      "Write report.html (a self-contained page: step time, memory, breakdown, top operations, "
      "findings, configuration) into the run directory at close.", "false"},
+    /* issue 12: the trace never takes the disk space the summaries need */
+    {"max_trace_mb", TPC_SIZE, "0", 0, 1048576, NULL, NULL, NULL, 0,
+     "Budget of each trace window's files; past it (or when the disk runs low) the window's "
+     "remaining events are dropped and counted; 0 = no budget.", "512MB"},
     /* multi-rank jobs (docs/DISTRIBUTED.md) */
     {"job_id", TPC_STRING, "auto", 1, 100, NULL, NULL, NULL, 0,
      "Job the ranks share (one job directory, rank<r>/ each); auto = from TORCHELASTIC_RUN_ID, "

@@ -252,6 +252,7 @@ static void fill_settings(const tp_config *cfg, tpi_settings *s)
     s->memory_every_n_steps = e[TPC_K_MEMORY_EVERY_N_STEPS].v.i;
     s->memory_interval_ms = e[TPC_K_MEMORY_INTERVAL_MS].v.i;
     s->max_buffer_mb = e[TPC_K_MAX_BUFFER_MB].v.i;
+    s->max_trace_mb = e[TPC_K_MAX_TRACE_MB].v.i;
     /* trace_format choices: chrome_json(0) | perfetto(1) | both(2) */
     int64_t tf = e[TPC_K_TRACE_FORMAT].v.i;
     s->trace_formats = tf == 0 ? TPI_TRACE_CHROME

@@ -40,6 +40,7 @@ typedef struct tpi_settings {
     int64_t memory_every_n_steps;/* memory sample at step end every N, 0 = off */
     int64_t memory_interval_ms;  /* background sampler period, 0 = off */
     int64_t max_buffer_mb;       /* bound on recorder memory */
+    int64_t max_trace_mb;        /* per-window trace budget, 0 = none */
     unsigned trace_formats;      /* TPI_TRACE_* bits */
     int gzip;                    /* gzip chrome json traces */
     unsigned metrics;            /* TPI_METRIC_* bits */

@@ -396,7 +396,10 @@ void tpi_collector_drain(tpi_collector *c, uint64_t limit)
             break;
         uint32_t used = process(c, best, &best->cur, best_r);
         tpi_cursor_advance(&best->cur, used);
+        if ((c->events & 1023) == 0) /* a long pass: keep chunks ready meanwhile */
+            tpi_pool_fill(&c->s->pool);
     }
+    tpi_col_drained(c);
 }
 
 /* Closes zones still open on every thread at the end of the session. */

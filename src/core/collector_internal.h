@@ -76,6 +76,14 @@ struct tpi_collector {
 
     /* counts */
     uint64_t events, unbalanced;
+
+    /* issue 12: the last step (scalars only) for the metrics' final row */
+    tpi_step_info last_si;
+    int gpu_seen;                 /* a memory sample had a device */
+    /* trace budget (profiling.max_trace_mb and the disk's free space) */
+    int trace_stopped;            /* this window's events are dropped */
+    uint64_t trace_budget_events; /* events delivered since the last check */
+    uint64_t trace_dropped;       /* events dropped by the budget, all windows */
 };
 
 /* window.c */
@@ -88,6 +96,8 @@ void tpi_col_add_step_op(tpi_collector *c, uint32_t name_id, uint64_t dur_ns, in
 void tpi_col_refresh_totals(tpi_collector *c, int with_percentiles);
 void tpi_col_memory(tpi_collector *c, tpi_mem_sample *m);
 tpi_op *tpi_col_op(tpi_collector *c, uint32_t name_id);
+
+void tpi_col_drained(tpi_collector *c);
 
 /* collector.c */
 void tpi_col_close_zone(tpi_collector *c, tpi_thread_state *t, uint64_t end_ns, int unterminated);

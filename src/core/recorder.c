@@ -21,6 +21,41 @@ void tpi_pool_init(tpi_pool *p, uint64_t max_bytes)
     if (p->max_chunks < 2)
         p->max_chunks = 2;
     p->available = p->max_chunks;
+    p->ready_target = TPI_POOL_MIN_READY;
+}
+
+/* A new chunk within the bound (NULL at the bound or out of memory). */
+static tpi_chunk *chunk_new(tpi_pool *p)
+{
+    uint64_t n = __atomic_load_n(&p->allocated, __ATOMIC_RELAXED);
+    do {
+        if (n >= p->max_chunks)
+            return NULL;
+    } while (!__atomic_compare_exchange_n(&p->allocated, &n, n + 1, 1, __ATOMIC_RELAXED,
+                                          __ATOMIC_RELAXED));
+    tpi_chunk *c = aligned_alloc(TPI_CACHELINE, sizeof *c);
+    if (!c)
+        __atomic_fetch_sub(&p->allocated, 1, __ATOMIC_RELAXED);
+    return c;
+}
+
+static tpi_chunk *pop_free(tpi_pool *p)
+{
+    tpi_chunk *c = p->free_list;
+    if (c) {
+        p->free_list = c->next;
+        __atomic_store_n(&p->n_free, p->n_free - 1, __ATOMIC_RELAXED);
+    }
+    return c;
+}
+
+static void push_free(tpi_pool *p, tpi_chunk *c)
+{
+    pthread_mutex_lock(&p->lock);
+    c->next = p->free_list;
+    p->free_list = c;
+    __atomic_store_n(&p->n_free, p->n_free + 1, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&p->lock);
 }
 
 tpi_chunk *tpi_pool_get(tpi_pool *p)
@@ -28,31 +63,55 @@ tpi_chunk *tpi_pool_get(tpi_pool *p)
     if (__atomic_load_n(&p->available, __ATOMIC_RELAXED) == 0)
         return NULL;
     tpi_chunk *c = NULL;
-    pthread_mutex_lock(&p->lock);
-    if (p->free_list) {
-        c = p->free_list;
-        p->free_list = c->next;
-    } else if (p->allocated < p->max_chunks) {
-        c = aligned_alloc(TPI_CACHELINE, sizeof *c);
-        if (c)
-            p->allocated++;
+    if (pthread_mutex_trylock(&p->lock) == 0) {
+        c = pop_free(p);
+        pthread_mutex_unlock(&p->lock);
     }
-    if (c) {
-        __atomic_store_n(&p->available, p->available - 1, __ATOMIC_RELAXED);
-        c->next = NULL;
-        c->committed = 0;
+    if (!c)
+        c = chunk_new(p); /* nothing ready, or the lock is held: a fresh one */
+    if (!c) {             /* at the bound: wait for the ready ones */
+        pthread_mutex_lock(&p->lock);
+        c = pop_free(p);
+        pthread_mutex_unlock(&p->lock);
     }
-    pthread_mutex_unlock(&p->lock);
+    if (!c)
+        return NULL;
+    __atomic_fetch_sub(&p->available, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&p->taken, 1, __ATOMIC_RELAXED);
+    c->next = NULL;
+    __atomic_store_n(&c->committed, 0, __ATOMIC_RELAXED);
     return c;
 }
 
 void tpi_pool_put(tpi_pool *p, tpi_chunk *c)
 {
-    pthread_mutex_lock(&p->lock);
-    c->next = p->free_list;
-    p->free_list = c;
-    __atomic_store_n(&p->available, p->available + 1, __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&p->lock);
+    push_free(p, c);
+    __atomic_fetch_add(&p->available, 1, __ATOMIC_RELAXED);
+}
+
+void tpi_pool_top_up(tpi_pool *p)
+{
+    uint64_t taken = __atomic_load_n(&p->taken, __ATOMIC_RELAXED);
+    uint64_t want = 2 * (taken - p->taken_seen);
+    p->taken_seen = taken;
+    if (want < TPI_POOL_MIN_READY)
+        want = TPI_POOL_MIN_READY;
+    if (want > p->max_chunks / 4)
+        want = p->max_chunks / 4;
+    __atomic_store_n(&p->ready_target, want, __ATOMIC_RELAXED);
+    tpi_pool_fill(p);
+}
+
+void tpi_pool_fill(tpi_pool *p)
+{
+    uint64_t want = __atomic_load_n(&p->ready_target, __ATOMIC_RELAXED);
+    while (__atomic_load_n(&p->n_free, __ATOMIC_RELAXED) < want) {
+        tpi_chunk *c = chunk_new(p);
+        if (!c)
+            return;
+        memset(c, 0, sizeof *c); /* the page faults happen here, not in a writer */
+        push_free(p, c);
+    }
 }
 
 void tpi_pool_free_chunks(tpi_pool *p)
@@ -62,6 +121,7 @@ void tpi_pool_free_chunks(tpi_pool *p)
         p->free_list = c->next;
         free(c);
     }
+    p->n_free = 0;
 }
 
 void tpi_pool_destroy(tpi_pool *p)
@@ -84,8 +144,11 @@ tpi_rec *tpi_tbuf_refill(tpi_tbuf *b, uint32_t n)
         return NULL;
     tpi_pool *p = b->pool;
     tpi_chunk *c = tpi_pool_get(p);
-    if (p->low_cb && __atomic_load_n(&p->available, __ATOMIC_RELAXED) < p->max_chunks / 2)
-        p->low_cb(p->low_ctx); /* once per chunk at most: not per event */
+    /* once per chunk at most: not per event */
+    if (p->low_cb && (__atomic_load_n(&p->available, __ATOMIC_RELAXED) < p->max_chunks / 2 ||
+                      2 * __atomic_load_n(&p->n_free, __ATOMIC_RELAXED) <
+                          __atomic_load_n(&p->ready_target, __ATOMIC_RELAXED)))
+        p->low_cb(p->low_ctx);
     if (!c) {
         tpi_tbuf_count_drop(b);
         return NULL;

@@ -23,6 +23,7 @@
 #define TPI_CHUNK_RECS 4096
 #define TPI_MAX_THREADS 1024
 #endif
+#define TPI_POOL_MIN_READY 16 /* chunks ready from the start (1 MB) */
 #define TPI_ZSTACK 64 /* writer-side zone stack kept per thread */
 
 /* Cache-line size: data written by different threads lives on different
@@ -75,16 +76,43 @@ typedef struct tpi_chunk {
 } tpi_chunk;
 
 /* Touched once per chunk (TPI_CHUNK_RECS records), never per event; on its
- * own cache lines inside the session. */
+ * own cache lines inside the session.
+ *
+ * Chunks come ready: the collector allocates them and touches every page
+ * (tpi_pool_top_up) before a writer takes one, so a recording thread never
+ * calls malloc nor takes the page faults of fresh memory. Measured before
+ * this (bench/core/bench_steps, trace window active): writers that grew the
+ * pool themselves took 16 faults per 64 KB chunk, several zones per run
+ * took 100-230 us (the fault waiting for the address-space lock while the
+ * collector allocated and wrote files) and the mean cost of a zone varied
+ * per process from 1.0x to 2.0x two TSC reads; with the pool pre-touched it
+ * stayed at 1.01-1.19x with no fault stall. The `committed` store per
+ * event, suspected first, was left as it is: pre-touching alone removed the
+ * slow mode, and the collector reads that line once per drain pass, not
+ * per event (tpi_collector_drain).
+ *
+ * During a long drain pass (a trace window writing slower than the
+ * threads record) the collector also tops up every 1024 records: measured
+ * under load, writers then allocated 52-120 of ~4000 chunks instead of
+ * 2205, and the fault stalls went away.
+ *
+ * A writer takes the lock with trylock: the collector holds it only to
+ * push a chunk, but if it is preempted while holding it the writer takes a
+ * fresh chunk itself (within the bound) instead of waiting a time slice. */
 typedef struct tpi_pool {
     TPI_LINE pthread_mutex_t lock;
     tpi_chunk *free_list;
+    uint64_t n_free;            /* atomic: chunks on free_list (written under lock) */
     uint64_t max_chunks;
-    uint64_t allocated;         /* chunks allocated so far */
+    uint64_t allocated;         /* atomic: chunks allocated so far */
     uint64_t available;         /* atomic: free + not yet allocated */
+    uint64_t taken;             /* atomic: chunks given to writers */
+    uint64_t ready_target;      /* atomic: free chunks the collector keeps ready */
+    uint64_t taken_seen;        /* collector only: `taken` at the last top-up */
     /* Called (any thread, no lock held) when a writer takes a chunk while
-     * less than half the pool is available: the session wakes its
-     * collector so drained chunks come back before the pool runs dry. */
+     * less than half the pool is available or the ready chunks run low:
+     * the session wakes its collector so drained chunks come back and new
+     * ones are prepared before the writers need them. */
     void (*low_cb)(void *ctx);
     void *low_ctx;
 } tpi_pool;
@@ -92,6 +120,13 @@ typedef struct tpi_pool {
 void tpi_pool_init(tpi_pool *p, uint64_t max_bytes);
 tpi_chunk *tpi_pool_get(tpi_pool *p); /* NULL when exhausted */
 void tpi_pool_put(tpi_pool *p, tpi_chunk *c);
+/* Collector side: allocates and pre-touches free chunks until twice the
+ * number writers took since the last call are ready (at least
+ * TPI_POOL_MIN_READY, at most a quarter of the bound). */
+void tpi_pool_top_up(tpi_pool *p);
+/* Collector side, during a long drain pass: tops up to the current target
+ * without changing it. */
+void tpi_pool_fill(tpi_pool *p);
 void tpi_pool_destroy(tpi_pool *p);    /* frees every free chunk and the lock */
 void tpi_pool_free_chunks(tpi_pool *p); /* frees every free chunk, lock untouched */
 

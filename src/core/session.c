@@ -172,22 +172,52 @@ static inline void zone_begin(tp_session *s, uint32_t id, uint32_t args)
         b->zstack[d] = kept ? id : (id | ZDROPPED);
 }
 
-void tp_zone_begin_site(tp_session *s, tp_site *site)
+/* Zone begin and end are split in a fast path (the thread's buffer is the
+ * most recent one, the site is interned, the clock is the counter, the
+ * chunk has room) and a slow path holding every call. The fast path then
+ * needs no saved registers nor stack frame: ~25 instructions instead of ~50
+ * per call (callgrind, bench/core/bench_steps). */
+__attribute__((noinline)) static void zone_begin_site_slow(tp_session *s, tp_site *site)
 {
-    if (!s || !site)
-        return;
     uint32_t id = __atomic_load_n(&site->id, __ATOMIC_RELAXED);
-    if (__builtin_expect(id == 0, 0)) {
+    if (id == 0) {
         id = tpi_names_intern(site->name);
         __atomic_store_n(&site->id, id, __ATOMIC_RELAXED);
     }
     zone_begin(s, id, 0);
 }
 
-void tp_zone_end(tp_session *s)
+/* The calling thread's buffer when it can take `n` records now, else NULL. */
+static inline tpi_tbuf *fast_buf(const tp_session *s, uint32_t n)
 {
-    if (!s)
+    tpi_tbuf *b = tls[0].buf;
+    if (__builtin_expect(tls[0].gen != s->gen || b == NULL || !tpi_clock_use_counter, 0))
+        return NULL;
+    return __builtin_expect(b->pos + n <= b->cap, 1) ? b : NULL;
+}
+
+void tp_zone_begin_site(tp_session *s, tp_site *site)
+{
+    if (!s || !site)
         return;
+    uint32_t id = __atomic_load_n(&site->id, __ATOMIC_RELAXED);
+    tpi_tbuf *b = fast_buf(s, 1);
+    if (__builtin_expect(id == 0 || b == NULL, 0)) {
+        zone_begin_site_slow(s, site);
+        return;
+    }
+    uint32_t d = b->depth++;
+    tpi_rec *r = &b->cur->recs[b->pos];
+    r->e.ts = tpi_counter_read();
+    r->e.hdr = TPI_REC_HDR(TPI_REC_BEGIN, id);
+    r->e.arg = 0;
+    tpi_tbuf_commit(b, 1);
+    if (d < TPI_ZSTACK)
+        b->zstack[d] = id;
+}
+
+__attribute__((noinline)) static void zone_end_slow(tp_session *s)
+{
     tpi_tbuf *b = get_buf(s);
     if (!b)
         return;
@@ -198,6 +228,26 @@ void tp_zone_end(tp_session *s)
             return; /* its BEGIN was dropped: drop the END too */
     }
     put1(b, t, TPI_REC_END, 0, 0);
+}
+
+void tp_zone_end(tp_session *s)
+{
+    if (!s)
+        return;
+    tpi_tbuf *b = fast_buf(s, 1);
+    /* open zones whose BEGIN was dropped (or too deep to know) go slow */
+    uint32_t d = b ? b->depth - 1 : 0;
+    if (__builtin_expect(b == NULL || d >= TPI_ZSTACK || (b->zstack[d] & ZDROPPED), 0)) {
+        zone_end_slow(s);
+        return;
+    }
+    uint64_t t = tpi_counter_read();
+    b->depth = d;
+    tpi_rec *r = &b->cur->recs[b->pos];
+    r->e.ts = t;
+    r->e.hdr = TPI_REC_HDR(TPI_REC_END, 0);
+    r->e.arg = 0;
+    tpi_tbuf_commit(b, 1);
 }
 
 uint64_t tp_session_now(const tp_session *s)
@@ -477,6 +527,7 @@ void *tpi_session_collector_main(void *arg)
         pthread_mutex_lock(&s->col_lock);
         tpi_collector_samples(s->col);
         tpi_collector_drain(s->col, tpi_ticks());
+        tpi_pool_top_up(&s->pool); /* after the drain gave chunks back */
         tpi_collector_publish_stats(s->col);
         pthread_mutex_unlock(&s->col_lock);
     }

@@ -130,6 +130,7 @@ static int init_session(tp_session *s, const tpi_settings *st, tp_error *err)
     tpi_pool_init(&s->pool, mb << 20);
     s->pool.low_cb = tpi_session_pool_low;
     s->pool.low_ctx = s;
+    tpi_pool_top_up(&s->pool); /* the first chunks ready before the first event */
     pthread_mutex_init(&s->reg_lock, NULL);
     pthread_mutex_init(&s->wake_lock, NULL);
     pthread_cond_init(&s->wake_cond, NULL);

@@ -3,10 +3,14 @@
  * the schedule's trace windows, memory samples, delivery to the sinks and
  * the summary at the end of the session.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include "core/clock.h"
 #include "core/collector_internal.h"
@@ -19,8 +23,80 @@
         for (tpi_sink *k = (c)->s->sinks[k##_i]; k; k = NULL)               \
             if (!k->failed)
 
+/* ---- trace budget --------------------------------------------------------
+ * A trace must never take the disk space the summaries need: a window stops
+ * (its remaining events dropped and counted, its files still finished
+ * validly) when its files reach profiling.max_trace_mb or when less than
+ * TRACE_DISK_FLOOR is free on the run directory's disk. Checked every
+ * BUDGET_CHECK_EVENTS events and at every step end of the window (after the
+ * sinks flushed), so the files can pass the budget by what the trace sinks
+ * buffer between flushes (a few hundred KB). */
+#define BUDGET_CHECK_EVENTS 1024
+#define TRACE_DISK_FLOOR (512u << 10)
+
+/* Bytes on disk of the open window's files: <stem>.<anything>. */
+static uint64_t window_bytes(const tpi_collector *c)
+{
+    char dir[sizeof c->win.stem];
+    snprintf(dir, sizeof dir, "%s", c->win.stem);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        return 0;
+    *slash = '\0';
+    const char *base = c->win.stem + (slash - dir) + 1;
+    size_t n = strlen(base);
+    DIR *d = opendir(dir);
+    uint64_t total = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        struct stat st;
+        if (strncmp(e->d_name, base, n) == 0 && e->d_name[n] == '.' &&
+            fstatat(dirfd(d), e->d_name, &st, 0) == 0)
+            total += (uint64_t)st.st_size;
+    }
+    if (d)
+        closedir(d);
+    return total;
+}
+
+static int disk_low(const tpi_collector *c)
+{
+    struct statvfs v;
+    if (statvfs(c->s->run_dir, &v) != 0)
+        return 0;
+    return (uint64_t)v.f_bavail * v.f_frsize < TRACE_DISK_FLOOR;
+}
+
+static void check_trace_budget(tpi_collector *c)
+{
+    c->trace_budget_events = 0;
+    if (c->trace_stopped || !c->window_seq)
+        return;
+    int64_t mb = c->s->settings.max_trace_mb;
+    const char *why = NULL;
+    if (mb > 0 && window_bytes(c) >= (uint64_t)mb << 20)
+        why = "its files reached profiling.max_trace_mb";
+    else if (disk_low(c))
+        why = "less than 512 KiB is free on the disk";
+    if (!why)
+        return;
+    c->trace_stopped = 1;
+    fprintf(stderr,
+            "trainprof: warning: trace %s stopped at step %llu: %s; the rest of the window is "
+            "dropped and counted (training and summaries go on)\n",
+            c->win.stem, (unsigned long long)c->step, why);
+}
+
 void tpi_col_deliver(tpi_collector *c, const tpi_event *e)
 {
+    if (c->window_seq) {
+        if (c->trace_stopped) {
+            c->trace_dropped++;
+            return;
+        }
+        if (++c->trace_budget_events >= BUDGET_CHECK_EVENTS)
+            check_trace_budget(c);
+    }
     EACH_SINK(c, k)
     {
         if (k->ops->event)
@@ -148,6 +224,8 @@ static void open_window(tpi_collector *c, int64_t cycle)
                 sizeof c->win.stem - 1, c->win.stem);
     c->window_count++;
     c->window_seq = c->window_count;
+    c->trace_stopped = 0;
+    c->trace_budget_events = 0;
     c->window_cycle = cycle;
     __atomic_store_n(&s->wake_each_step, 1, __ATOMIC_RELAXED); /* flush every step */
     EACH_SINK(c, k)
@@ -178,7 +256,7 @@ void tpi_col_close_window(tpi_collector *c)
     EACH_SINK(c, k)
     {
         uint64_t before = k->io_errors;
-        if (k->ops->window_end && k->ops->window_end(k, &c->win, dropped) != 0)
+        if (k->ops->window_end && k->ops->window_end(k, &c->win, dropped + c->trace_dropped) != 0)
             window_call_failed(k, before, "cannot finish trace", c->win.stem);
     }
     c->window_seq = 0;
@@ -290,7 +368,14 @@ void tpi_col_step_end(tpi_collector *c, tpi_thread_state *t, uint64_t ts, uint64
             if (k->ops->flush)
                 k->ops->flush(k);
         }
+        check_trace_budget(c);
     }
+    c->last_si = si; /* scalars only: the pointers are not kept */
+    c->last_si.ops = NULL;
+    c->last_si.n_ops = 0;
+    c->last_si.totals = NULL;
+    c->last_si.n_totals = 0;
+    c->last_si.mem = NULL;
     /* next step */
     c->step++;
     c->batch_idx++;
@@ -324,8 +409,19 @@ static void counter_event(tpi_collector *c, uint32_t name_id, const char *name, 
     tpi_col_deliver(c, &e);
 }
 
+void tpi_col_drained(tpi_collector *c)
+{
+    EACH_SINK(c, k)
+    {
+        if (k->ops->drained)
+            k->ops->drained(k);
+    }
+}
+
 void tpi_col_memory(tpi_collector *c, tpi_mem_sample *m)
 {
+    if (m->n_devices > 0)
+        c->gpu_seen = 1;
     if (m != &c->last_sample)
         c->last_sample = *m;
     if (c->s->mem_summary)
@@ -396,6 +492,12 @@ int tpi_collector_finish(tpi_collector *c, uint64_t end_ticks)
     sum.trace_files = c->window_count;
     sum.mem = s->mem_summary;
     sum.alloc = s->alloc;
+    tpi_step_info last = c->last_si; /* the last step, with the final totals */
+    last.totals = c->totals;
+    last.n_totals = c->n_totals;
+    sum.last_step = c->step ? &last : NULL;
+    sum.gpu_found = s->probes && s->settings.memory ? c->gpu_seen : -1;
+    sum.trace_events_dropped = c->trace_dropped;
     for (int i = 0; i < s->n_sinks; i++)
         sum.io_errors += s->sinks[i]->io_errors;
     int rc = 0;

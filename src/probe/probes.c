@@ -58,7 +58,7 @@ static void open_gpu(tpi_probe_set *p)
     if (!p->nvml)
         p->cudart = tpi_cudart_open(why_cuda, sizeof why_cuda);
     if (!p->nvml && !p->cudart)
-        fprintf(stderr, "trainprof: info: no GPU memory probe: %s; %s; GPU fields left out\n",
+        fprintf(stderr, "trainprof: info: no GPU memory probe: %s; %s; GPU memory fields are 0.0\n",
                 why_nvml, why_cuda);
 }
 

@@ -98,16 +98,16 @@ static void write_row(mem_sink *k, tpu_buf *out, const tpi_mem_sample *m)
         tpu_json_kv_double(&j, "process_cpu_percent", m->cpu_percent);
         tpu_json_kv_int(&j, "threads", m->threads);
     }
+    /* the same keys in every row, GPU or not (0.0 and {} without one, as
+     * the reference trainers write on a machine without CUDA) */
     const tpi_device_sample *d = main_device(m);
-    if (d) {
-        tpu_json_kv_double(&j, "gpu_memory_allocated_gb", d->mem.allocated_bytes / GIB);
-        tpu_json_kv_double(&j, "gpu_memory_reserved_gb", d->mem.reserved_bytes / GIB);
-        tpu_json_key(&j, "memory");
-        tpu_json_begin_object(&j);
-        for (int i = 0; i < m->n_devices && i < TPI_MAX_DEVICES; i++)
-            write_device(&j, &m->devices[i]);
-        tpu_json_end_object(&j);
-    }
+    tpu_json_kv_float(&j, "gpu_memory_allocated_gb", d ? d->mem.allocated_bytes / GIB : 0.0);
+    tpu_json_kv_float(&j, "gpu_memory_reserved_gb", d ? d->mem.reserved_bytes / GIB : 0.0);
+    tpu_json_key(&j, "memory");
+    tpu_json_begin_object(&j);
+    for (int i = 0; i < m->n_devices && i < TPI_MAX_DEVICES; i++)
+        write_device(&j, &m->devices[i]);
+    tpu_json_end_object(&j);
     tpu_json_end_object(&j);
 }
 

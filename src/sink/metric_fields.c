@@ -64,6 +64,13 @@ void tpi_metric_fields(const tpi_step_info *si, const tpi_mem_sample *fallback_m
         mem_fields(m, fn, ctx);
 }
 
+const tpi_step_info *tpi_metric_final_row(const tpi_settings *s, const tpi_summary *sum)
+{
+    if (!sum || !sum->last_step || tpi_metric_due(s, sum->last_step))
+        return NULL;
+    return sum->last_step;
+}
+
 int tpi_metric_due(const tpi_settings *s, const tpi_step_info *si)
 {
     if (!s || s->log_every <= 1)

@@ -22,4 +22,9 @@ void tpi_metric_fields(const tpi_step_info *si, const tpi_mem_sample *fallback_m
  * settings->log_every steps when that is > 1. */
 int tpi_metric_due(const tpi_settings *s, const tpi_step_info *si);
 
+/* At close: the last step when its row was not due (a run shorter than
+ * log_every, or ending between two rows), so the files end with the final
+ * values; NULL when there is nothing more to write. */
+const tpi_step_info *tpi_metric_final_row(const tpi_settings *s, const tpi_summary *sum);
+
 #endif

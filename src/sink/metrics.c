@@ -69,10 +69,15 @@ static void metrics_memory(tpi_sink *k, const tpi_mem_sample *s)
     m->have_mem = 1;
 }
 
-static int metrics_close(tpi_sink *k, const tpi_summary *sum)
+typedef void (*row_fn)(tpi_sink *k, const tpi_step_info *si);
+
+/* Writes the final row (see tpi_metric_final_row), then closes. */
+static int metrics_close(tpi_sink *k, const tpi_summary *sum, row_fn row)
 {
     metrics_base *m = (metrics_base *)k;
-    (void)sum;
+    const tpi_step_info *last = tpi_metric_final_row(k->env->settings, sum);
+    if (last && m->f && !k->failed)
+        row(k, last);
     if (m->f && tpi_sink_fclose(m->f) != 0 && !k->failed)
         tpi_sink_fail(k, "cannot close", m->path, errno);
     m->f = NULL;
@@ -86,11 +91,9 @@ static void jsonl_field(void *ctx, const char *key, double v)
     tpu_json_kv_double(ctx, key, v);
 }
 
-static void jsonl_step(tpi_sink *k, const tpi_step_info *si)
+static void jsonl_row(tpi_sink *k, const tpi_step_info *si)
 {
     metrics_base *m = (metrics_base *)k;
-    if (k->failed || !tpi_metric_due(k->env->settings, si))
-        return;
     tpu_json j;
     tpu_buf_reset(&m->line);
     tpu_json_init(&j, &m->line, 0);
@@ -106,6 +109,17 @@ static void jsonl_step(tpi_sink *k, const tpi_step_info *si)
     metrics_write_line(m);
 }
 
+static void jsonl_step(tpi_sink *k, const tpi_step_info *si)
+{
+    if (!k->failed && tpi_metric_due(k->env->settings, si))
+        jsonl_row(k, si);
+}
+
+static int jsonl_close(tpi_sink *k, const tpi_summary *sum)
+{
+    return metrics_close(k, sum, jsonl_row);
+}
+
 static void metrics_destroy(tpi_sink *k)
 {
     metrics_base *m = (metrics_base *)k;
@@ -117,7 +131,7 @@ static void metrics_destroy(tpi_sink *k)
 
 static const tpi_sink_ops jsonl_ops = {
     .name = "jsonl", .step = jsonl_step, .memory = metrics_memory,
-    .close = metrics_close, .destroy = metrics_destroy,
+    .close = jsonl_close, .destroy = metrics_destroy,
 };
 
 tpi_sink *tpi_sink_jsonl_new(const tpi_sink_env *env)
@@ -271,10 +285,10 @@ static void csv_row(csv_sink *c, tpu_buf *b)
     tpu_buf_putc(b, '\n');
 }
 
-static void csv_step(tpi_sink *k, const tpi_step_info *si)
+static void csv_row_of(tpi_sink *k, const tpi_step_info *si)
 {
     csv_sink *c = (csv_sink *)k;
-    if (k->failed || !c->m.f || !tpi_metric_due(k->env->settings, si))
+    if (k->failed || !c->m.f)
         return;
     memset(c->set, 0, c->ncols);
     tpu_buf_reset(&c->m.line);
@@ -295,6 +309,17 @@ static void csv_step(tpi_sink *k, const tpi_step_info *si)
     metrics_write_line(&c->m);
 }
 
+static void csv_step(tpi_sink *k, const tpi_step_info *si)
+{
+    if (tpi_metric_due(k->env->settings, si))
+        csv_row_of(k, si);
+}
+
+static int csv_close(tpi_sink *k, const tpi_summary *sum)
+{
+    return metrics_close(k, sum, csv_row_of);
+}
+
 static void csv_destroy(tpi_sink *k)
 {
     csv_sink *c = (csv_sink *)k;
@@ -309,7 +334,7 @@ static void csv_destroy(tpi_sink *k)
 
 static const tpi_sink_ops csv_ops = {
     .name = "csv", .step = csv_step, .memory = metrics_memory,
-    .close = metrics_close, .destroy = csv_destroy,
+    .close = csv_close, .destroy = csv_destroy,
 };
 
 tpi_sink *tpi_sink_csv_new(const tpi_sink_env *env)

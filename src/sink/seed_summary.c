@@ -52,6 +52,12 @@ void tpi_seed_write_summary(tpu_buf *b, const tpi_sink_env *env, const tpi_summa
     tpu_json_kv_uint(&j, "unbalanced_zones", sum->unbalanced_zones);
     tpu_json_kv_uint(&j, "io_errors", sum->io_errors);
     tpu_json_kv_uint(&j, "trace_files", sum->trace_files);
+    tpu_json_kv_uint(&j, "trace_events_dropped", sum->trace_events_dropped);
+    if (sum->gpu_found >= 0) { /* memory sampling looked for devices */
+        tpu_json_kv_bool(&j, "gpu_found", sum->gpu_found);
+        if (!sum->gpu_found)
+            tpu_json_kv_string(&j, "gpu", "no GPU found: gpu_memory_* fields are 0.0");
+    }
     tpu_json_kv_string(&j, "trainprof_version", tp_version());
     tpu_json_kv_string(&j, "host", env->host);
     tpu_json_kv_int(&j, "pid", env->pid);

@@ -115,6 +115,10 @@ typedef struct tpi_summary {
     uint64_t events_recorded, events_dropped, unbalanced_zones, io_errors, trace_files;
     const tpi_mem_summary *mem;      /* NULL when memory is off */
     const tpi_alloc_tracker *alloc;  /* NULL when nothing was tracked */
+    /* issue 12 */
+    const tpi_step_info *last_step;  /* the last step with the final totals; NULL: no step */
+    int gpu_found;                   /* -1: not sampled (memory off), 0: none, 1: a device */
+    uint64_t trace_events_dropped;   /* dropped by the trace budget (max_trace_mb, disk low) */
 } tpi_summary;
 
 /* What every sink knows about the session. */
@@ -146,6 +150,9 @@ typedef struct tpi_sink_ops {
     /* every step / every memory sample, windows or not */
     void (*step)(tpi_sink *k, const tpi_step_info *si);
     void (*memory)(tpi_sink *k, const tpi_mem_sample *m);
+    /* after each pass of the collector (every <= 20 ms): write what is
+     * buffered, so files hold every step processed so far */
+    void (*drained)(tpi_sink *k);
     /* session end: write summaries; then destroy frees the sink */
     int (*close)(tpi_sink *k, const tpi_summary *sum);
     void (*destroy)(tpi_sink *k);

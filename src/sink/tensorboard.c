@@ -77,10 +77,10 @@ static void tb_scalar(void *ctx, const char *key, double v)
     tpi_pb_end(b, val);
 }
 
-static void tb_step(tpi_sink *k, const tpi_step_info *si)
+static void tb_row(tpi_sink *k, const tpi_step_info *si)
 {
     tb_sink *t = (tb_sink *)k;
-    if (k->failed || !tpi_metric_due(k->env->settings, si))
+    if (k->failed)
         return;
     tpu_buf *b = &t->event;
     tpu_buf_reset(b);
@@ -90,6 +90,12 @@ static void tb_step(tpi_sink *k, const tpi_step_info *si)
     tpi_metric_fields(si, t->have_mem ? &t->last_mem : NULL, tb_scalar, b);
     tpi_pb_end(b, sum);
     tb_write_event(t);
+}
+
+static void tb_step(tpi_sink *k, const tpi_step_info *si)
+{
+    if (tpi_metric_due(k->env->settings, si))
+        tb_row(k, si);
 }
 
 static void tb_memory(tpi_sink *k, const tpi_mem_sample *s)
@@ -102,7 +108,9 @@ static void tb_memory(tpi_sink *k, const tpi_mem_sample *s)
 static int tb_close(tpi_sink *k, const tpi_summary *sum)
 {
     tb_sink *t = (tb_sink *)k;
-    (void)sum;
+    const tpi_step_info *last = tpi_metric_final_row(k->env->settings, sum);
+    if (last && t->f)
+        tb_row(k, last);
     if (t->f && tpi_sink_fclose(t->f) != 0 && !k->failed)
         tpi_sink_fail(k, "cannot close", t->path, errno);
     t->f = NULL;

@@ -184,6 +184,16 @@ void tpu_json_double(tpu_json *j, double v)
     tpu_json_format_double(j->out, v);
 }
 
+void tpu_json_float(tpu_json *j, double v)
+{
+    before_item(j);
+    size_t at = j->out->len;
+    tpu_json_format_double(j->out, v);
+    if (!j->out->oom && !memchr(j->out->data + at, '.', j->out->len - at) &&
+        !memchr(j->out->data + at, 'e', j->out->len - at) && isfinite(v))
+        tpu_buf_puts(j->out, ".0");
+}
+
 void tpu_json_bool(tpu_json *j, int v)
 {
     before_item(j);
@@ -200,6 +210,7 @@ void tpu_json_kv_string(tpu_json *j, const char *k, const char *v) { tpu_json_ke
 void tpu_json_kv_int(tpu_json *j, const char *k, int64_t v) { tpu_json_key(j, k); tpu_json_int(j, v); }
 void tpu_json_kv_uint(tpu_json *j, const char *k, uint64_t v) { tpu_json_key(j, k); tpu_json_uint(j, v); }
 void tpu_json_kv_double(tpu_json *j, const char *k, double v) { tpu_json_key(j, k); tpu_json_double(j, v); }
+void tpu_json_kv_float(tpu_json *j, const char *k, double v) { tpu_json_key(j, k); tpu_json_float(j, v); }
 void tpu_json_kv_bool(tpu_json *j, const char *k, int v) { tpu_json_key(j, k); tpu_json_bool(j, v); }
 
 void tpu_json_raw(tpu_json *j, const char *text, size_t n)

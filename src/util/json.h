@@ -38,6 +38,9 @@ void tpu_json_string_n(tpu_json *j, const char *s, size_t n);
 void tpu_json_int(tpu_json *j, int64_t v);
 void tpu_json_uint(tpu_json *j, uint64_t v);
 void tpu_json_double(tpu_json *j, double v);   /* shortest round-trip form */
+/* Like tpu_json_double, always in a float form ("0.0", "2.0"): Python's json
+ * reads a float for every row, as from a reference trainer. */
+void tpu_json_float(tpu_json *j, double v);
 void tpu_json_bool(tpu_json *j, int v);
 void tpu_json_null(tpu_json *j);
 /* A value already written as JSON text by the caller (trusted, not checked). */
@@ -48,6 +51,7 @@ void tpu_json_kv_string(tpu_json *j, const char *key, const char *v);
 void tpu_json_kv_int(tpu_json *j, const char *key, int64_t v);
 void tpu_json_kv_uint(tpu_json *j, const char *key, uint64_t v);
 void tpu_json_kv_double(tpu_json *j, const char *key, double v);
+void tpu_json_kv_float(tpu_json *j, const char *key, double v);
 void tpu_json_kv_bool(tpu_json *j, const char *key, int v);
 
 /* Appends s escaped as JSON string contents (no quotes). */

@@ -175,6 +175,49 @@ TP_TEST(numbers_convert_exactly)
     CHECK(!tpa_parse_num_text("01", 2, &n) || n.mant == 0);
 }
 
+/* The fast paths for plain integers and microsecond times agree with the
+ * general number scanner, and decline every other shape. */
+TP_TEST(number_fast_paths_match_general)
+{
+    static const char *texts[] = {"0", "7", "3113936", "12345678", "123456789", "1661203462602416",
+                                  "1661203462602416.1", "1712195495519689.0", "4203669604595.407",
+                                  "999999999999999999", "3999999999999999.999", "0.5"};
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        char doc[64];
+        snprintf(doc, sizeof doc, "%s, \"next\": 1}, {\"more\": \"x\"}", texts[i]);
+        size_t n = strlen(texts[i]);
+        tpa_num num;
+        CHECK(tpa_parse_num_text(texts[i], n, &num));
+        int64_t want, got;
+        if (tpa_num_us_to_ns(&num, &want) && want < 4000000000000000000LL) {
+            CHECK_EQ_INT(tpa_scan_us_fast(doc, doc + strlen(doc), &got), n);
+            CHECK_EQ_INT(got, want);
+        }
+        uint64_t v;
+        if (num.is_int && tpa_num_to_i64(&num, &want) && n <= 18) {
+            CHECK_EQ_INT(tpa_scan_small_uint(doc, doc + strlen(doc), &v), n);
+            CHECK_EQ_INT((int64_t)v, want);
+        } else {
+            CHECK_EQ_INT(tpa_scan_small_uint(doc, doc + strlen(doc), &v), 0);
+        }
+    }
+    static const char *declined[] = {"01", "1.", "1e3", "1.2345", "-1", "1234567890123456789",
+                                     "\"1\""};
+    for (size_t i = 0; i < sizeof declined / sizeof declined[0]; i++) {
+        char doc[64];
+        snprintf(doc, sizeof doc, "%s, \"next\": 1}, {\"more\": \"x\"}", declined[i]);
+        int64_t ns;
+        uint64_t v;
+        CHECK_EQ_INT(tpa_scan_us_fast(doc, doc + strlen(doc), &ns), 0);
+        CHECK_EQ_INT(tpa_scan_small_uint(doc, doc + strlen(doc), &v), 0);
+    }
+    /* a time at the range limit, or too close to the window end: the
+     * general path decides */
+    int64_t ns;
+    CHECK_EQ_INT(tpa_scan_us_fast("4000000000000000, \"a\": 1, \"b\": 2}", "4000000000000000, \"a\": 1, \"b\": 2}" + 32, &ns), 0);
+    CHECK_EQ_INT(tpa_scan_us_fast("12, 3}", "12, 3}" + 6, &ns), 0);
+}
+
 int main(void)
 {
     RUN(array_form);
@@ -184,5 +227,6 @@ int main(void)
     RUN(truncated_inputs_keep_complete_events);
     RUN(bad_inputs_fail_with_offsets);
     RUN(numbers_convert_exactly);
+    RUN(number_fast_paths_match_general);
     return tp_test_finish();
 }

@@ -43,7 +43,7 @@ static tp_session *open_test_session(const char *tag, const char *const *kv, cha
     return s;
 }
 
-static char *read_in(const char *dir, const char *name)
+__attribute__((unused)) static char *read_in(const char *dir, const char *name)
 {
     char path[1400], *data = NULL;
     size_t len;
