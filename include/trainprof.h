@@ -197,6 +197,46 @@ typedef struct tp_session_stats {
 TP_API void tp_session_get_stats(const tp_session *s, tp_session_stats *out);
 
 /* ------------------------------------------------------------------------ */
+/* Multi-rank jobs (docs/DISTRIBUTED.md)                                     */
+/* ------------------------------------------------------------------------ */
+/* The ranks of one job (rank and job id from the launcher's environment or
+ * profiling.rank / profiling.job_id) write <log_dir>/<name>_<date>_job-<id>/
+ * rank<r>/ each; the first rank to arrive writes job.json there. */
+
+/* The job's own barrier (MPI_Barrier, torch.distributed.barrier, ...):
+ * returns only once every rank of the job has called it; 0 on success. */
+typedef int (*tp_barrier_fn)(void *user);
+
+/* Measures this rank's wall-clock offset to rank 0 across the job's barrier
+ * and records it: traces then carry base times on rank 0's clock (so
+ * `trainprof merge` lines the ranks up), and clock.json in the run
+ * directory, the summary and job.json carry the offset and its error bound.
+ * Collective: EVERY rank of the job calls it, in the same order relative to
+ * its other barriers, including ranks whose session is NULL (left out by
+ * profiling.ranks: they only take part in the barriers). Each call makes
+ * exactly 34 barrier calls on every rank whatever else fails, so no rank is
+ * left waiting; it stops calling the barrier only when one returns non-zero.
+ * Rank 0 must profile, and every rank must see the job directory at the
+ * same path (a shared file system): rank 0's readings travel through a file
+ * there. Error bound: the offset is the midpoint of an interval that
+ * provably holds the true offset when the clocks do not step during the
+ * call; its half width (reported as error_ns) is at most a few barrier
+ * latencies and usually much less. Takes about 34 barrier latencies; call it
+ * once after setup, outside timed steps (again after a long run to catch
+ * drift: the latest call wins). Returns 0; TP_ERR_INVALID for a NULL
+ * barrier; TP_ERR_IO when a barrier call failed or the reference file
+ * cannot be written; TP_ERR_STATE when the rank has no job directory (no job
+ * id: set profiling.job_id) or rank 0's reference is missing. NULL session,
+ * or a process with no rank (not started by a launcher): barriers only,
+ * returns 0. */
+TP_API int tp_session_sync(tp_session *s, tp_barrier_fn barrier, void *user, tp_error *err);
+
+/* After a successful tp_session_sync: 1 with this rank's wall clock minus
+ * rank 0's in *offset_ns and the error bound in *error_ns (either may be
+ * NULL). 0 when never synced (or s is NULL). */
+TP_API int tp_session_clock_offset(const tp_session *s, int64_t *offset_ns, uint64_t *error_ns);
+
+/* ------------------------------------------------------------------------ */
 /* Zones: named operations with count, total, self time, percentiles        */
 /* ------------------------------------------------------------------------ */
 

@@ -106,6 +106,10 @@ static inline void core_name_thread(ProfilerObject *p)
 PyObject *core_start_timer(ProfilerObject *p, PyObject *const *args, Py_ssize_t n);
 PyObject *core_end_timer(ProfilerObject *p, PyObject *const *args, Py_ssize_t n);
 
+/* _core_sync.c (multi-rank jobs) */
+PyObject *core_sync(ProfilerObject *p, PyObject *barrier);
+PyObject *core_clock_offset(ProfilerObject *p, PyObject *unused);
+
 /* _core_memory.c */
 PyObject *core_set_memory_provider(ProfilerObject *p, PyObject *fn);
 void core_memory_detach(ProfilerObject *p);

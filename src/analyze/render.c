@@ -12,24 +12,24 @@ void tpa_print_us(FILE *f, int64_t ns)
     fprintf(f, "%s%" PRIu64 ".%03" PRIu64, ns < 0 ? "-" : "", a / 1000, a % 1000);
 }
 
-static const char *g_sort;
-
-static int64_t sort_value(const tpa_op *o)
+static int64_t sort_value(const tpa_op *o, const char *key)
 {
-    if (!strcmp(g_sort, "total")) return o->total_ns;
-    if (!strcmp(g_sort, "calls") || !strcmp(g_sort, "count")) return (int64_t)o->count;
-    if (!strcmp(g_sort, "avg")) return o->count ? o->total_ns / (int64_t)o->count : 0;
-    if (!strcmp(g_sort, "min")) return o->min_ns;
-    if (!strcmp(g_sort, "max")) return o->max_ns;
+    if (!strcmp(key, "total")) return o->total_ns;
+    if (!strcmp(key, "calls") || !strcmp(key, "count")) return (int64_t)o->count;
+    if (!strcmp(key, "avg")) return o->count ? o->total_ns / (int64_t)o->count : 0;
+    if (!strcmp(key, "min")) return o->min_ns;
+    if (!strcmp(key, "max")) return o->max_ns;
     return o->self_ns;
 }
 
-static int op_cmp(const void *a, const void *b)
+/* qsort_r: sessions closing at once in several threads each sort (report.html) */
+static int op_cmp(const void *a, const void *b, void *key_arg)
 {
     const tpa_op *x = a, *y = b;
+    const char *key = key_arg;
     if (x->table != y->table) return x->table < y->table ? -1 : 1;
-    if (strcmp(g_sort, "name") != 0) {
-        int64_t vx = sort_value(x), vy = sort_value(y);
+    if (strcmp(key, "name") != 0) {
+        int64_t vx = sort_value(x, key), vy = sort_value(y, key);
         if (vx != vy) return vx > vy ? -1 : 1;
     }
     return strcmp(x->name, y->name);
@@ -45,8 +45,8 @@ bool tpa_sort_key_valid(const char *key)
 
 void tpa_sort_ops(tpa_report *rep, const char *sort)
 {
-    g_sort = sort ? sort : "self";
-    if (rep->n_ops) qsort(rep->ops, rep->n_ops, sizeof *rep->ops, op_cmp);
+    const char *key = sort ? sort : "self";
+    if (rep->n_ops) qsort_r(rep->ops, rep->n_ops, sizeof *rep->ops, op_cmp, (void *)key);
 }
 
 static int64_t table_self_sum(const tpa_report *rep, size_t from, size_t to)

@@ -82,6 +82,13 @@ static const tpc_key KEYS[TPC_NKEYS] = {
     {"max_trace_mb", TPC_SIZE, "0", 0, 1048576, NULL, NULL, NULL, 0,
      "Budget of each trace window's files; past it (or when the disk runs low) the window's "
      "remaining events are dropped and counted; 0 = no budget.", "512MB"},
+    /* multi-rank jobs (docs/DISTRIBUTED.md) */
+    {"job_id", TPC_STRING, "auto", 1, 100, NULL, NULL, NULL, 0,
+     "Job the ranks share (one job directory, rank<r>/ each); auto = from TORCHELASTIC_RUN_ID, "
+     "SLURM_JOB_ID or PMIX_NAMESPACE.", "exp42"},
+    {"ranks", TPC_STRING, "all", 1, 200, NULL, NULL, NULL, 0,
+     "Ranks that profile: all, or a comma list of ranks and ranges; the others write nothing.",
+     "0,3,8-15"},
     /* derived: spellings of other systems that expand onto the schedule */
     {"start_step", TPC_INT, "", 0, BIG, NULL, NULL, NULL, 1,
      "JAX style: first traced step. Sets skip_first=start_step, wait=0, warmup=0.", "100"},

@@ -266,6 +266,8 @@ static void fill_settings(const tp_config *cfg, tpi_settings *s)
     s->top_n = (int)e[TPC_K_TOP_N].v.i;
     s->cuda = (int)e[TPC_K_CUDA].v.i;
     s->html_report = (int)e[TPC_K_HTML_REPORT].v.i;
+    copy_str(s->job_id, sizeof s->job_id, e[TPC_K_JOB_ID].v.s);
+    copy_str(s->ranks, sizeof s->ranks, e[TPC_K_RANKS].v.s);
 }
 
 int tpc_resolve(tp_config *cfg, tp_error *err)

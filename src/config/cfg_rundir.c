@@ -9,7 +9,8 @@
  * one readdir, not one mkdir per old run.
  *
  * Ranks of one job: when the launcher names the job (TORCHELASTIC_RUN_ID,
- * SLURM_JOB_ID[.SLURM_STEP_ID], PMIX_NAMESPACE; see detect_job_id) and the
+ * SLURM_JOB_ID[.SLURM_STEP_ID], PMIX_NAMESPACE, or profiling.job_id; see
+ * cfg_job.c) and the
  * rank is known, the ranks share one job directory
  * <log_dir>/<name>_<YYYY-MM-DD>_job-<job id>/ and each claims its own
  * rank<r>/ inside it. The job directory's name depends only on what every
@@ -39,30 +40,11 @@
 
 #define TPC_MAX_RUN_ID 1000000
 
-static int parse_rank(const char *text, int *out)
-{
-    char *end;
-    if (!text || !*text)
-        return -1;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (errno || *end || v < 0 || v > INT_MAX)
-        return -1;
-    *out = (int)v;
-    return 0;
-}
-
 int tpi_detect_rank(const tpi_settings *s)
 {
-    static const char *const vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID",
-                                       "PMI_RANK"};
-    int r;
-    if (s && s->rank >= 0)
-        return s->rank;
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
-        if (parse_rank(getenv(vars[i]), &r) == 0)
-            return r;
-    return -1;
+    tpi_job_info job;
+    tpi_job_detect(s, &job);
+    return job.rank;
 }
 
 /* Highest <id> among entries named <prefix><id> in dir (0 when none). */
@@ -97,27 +79,6 @@ static int io_error(tp_error *err, const char *what, const char *path, int e)
                      "%s `%s`: %s (set profiling.log_dir, TRAINPROF_LOG_DIR or "
                      "--profiling.log_dir to a writable directory)",
                      what, path, strerror(e));
-}
-
-/* The name the launcher gives the job, shared by all its ranks; "" when
- * none. torchrun without --rdzv-id/--standalone sets TORCHELASTIC_RUN_ID to
- * "none": its workers on one node are children of one agent process, whose
- * pid then names the job (per node). */
-static void detect_job_id(char *out, size_t outlen)
-{
-    const char *te = getenv("TORCHELASTIC_RUN_ID"), *job = getenv("SLURM_JOB_ID");
-    const char *step = getenv("SLURM_STEP_ID"), *pmix = getenv("PMIX_NAMESPACE");
-    out[0] = '\0';
-    if (te && *te && strcmp(te, "none") != 0)
-        snprintf(out, outlen, "%s", te);
-    else if (job && *job)
-        snprintf(out, outlen, "%s%s%s", job, step && *step ? "." : "", step ? step : "");
-    else if (pmix && *pmix)
-        snprintf(out, outlen, "%s", pmix);
-    else if (te && *te)
-        snprintf(out, outlen, "torchrun-%ld", (long)getppid());
-    if (out[0])
-        tpu_sanitize_component(out);
 }
 
 static void local_date(time_t t, char *out, size_t outlen)
@@ -182,7 +143,7 @@ static int job_dir(const char *log_dir, const char *name, const char *job, char 
 
 int tpi_rundir_create(const tpi_settings *s, int rank, char *out, size_t out_size, tp_error *err)
 {
-    char errbuf[512], name[sizeof s->name], prefix[sizeof s->name + 32], date[16], job[72];
+    char errbuf[512], name[sizeof s->name], prefix[sizeof s->name + 32], date[16];
     char suffix[24] = "";
     if (!s || !out || out_size == 0)
         return tpc_error(err, TP_ERR_INVALID, NULL, 0, 0, "tpi_rundir_create: NULL argument");
@@ -194,7 +155,9 @@ int tpi_rundir_create(const tpi_settings *s, int rank, char *out, size_t out_siz
 
     snprintf(name, sizeof name, "%s", s->name[0] ? s->name : "trainprof");
     tpu_sanitize_component(name);
-    detect_job_id(job, sizeof job);
+    tpi_job_info info;
+    tpi_job_detect(s, &info);
+    const char *job = info.job_id;
     if (rank >= 0 && job[0]) { /* one job directory, one rank<r>/ inside per rank */
         char jdir[PATH_MAX], first[24];
         int rc = job_dir(log_dir, name, job, jdir, sizeof jdir, err);

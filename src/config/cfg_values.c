@@ -346,6 +346,9 @@ int tpc_value_parse(int k, const char *text, tpc_value *out, char *msg, size_t m
         }
         if (text[0] == '\0')
             return bad(k, text, "is empty", msg, msglen);
+        if (k == TPC_K_RANKS && tpi_ranks_select(text, 0, NULL) != 0)
+            return bad(k, text, "is not `all` or a comma list of ranks and ranges (0,3,8-15)",
+                       msg, msglen);
         strcpy(out->s, text);
         return 0;
     }

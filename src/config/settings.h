@@ -49,6 +49,8 @@ typedef struct tpi_settings {
     int top_n;                   /* rows of the console table */
     int cuda;                    /* CUPTI GPU activity in trace windows (activities: cpu,cuda) */
     int html_report;             /* report.html at close */
+    char job_id[112];            /* "auto": from the launcher's environment */
+    char ranks[208];             /* "all" or "0,3,8-15": ranks that profile */
 } tpi_settings;
 
 /* Every key at its default. */
@@ -60,6 +62,29 @@ const tpi_settings *tpi_config_settings(const tp_config *cfg);
 /* Rank of this process: settings->rank when >= 0, else the first of RANK,
  * OMPI_COMM_WORLD_RANK, SLURM_PROCID, PMI_RANK that parses, else -1. */
 int tpi_detect_rank(const tpi_settings *s);
+
+/* ---- multi-rank jobs (cfg_job.c) ---- */
+
+/* What the launcher says about this process. -1 / "" when unknown. */
+typedef struct tpi_job_info {
+    int rank, local_rank, world_size;
+    char job_id[112];   /* profiling.job_id unless "auto", else from the launcher */
+    char launcher[16];  /* torchrun, openmpi, pmix, mpich, slurm, env, "" */
+} tpi_job_info;
+
+/* Reads rank, local rank, world size and job id from the environment of
+ * torchrun (RANK, LOCAL_RANK, WORLD_SIZE, TORCHELASTIC_RUN_ID), Open MPI
+ * (OMPI_COMM_WORLD_*, PMIX_NAMESPACE), MPICH (PMI_RANK,
+ * PMI_SIZE, MPI_LOCALRANKID) and SLURM (SLURM_PROCID, SLURM_LOCALID,
+ * SLURM_NTASKS, SLURM_JOB_ID[.SLURM_STEP_ID]); settings->rank >= 0 and
+ * settings->job_id other than "auto" take precedence. The job id is
+ * sanitized for use in a file name. */
+void tpi_job_detect(const tpi_settings *s, tpi_job_info *out);
+
+/* Parses a profiling.ranks value ("all", "0,3,8-15"). Returns 0 and sets
+ * *selected (may be NULL) to whether `rank` is listed (an unknown rank, -1,
+ * counts as rank 0), or -1 when the text is malformed. */
+int tpi_ranks_select(const char *text, int rank, int *selected);
 
 /* Creates the run directory without races (mkdir -p of log_dir, then an
  * exclusive mkdir of the run dir) and writes its path into out:

@@ -30,6 +30,9 @@ struct tp_session {
     uint32_t opener_tid;
     tpi_settings settings;
     char run_dir[1024];
+    char job_dir[1024];           /* "" unless one rank of a job (job.c) */
+    tpi_job_info job;
+    uint64_t sync_seq;            /* tp_session_sync calls (job.c) */
     char host[256];
     tpi_sink_env env;
     uint64_t base_ticks;          /* tick count at ts_ns == 0 */
@@ -96,6 +99,10 @@ void tpi_collector_samples(tpi_collector *c);
 /* End of session: closes open zones and the window, writes summaries. */
 int tpi_collector_finish(tpi_collector *c, uint64_t end_ticks);
 void tpi_collector_publish_stats(tpi_collector *c);
+
+/* job.c: for a rank of a named job, sets job_dir and writes job.json
+ * when this rank is the first to arrive. */
+void tpi_job_open(tp_session *s);
 
 /* session.c: queue a sample for the collector (any thread). */
 void tpi_session_queue_sample(tp_session *s, const tpi_mem_sample *m);

@@ -116,7 +116,8 @@ static int init_session(tp_session *s, const tpi_settings *st, tp_error *err)
     s->pid = (int)getpid();
     s->opener_tid = tpi_os_tid();
     tpu_hostname(s->host, sizeof s->host);
-    int rank = tpi_detect_rank(st);
+    tpi_job_detect(st, &s->job);
+    int rank = s->job.rank;
     if (tpi_rundir_create(st, rank, s->run_dir, sizeof s->run_dir, err) != 0)
         return -1;
     if (st->trace && check_trace_paths(s, rank, err) != 0) {
@@ -144,7 +145,17 @@ static int init_session(tp_session *s, const tpi_settings *st, tp_error *err)
     s->base_ticks = tpi_ticks();
     s->env.mono_base_ns = tpi_mono_ns();
     s->env.wall_base_ns = tpi_wall_ns();
+    s->env.job = &s->job;
+    tpi_job_open(s);
     return 0;
+}
+
+/* profiling.ranks: does this process profile? */
+static int rank_selected(const tpi_settings *st)
+{
+    int selected = 1;
+    tpi_ranks_select(st->ranks, tpi_detect_rank(st), &selected);
+    return selected;
 }
 
 /* config.json: every key's value and where it came from. A failure is a
@@ -174,6 +185,10 @@ tp_session *tp_session_open(const tp_config *cfg, tp_error *err)
         cfg = own;
     }
     const tpi_settings *st = tpi_config_settings(cfg);
+    if (st && st->enabled && !rank_selected(st)) {
+        tp_config_free(own);
+        return NULL; /* profiling.ranks leaves this rank out: off, err->code stays TP_OK */
+    }
     if (!st || !st->enabled) {
         if (!st)
             set_err(err, TP_ERR_INVALID, "invalid configuration");

@@ -382,8 +382,10 @@ static void metadata(chrome_sink *c, const tpi_window *w, uint64_t dropped)
     tpu_json_kv_string(&j, "host", env->host);
     tpu_json_kv_int(&j, "pid", env->pid);
     tpu_json_kv_int(&j, "rank", env->rank);
-    tpu_json_kv_uint(&j, "base_time_ns", env->wall_base_ns);
+    uint64_t base = tpi_sink_aligned_base(env);
+    tpu_json_kv_uint(&j, "base_time_ns", base);
     tpu_json_kv_uint(&j, "monotonic_base_ns", env->mono_base_ns);
+    tpi_sink_job_json(&j, env);
     tpu_json_kv_string(&j, "clock", tpi_clock_get()->source);
     tpu_json_kv_uint(&j, "dropped_events", dropped);
     tpu_json_kv_int(&j, "window", w->index);
@@ -410,7 +412,7 @@ static void metadata(chrome_sink *c, const tpi_window *w, uint64_t dropped)
     tpu_buf_printf(&c->buf,
                    ",\n\"distributedInfo\":{\"rank\":%d},\n\"displayTimeUnit\":\"ms\","
                    "\n\"baseTimeNanoseconds\":%llu}\n",
-                   env->rank < 0 ? 0 : env->rank, (unsigned long long)env->wall_base_ns);
+                   env->rank < 0 ? 0 : env->rank, (unsigned long long)base);
 }
 
 static int cj_window_end(tpi_sink *k, const tpi_window *w, uint64_t dropped)

@@ -5,11 +5,11 @@
 #include "sink/seed_json.h"
 #include "util/json.h"
 
-static const tpi_op_stat *g_sort_ops;
-
-static int by_total_desc(const void *a, const void *b)
+/* qsort_r (glibc): sessions of several threads may close at once */
+static int by_total_desc(const void *a, const void *b, void *ops_arg)
 {
-    double x = g_sort_ops[*(const size_t *)a].total_s, y = g_sort_ops[*(const size_t *)b].total_s;
+    const tpi_op_stat *ops = ops_arg;
+    double x = ops[*(const size_t *)a].total_s, y = ops[*(const size_t *)b].total_s;
     return x < y ? 1 : x > y ? -1 : 0;
 }
 
@@ -20,8 +20,7 @@ size_t *tpi_seed_sorted_ops(const tpi_summary *sum)
         return NULL;
     for (size_t i = 0; i < sum->n_ops; i++)
         idx[i] = i;
-    g_sort_ops = sum->ops; /* only the collector / closing thread sorts */
-    qsort(idx, sum->n_ops, sizeof *idx, by_total_desc);
+    qsort_r(idx, sum->n_ops, sizeof *idx, by_total_desc, (void *)sum->ops);
     return idx;
 }
 
@@ -64,6 +63,9 @@ void tpi_seed_write_summary(tpu_buf *b, const tpi_sink_env *env, const tpi_summa
     tpu_json_kv_int(&j, "pid", env->pid);
     tpu_json_kv_int(&j, "rank", env->rank);
     tpu_json_kv_string(&j, "run_dir", env->run_dir);
+    tpu_json_kv_uint(&j, "base_time_ns", env->wall_base_ns);
+    tpu_json_kv_uint(&j, "monotonic_base_ns", env->mono_base_ns);
+    tpi_sink_job_json(&j, env);
     if (sum->mem)
         tpi_mem_summary_write_json(sum->mem, &j);
     if (sum->alloc)

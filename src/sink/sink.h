@@ -130,6 +130,12 @@ typedef struct tpi_sink_env {
     int rank;                /* -1 when unknown */
     uint64_t wall_base_ns;   /* CLOCK_REALTIME at ts_ns == 0 */
     uint64_t mono_base_ns;   /* CLOCK_MONOTONIC at ts_ns == 0 */
+    const tpi_job_info *job; /* rank, local rank, world size, job id, launcher */
+    /* tp_session_sync's result, written by the syncing thread: read with
+     * __atomic_load_n (clock_synced with acquire, then the other two) */
+    int clock_synced;
+    int64_t clock_offset_ns; /* this rank's wall clock minus rank 0's */
+    uint64_t clock_error_ns;
 } tpi_sink_env;
 
 typedef struct tpi_sink tpi_sink;
@@ -179,5 +185,13 @@ tpi_sink *tpi_sink_jsonl_new(const tpi_sink_env *env);        /* metrics.jsonl *
 tpi_sink *tpi_sink_csv_new(const tpi_sink_env *env);          /* metrics.csv */
 tpi_sink *tpi_sink_tensorboard_new(const tpi_sink_env *env);  /* events.out.tfevents.* */
 tpi_sink *tpi_sink_console_new(const tpi_sink_env *env);      /* table at close, log_every blocks */
+
+/* sink_job.c: the wall-clock base on rank 0's clock (the local base when
+ * the session was never synced), and the job's members for trace metadata
+ * and summaries: local_rank, world_size, job_id, launcher and, once synced,
+ * clock_offset_ns, clock_error_ns, local_base_time_ns. */
+uint64_t tpi_sink_aligned_base(const tpi_sink_env *env);
+struct tpu_json;
+void tpi_sink_job_json(struct tpu_json *j, const tpi_sink_env *env);
 
 #endif

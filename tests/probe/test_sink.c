@@ -51,7 +51,7 @@ static tpi_sink *open_sink(char *dir, tpi_settings *st, tpi_sink_env *env)
     CHECK(mkdtemp(dir) != NULL);
     memset(st, 0, sizeof *st);
     st->memory = 1;
-    *env = (tpi_sink_env){st, dir, "host", 1, -1, 0, 0};
+    *env = (tpi_sink_env){.settings = st, .run_dir = dir, .host = "host", .pid = 1, .rank = -1};
     return tpi_sink_memory_json_new(env);
 }
 
@@ -118,7 +118,7 @@ TP_TEST(off_and_unwritable)
 {
     tpi_settings st;
     memset(&st, 0, sizeof st);
-    tpi_sink_env env = {&st, "/tmp", "host", 1, -1, 0, 0};
+    tpi_sink_env env = {.settings = &st, .run_dir = "/tmp", .host = "host", .pid = 1, .rank = -1};
     CHECK(tpi_sink_memory_json_new(&env) == NULL); /* memory off */
     st.memory = 1;
     env.run_dir = "/nonexistent/dir";

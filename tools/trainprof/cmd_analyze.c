@@ -20,6 +20,7 @@ static const char USAGE[] =
 
 int cmd_analyze(int argc, char **argv)
 {
+    if (cli_ranks_wanted(argc, argv)) return cmd_ranks(argc, argv); /* a job directory */
     cli_init();
     const char *file = NULL;
     size_t top = 5;

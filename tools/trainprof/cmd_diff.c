@@ -21,6 +21,7 @@ static const char USAGE[] =
 
 int cmd_diff(int argc, char **argv)
 {
+    if (cli_ranks_wanted(argc, argv)) return cmd_ranks_diff(argc, argv); /* two job directories */
     cli_init();
     const char *cmd = argv[0], *files[2] = {0}, *v;
     int nfiles = 0;

@@ -82,6 +82,7 @@ static int parse(int argc, char **argv, report_args *a)
 
 int cmd_report(int argc, char **argv)
 {
+    if (cli_ranks_wanted(argc, argv)) return cmd_ranks(argc, argv); /* a job directory */
     cli_init();
     report_args a;
     memset(&a, 0, sizeof a);

@@ -17,6 +17,7 @@ static const char USAGE[] =
 
 int cmd_steps(int argc, char **argv)
 {
+    if (cli_ranks_wanted(argc, argv)) return cmd_ranks(argc, argv); /* a job directory */
     cli_init();
     const char *file = NULL;
     bool json = false;

@@ -14,4 +14,18 @@ int cmd_fix(int argc, char **argv);
 int cmd_config(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 
+/* multi-rank jobs (cmd_ranks.c, cmd_combine.c) */
+#include <stdbool.h>
+/* True when the command line names a directory or a ranks option: the
+ * analyze/steps/report commands then hand over to cmd_ranks. */
+bool cli_ranks_wanted(int argc, char **argv);
+int cmd_ranks(int argc, char **argv);
+int cmd_combine(int argc, char **argv);
+int cmd_ranks_diff(int argc, char **argv); /* diff of two job directories */
+/* Every trace file of every rank of a job (or rank) directory, for merge;
+ * the caller frees each path and the array. 0, or CLI_BAD_INPUT after
+ * reporting. */
+#include <stddef.h>
+int cli_job_trace_files(const char *dir, char ***files, size_t *n);
+
 #endif
