@@ -57,7 +57,12 @@ if [ -x "$venv/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; the
 fi
 echo "install-deps: setting up $venv from requirements.txt (first time: a few minutes)" >&2
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-pip_install() { "$venv/bin/python" -m pip install -q --disable-pip-version-check "$@"; }
+# (this machine's pip config names local indexes that may not exist: pip warns
+# once per package about them; those lines are dropped, everything else shows)
+pip_install() {
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check "$@" \
+    2> >(grep -v "^WARNING: Location 'file:" >&2)
+}
 pip_install "$(grep -E '^torch==' requirements.txt)"   # the CPU build first
 pip_install -r requirements.txt
 echo "$want" > "$stamp"
