@@ -221,7 +221,10 @@ typedef int (*tp_barrier_fn)(void *user);
  * there. Error bound: the offset is the midpoint of an interval that
  * provably holds the true offset when the clocks do not step during the
  * call; its half width (reported as error_ns) is at most a few barrier
- * latencies and usually much less. Takes about 34 barrier latencies; call it
+ * latencies and usually much less. A rank on rank 0's host (same kernel
+ * boot id: the same wall clock) records offset 0 with error 0 instead, the
+ * barrier estimate kept beside it in clock.json. Takes about 34 barrier
+ * latencies; call it
  * once after setup, outside timed steps (again after a long run to catch
  * drift: the latest call wins). Returns 0; TP_ERR_INVALID for a NULL
  * barrier; TP_ERR_IO when a barrier call failed or the reference file

@@ -20,6 +20,11 @@
  * round has rank r (then rank 0) arriving last. Rank 0's readings reach the
  * other ranks through a file in the job directory (which every rank must
  * see: the same file system), written before one more barrier.
+ *
+ * Ranks on rank 0's host (same kernel boot id) read the very same wall
+ * clock, so their offset is exactly 0: that is what they record, with the
+ * barrier estimate beside it (on a host with more ranks than cores a
+ * barrier takes a scheduler tick, so the estimate's bound is ~1 ms there).
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -114,13 +119,34 @@ static void job_json(tpu_buf *b, const tp_session *s, int with_offsets)
     tpu_buf_putc(b, '\n');
 }
 
-/* Rank 0's readings: "seq N\n" then one "enter exit" line per round. */
+/* The kernel's boot id ("-" when unreadable): equal on two ranks means one
+ * kernel, hence one wall clock. */
+static void boot_id(char *out, size_t len)
+{
+    char *text = NULL;
+    size_t n = 0;
+    snprintf(out, len, "-");
+    if (tpu_read_file("/proc/sys/kernel/random/boot_id", &text, &n, NULL, 0) != 0)
+        return;
+    size_t k = 0;
+    for (size_t i = 0; i < n && k + 1 < len; i++)
+        if (isxdigit((unsigned char)text[i]) || text[i] == '-')
+            out[k++] = text[i];
+    out[k] = '\0';
+    if (k < 8)
+        snprintf(out, len, "-");
+    free(text);
+}
+
+/* Rank 0's readings: "seq N\n", "boot ID\n", then one "enter exit" line
+ * per round. */
 static int write_reference(const tp_session *s, uint64_t seq, const uint64_t *e,
                            const uint64_t *x, tp_error *err)
 {
-    char path[1100], errbuf[512];
+    char path[1100], errbuf[512], boot[64];
     tpu_buf b = {0};
-    tpu_buf_printf(&b, "seq %" PRIu64 "\n", seq);
+    boot_id(boot, sizeof boot);
+    tpu_buf_printf(&b, "seq %" PRIu64 "\nboot %s\n", seq, boot);
     for (int i = 0; i < SYNC_ROUNDS; i++)
         tpu_buf_printf(&b, "%" PRIu64 " %" PRIu64 "\n", e[i], x[i]);
     snprintf(path, sizeof path, "%s/" SYNC_FILE, s->job_dir);
@@ -131,9 +157,10 @@ static int write_reference(const tp_session *s, uint64_t seq, const uint64_t *e,
     return rc ? TP_ERR_IO : 0;
 }
 
-/* Reads rank 0's readings of call `seq` into e0/x0. */
+/* Reads rank 0's readings of call `seq` into e0/x0 and whether rank 0 runs
+ * on this kernel into *same_host. */
 static int read_reference(const tp_session *s, uint64_t seq, uint64_t *e0, uint64_t *x0,
-                          tp_error *err)
+                          int *same_host, tp_error *err)
 {
     char path[1100], *text = NULL;
     size_t len;
@@ -144,8 +171,17 @@ static int read_reference(const tp_session *s, uint64_t seq, uint64_t *e0, uint6
              "see the same job directory)", path, strerror(errno));
         return TP_ERR_STATE;
     }
-    char *p = text, *end;
-    int ok = strncmp(p, "seq ", 4) == 0 && strtoull(p + 4, &end, 10) == seq;
+    char *p = text, *end, boot[64];
+    int ok = strncmp(p, "seq ", 4) == 0 && strtoull(p + 4, &end, 10) == seq &&
+             strncmp(end, "\nboot ", 6) == 0;
+    if (ok) {
+        boot_id(boot, sizeof boot);
+        size_t n = strlen(boot);
+        *same_host = strcmp(boot, "-") != 0 && strncmp(end + 6, boot, n) == 0 &&
+                     end[6 + n] == '\n';
+        end = strchr(end + 6, '\n');
+        ok = end != NULL;
+    }
     for (int i = 0; ok && i < SYNC_ROUNDS; i++) {
         e0[i] = strtoull(end, &p, 10);
         x0[i] = strtoull(p, &end, 10);
@@ -184,7 +220,17 @@ static void estimate(const uint64_t *e, const uint64_t *x, const uint64_t *e0,
     *error = (uint64_t)(hi - lo) / 2;
 }
 
-static void write_clock_json(const tp_session *s, int64_t offset, uint64_t error)
+/* The sync's outcome: the offset used (exactly 0 on rank 0's host) and
+ * the barrier estimate it was measured as. */
+typedef struct clock_fit {
+    int64_t offset;
+    uint64_t error;
+    int same_host;
+    int64_t est_offset;
+    uint64_t est_error;
+} clock_fit;
+
+static void write_clock_json(const tp_session *s, const clock_fit *f)
 {
     char path[1100], errbuf[512];
     tpu_buf b = {0};
@@ -193,8 +239,11 @@ static void write_clock_json(const tp_session *s, int64_t offset, uint64_t error
     tpu_json_begin_object(&j);
     tpu_json_kv_int(&j, "rank", s->job.rank);
     tpu_json_kv_string(&j, "host", s->host);
-    tpu_json_kv_int(&j, "offset_ns", offset);
-    tpu_json_kv_uint(&j, "error_ns", error);
+    tpu_json_kv_int(&j, "offset_ns", f->offset);
+    tpu_json_kv_uint(&j, "error_ns", f->error);
+    tpu_json_kv_string(&j, "method", f->same_host ? "same_host" : "barrier");
+    tpu_json_kv_int(&j, "barrier_offset_ns", f->est_offset);
+    tpu_json_kv_uint(&j, "barrier_error_ns", f->est_error);
     tpu_json_kv_int(&j, "rounds", SYNC_ROUNDS);
     tpu_json_kv_uint(&j, "base_time_ns", s->env.wall_base_ns);
     tpu_json_kv_uint(&j, "monotonic_base_ns", s->env.mono_base_ns);
@@ -245,15 +294,20 @@ int tp_session_sync(tp_session *s, tp_barrier_fn barrier, void *user, tp_error *
         rc = write_reference(s, seq, e, x, err);
     barrier_step(barrier, user, &failed);
     if (in_job && !failed) {
-        int64_t offset = 0;
-        uint64_t error = 0;
-        if (s->job.rank != 0 && (rc = read_reference(s, seq, e0, x0, err)) == 0)
-            estimate(e, x, e0, x0, &offset, &error);
+        clock_fit f = {0, 0, 1, 0, 0}; /* rank 0: its own reference */
+        if (s->job.rank != 0 &&
+            (rc = read_reference(s, seq, e0, x0, &f.same_host, err)) == 0) {
+            estimate(e, x, e0, x0, &f.est_offset, &f.est_error);
+            if (!f.same_host) {
+                f.offset = f.est_offset;
+                f.error = f.est_error;
+            }
+        }
         if (rc == 0) {
-            __atomic_store_n(&s->env.clock_error_ns, error, __ATOMIC_RELAXED);
-            __atomic_store_n(&s->env.clock_offset_ns, offset, __ATOMIC_RELAXED);
+            __atomic_store_n(&s->env.clock_error_ns, f.error, __ATOMIC_RELAXED);
+            __atomic_store_n(&s->env.clock_offset_ns, f.offset, __ATOMIC_RELAXED);
             __atomic_store_n(&s->env.clock_synced, 1, __ATOMIC_RELEASE);
-            write_clock_json(s, offset, error);
+            write_clock_json(s, &f);
         }
     }
     barrier_step(barrier, user, &failed);

@@ -212,6 +212,7 @@ TP_TEST(sync_across_threads)
         CHECK(strstr(t[r].dir, want) != NULL);
         char *clock = read_in(t[r].dir, "clock.json");
         CHECK(clock && strstr(clock, "\"offset_ns\""));
+        CHECK(clock && (r == 0 || strstr(clock, "\"method\": \"same_host\"")));
         free(clock);
         char *summary = read_in(t[r].dir, "training_summary.json");
         CHECK(summary && strstr(summary, "\"clock_offset_ns\"") && strstr(summary, "\"job_id\": \"threads\""));
