@@ -111,6 +111,7 @@ def main(argv):
             return (model(x).argmax(1) == y).float().mean().item()
 
     start, step, first_loss, smoothed = time.perf_counter(), 0, None, None
+    prof.step_begin()  # step 0 starts here, not at open (data and model set-up are no step)
     while step < args.max_steps:
         for x, y in trainprof.profile_data_loader(loader, profiler=prof):
             with fwd:
