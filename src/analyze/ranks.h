@@ -119,4 +119,9 @@ void tpa_ranks_free(tpa_ranks *r);
 int tpa_ranks_map_all(const tpa_rank_input *in, size_t n, int jobs, tpa_ranks *r,
                       const char *summaries_dir);
 
+/* Array growth shared by the map and the reduce: returns p with room for
+ * `need` elements of `elem` bytes (capacity doubles from 64); aborts when out
+ * of memory (the analyzer CLI only, never the training process). */
+void *tpa_ranks_grow(void *p, size_t *cap, size_t need, size_t elem);
+
 #endif

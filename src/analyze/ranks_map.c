@@ -34,7 +34,7 @@ typedef struct map_state {
     size_t n_host_names, n_dev_names;
 } map_state;
 
-static void *grow(void *p, size_t *cap, size_t need, size_t elem)
+void *tpa_ranks_grow(void *p, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap) return p;
     size_t c = *cap ? *cap * 2 : 64;
@@ -47,7 +47,7 @@ static void *grow(void *p, size_t *cap, size_t need, size_t elem)
 
 static void ivec_push(ivec *v, int64_t lo, int64_t hi)
 {
-    v->v = grow(v->v, &v->cap, v->n + 1, sizeof *v->v);
+    v->v = tpa_ranks_grow(v->v, &v->cap, v->n + 1, sizeof *v->v);
     v->v[v->n++] = (ivl){lo, hi};
 }
 
@@ -123,7 +123,7 @@ static void feed(map_state *m, const tpa_event *ev)
         memcmp(ev->name.p + ev->name.n - 6, ".bytes", 6) == 0) {
         int64_t v;
         if (counter_value(ev, &v)) {
-            m->bytes = grow(m->bytes, &m->cap_bytes, m->n_bytes + 1, sizeof *m->bytes);
+            m->bytes = tpa_ranks_grow(m->bytes, &m->cap_bytes, m->n_bytes + 1, sizeof *m->bytes);
             m->bytes[m->n_bytes++] = (sample){ev->ts_ns, v};
         }
         return;
@@ -132,7 +132,7 @@ static void feed(map_state *m, const tpa_event *ev)
     int kind = tpa_classify(ev);
     int64_t lo = ev->ts_ns, hi = tpa_sat_add(ev->ts_ns, ev->dur_ns);
     if (kind == TPA_K_STEP && tpa_step_number(ev->name, &num)) {
-        o->steps = grow(o->steps, &m->step_cap, o->n_steps + 1, sizeof *o->steps);
+        o->steps = tpa_ranks_grow(o->steps, &m->step_cap, o->n_steps + 1, sizeof *o->steps);
         o->steps[o->n_steps++] = (tpa_rank_step){num, lo, ev->dur_ns, 0, 0, 0};
         m->step_tid = ev->tid;
     } else if (kind == TPA_K_COMM) {
@@ -144,7 +144,7 @@ static void feed(map_state *m, const tpa_event *ev)
         ivec_push(&m->host_comm, lo, hi);
         count_name(m->host_names, &m->n_host_names, ev->name, ev->dur_ns);
     } else if (kind == TPA_K_CPU || kind == TPA_K_ANNOTATION) {
-        m->host = grow(m->host, &m->cap_host, m->n_host + 1, sizeof *m->host);
+        m->host = tpa_ranks_grow(m->host, &m->cap_host, m->n_host + 1, sizeof *m->host);
         m->host[m->n_host++] = (tspan){lo, hi, ev->tid};
     }
 }
@@ -360,7 +360,7 @@ int tpa_job_trace_files(const char *dir, char ***files, size_t *n, tpa_error *er
                             strstr(de->d_name, "_profile.json") || strcmp(de->d_name, "config.json") == 0 ||
                             strcmp(de->d_name, "training_summary.json") == 0 || strcmp(de->d_name, "operations.json") == 0))
             continue;
-        *files = grow(*files, &cap, *n + 1, sizeof **files);
+        *files = tpa_ranks_grow(*files, &cap, *n + 1, sizeof **files);
         size_t len = strlen(base) + strlen(de->d_name) + 2;
         char *p = malloc(len);
         if (!p) abort();

@@ -52,17 +52,6 @@ struct tpa_ranks {
     int64_t max_clock_error; size_t unsynced;
 };
 
-static void *grow(void *p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap) return p;
-    size_t c = *cap ? *cap * 2 : 64;
-    while (c < need) c *= 2;
-    void *q = realloc(p, c * elem);
-    if (!q) abort();
-    *cap = c;
-    return q;
-}
-
 static void warn(tpa_ranks *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void warn(tpa_ranks *r, const char *fmt, ...)
 {
@@ -106,7 +95,7 @@ static step_agg *step_slot(tpa_ranks *r, int64_t num)
         if (r->steps[mid].num < num) lo = mid + 1; else hi = mid;
     }
     if (lo < r->n_steps && r->steps[lo].num == num) return &r->steps[lo];
-    r->steps = grow(r->steps, &r->cap_steps, r->n_steps + 1, sizeof *r->steps);
+    r->steps = tpa_ranks_grow(r->steps, &r->cap_steps, r->n_steps + 1, sizeof *r->steps);
     memmove(&r->steps[lo + 1], &r->steps[lo], (r->n_steps - lo) * sizeof *r->steps);
     r->n_steps++;
     r->steps[lo] = (step_agg){num, 0, INT64_MIN, -1, 0, INT64_MAX, INT64_MAX, INT64_MIN};
@@ -120,7 +109,7 @@ static bool mark_seen(tpa_ranks *r, int64_t rank)
     size_t byte = (size_t)rank / 8;
     if (byte >= r->seen_cap) {
         size_t old = r->seen_cap;
-        r->seen = grow(r->seen, &r->seen_cap, byte + 1, 1);
+        r->seen = tpa_ranks_grow(r->seen, &r->seen_cap, byte + 1, 1);
         memset(r->seen + old, 0, r->seen_cap - old);
     }
     unsigned char bit = (unsigned char)(1u << (rank % 8));
@@ -196,7 +185,7 @@ void tpa_ranks_add(tpa_ranks *r, const tpa_rank_summary *s)
     if (!s->n_steps)
         warn(r, "rank %lld (%s) has no ProfilerStep#N spans: no step times", (long long)rank, s->source);
     if (s->world_size > r->world_size) r->world_size = s->world_size;
-    r->rows = grow(r->rows, &r->cap_rows, r->n_rows + 1, sizeof *r->rows);
+    r->rows = tpa_ranks_grow(r->rows, &r->cap_rows, r->n_rows + 1, sizeof *r->rows);
     rank_row *w = &r->rows[r->n_rows++];
     fill_row(w, s);
     w->rank = rank;
