@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "mlp_kernels.h"
 #include "trainprof.h"
 
 enum { IN = 32, H1 = 64, H2 = 64, OUT = 10, NDATA = 8192, QCAP = 4, MAXB = 1024 };
@@ -50,18 +51,6 @@ typedef struct mlp {
 typedef struct acts {
     float h1[MAXB][H1], h2[MAXB][H2], p[MAXB][OUT];
 } acts;
-
-static float frand(unsigned *s)
-{
-    *s = *s * 1103515245u + 12345u;
-    return (float)((*s >> 8) & 0xffffff) / 16777216.0f;
-}
-
-static float gauss(unsigned *s)
-{
-    float u = frand(s) + 1e-7f, v = frand(s);
-    return sqrtf(-2.0f * logf(u)) * cosf(6.2831853f * v);
-}
 
 /* Inputs ~ N(0,1); label = argmax of a hidden random linear teacher. */
 static void make_dataset(float (*x)[IN], int *y, unsigned seed)
@@ -140,19 +129,6 @@ static void init_layer(float *w, int fan_out, int fan_in, unsigned *s)
         w[i] = gauss(s) * scale;
 }
 
-/* y[n][o] = act(b[o] + sum_i w[o][i] * x[n][i]) */
-static void dense(int n, int in, int out, const float *x, const float *w, const float *b, float *y,
-                  int relu)
-{
-    for (int r = 0; r < n; r++)
-        for (int o = 0; o < out; o++) {
-            float v = b[o];
-            for (int i = 0; i < in; i++)
-                v += w[o * in + i] * x[r * in + i];
-            y[r * out + o] = relu && v < 0 ? 0 : v;
-        }
-}
-
 static float forward(const mlp *m, const batch *b, acts *a)
 {
     float loss = 0;
@@ -170,31 +146,6 @@ static float forward(const mlp *m, const batch *b, acts *a)
         loss -= logf(a->p[r][b->y[r]] + 1e-12f);
     }
     return loss / (float)b->n;
-}
-
-/* Gradient of one dense layer: gw += dy^T x, gb += dy, dx = dy w (masked by relu of x). */
-static void dense_back(int n, int in, int out, const float *x, const float *w, const float *dy,
-                       float *gw, float *gb, float *dx)
-{
-    for (int r = 0; r < n; r++)
-        for (int o = 0; o < out; o++) {
-            float d = dy[r * out + o];
-            if (d == 0)
-                continue;
-            gb[o] += d;
-            for (int i = 0; i < in; i++)
-                gw[o * in + i] += d * x[r * in + i];
-        }
-    if (!dx)
-        return;
-    for (int r = 0; r < n; r++)
-        for (int i = 0; i < in; i++) {
-            float v = 0;
-            if (x[r * in + i] > 0)
-                for (int o = 0; o < out; o++)
-                    v += dy[r * out + o] * w[o * in + i];
-            dx[r * in + i] = v;
-        }
 }
 
 static void backward(const mlp *m, const batch *b, acts *a, mlp *g)

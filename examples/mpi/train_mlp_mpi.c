@@ -24,6 +24,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "mlp_kernels.h"
 #include "tp_mpi.h"
 #include "trainprof.h"
 
@@ -41,18 +42,6 @@ static float data[NDATA][IN];
 static int labels[NDATA];
 static float h1[MAXB][H1], h2[MAXB][H2], p[MAXB][OUT];
 static float d3[MAXB][OUT], d2[MAXB][H2], d1[MAXB][H1];
-
-static float frand(unsigned *s)
-{
-    *s = *s * 1103515245u + 12345u;
-    return (float)((*s >> 8) & 0xffffff) / 16777216.0f;
-}
-
-static float gauss(unsigned *s)
-{
-    float u = frand(s) + 1e-7f, v = frand(s);
-    return sqrtf(-2.0f * logf(u)) * cosf(6.2831853f * v);
-}
 
 /* Inputs ~ N(0,1); label = argmax of a hidden random linear teacher. The
  * same seed on every rank: every rank holds the whole set. */
@@ -76,18 +65,6 @@ static void make_dataset(unsigned seed)
     }
 }
 
-static void dense(int n, int in, int out, const float *x, const float *w, const float *b, float *y,
-                  int relu)
-{
-    for (int r = 0; r < n; r++)
-        for (int o = 0; o < out; o++) {
-            float v = b[o];
-            for (int i = 0; i < in; i++)
-                v += w[o * in + i] * x[r * in + i];
-            y[r * out + o] = relu && v < 0 ? 0 : v;
-        }
-}
-
 /* Mean cross-entropy of samples first..first+n-1 (n <= MAXB). */
 static float forward(const mlp *m, int first, int n)
 {
@@ -106,26 +83,6 @@ static float forward(const mlp *m, int first, int n)
         loss -= logf(p[r][labels[first + r]] + 1e-12f);
     }
     return loss / (float)n;
-}
-
-static void dense_back(int n, int in, int out, const float *x, const float *w, const float *dy,
-                       float *gw, float *gb, float *dx)
-{
-    for (int r = 0; r < n; r++)
-        for (int o = 0; o < out; o++) {
-            float d = dy[r * out + o];
-            gb[o] += d;
-            for (int i = 0; i < in; i++)
-                gw[o * in + i] += d * x[r * in + i];
-        }
-    for (int r = 0; dx && r < n; r++)
-        for (int i = 0; i < in; i++) {
-            float v = 0;
-            if (x[r * in + i] > 0)
-                for (int o = 0; o < out; o++)
-                    v += dy[r * out + o] * w[o * in + i];
-            dx[r * in + i] = v;
-        }
 }
 
 /* Gradient of the mean loss over `global` samples, from this rank's n. */
