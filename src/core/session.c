@@ -177,14 +177,20 @@ static inline void zone_begin(tp_session *s, uint32_t id, uint32_t args)
  * chunk has room) and a slow path holding every call. The fast path then
  * needs no saved registers nor stack frame: ~25 instructions instead of ~50
  * per call (callgrind, bench/core/bench_steps). */
-__attribute__((noinline)) static void zone_begin_site_slow(tp_session *s, tp_site *site)
+/* The site's name id, interned on its first use. */
+static uint32_t site_id(tp_site *site)
 {
     uint32_t id = __atomic_load_n(&site->id, __ATOMIC_RELAXED);
-    if (id == 0) {
+    if (__builtin_expect(id == 0, 0)) {
         id = tpi_names_intern(site->name);
         __atomic_store_n(&site->id, id, __ATOMIC_RELAXED);
     }
-    zone_begin(s, id, 0);
+    return id;
+}
+
+__attribute__((noinline)) static void zone_begin_site_slow(tp_session *s, tp_site *site)
+{
+    zone_begin(s, site_id(site), 0);
 }
 
 /* The calling thread's buffer when it can take `n` records now, else NULL. */
@@ -262,13 +268,8 @@ void tp_zone_complete(tp_session *s, tp_site *site, uint64_t begin)
     tpi_tbuf *b = get_buf(s);
     if (!b)
         return;
-    uint32_t id = __atomic_load_n(&site->id, __ATOMIC_RELAXED);
-    if (__builtin_expect(id == 0, 0)) {
-        id = tpi_names_intern(site->name);
-        __atomic_store_n(&site->id, id, __ATOMIC_RELAXED);
-    }
     const uint64_t x[1][2] = {{begin, 0}};
-    put_rec(b, tpi_ticks(), TPI_REC_COMPLETE, id, 0, x, 1);
+    put_rec(b, tpi_ticks(), TPI_REC_COMPLETE, site_id(site), 0, x, 1);
 }
 
 void tp_zone_begin_dyn(tp_session *s, const char *name)
