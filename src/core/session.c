@@ -355,7 +355,9 @@ void tp_step_end(tp_session *s, uint64_t samples)
         return;
     const uint64_t x[1][2] = {{samples, 0}};
     put_rec(b, tpi_ticks(), TPI_REC_STEP_END, 0, 0, x, 1);
-    tpi_gpu_steps_ended(s->gpu, __atomic_add_fetch(&s->steps_ended, 1, __ATOMIC_RELAXED));
+    uint64_t steps = __atomic_add_fetch(&s->steps_ended, 1, __ATOMIC_RELAXED);
+    if (s->gpu) /* only sessions with profiling.cuda: no call per step otherwise */
+        tpi_gpu_steps_ended(s->gpu, steps);
     if (__atomic_load_n(&s->wake_each_step, __ATOMIC_RELAXED))
         wake_collector(s);
 }
