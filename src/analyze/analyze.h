@@ -127,6 +127,12 @@ void tpa_reader_set_max_read(tpa_reader *r, size_t n);
 void tpa_reader_close(tpa_reader *r);
 /* Progress lines on stderr every 256 MB (the CLI enables it on a terminal). */
 void tpa_set_progress(bool on);
+/* Threads that parse one file's traceEvents (`-j N`, parallel.h): readers
+ * opened afterwards use n; 1 (the default, and the library's) reads on the
+ * calling thread alone. Events, errors and metadata are the same for any n. */
+#define TPA_MAX_JOBS 256
+void tpa_set_jobs(int n);
+int tpa_jobs(void);
 
 /* ---- common filters ---------------------------------------------------- */
 typedef struct tpa_range { int64_t lo, hi; bool set; } tpa_range;
@@ -172,6 +178,16 @@ typedef struct tpa_report {
 int tpa_report_file(tpa_report *rep, const char *path, const tpa_report_opts *o,
                     tpa_error *err);
 void tpa_report_free(tpa_report *rep);
+/* Adds src's operations and counts to dst, as if src's files had been fed
+ * to dst after its own (exact while no sum nears the int64 range). */
+void tpa_report_merge(tpa_report *dst, const tpa_report *src);
+/* The warning tpa_report_end prints for a cut-short file unless quiet. */
+void tpa_report_warn_truncated(const char *path, const tpa_meta *m);
+/* tpa_report_file over paths in order, up to jobs files at once (each
+ * file's reader then gets its share of the tpa_jobs() threads): the same
+ * report, warnings and first error as the sequential loop. */
+int tpa_report_files(tpa_report *rep, const char *const *paths, int n, const tpa_report_opts *o,
+                     int jobs, tpa_error *err);
 /* The same, fed event by event: begin (a pass over path first when
  * o->steps is set; NULL on error), feed every event, end with the reader's
  * metadata. rep and o must outlive the run. */

@@ -10,6 +10,8 @@
 #include "event_parse.h"
 #include "gunzip_whole.h"
 #include "json_scan.h"
+#include "parallel.h"
+#include "split.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -57,6 +59,13 @@ struct tpa_reader {
     tpa_strbufs sb;
     int64_t device_pids[64];   /* processes named "/device:..." (JAX/XLA) */
     size_t n_device_pids;
+    /* -j N: traceEvents parsed a window at a time by N threads (parallel.h) */
+    int jobs;
+    tpa_batch *batch;
+    bool batch_live;
+    uint64_t batch_tried_at;   /* a batch from here proved nothing: go on alone */
+    bool has_read_err;         /* a read ahead failed: reported when reached */
+    tpa_error read_err;
 };
 
 /* ---- errors ------------------------------------------------------------- */
@@ -125,6 +134,8 @@ static tpa_reader *reader_new(const char *path)
     if (!r) return NULL;
     snprintf(r->path, sizeof r->path, "%s", path);
     r->fd = -1;
+    r->jobs = tpa_jobs();
+    r->batch_tried_at = UINT64_MAX;
     r->cap = CHUNK;
     r->buf = malloc(r->cap);
     if (!r->buf) { free(r); return NULL; }
@@ -193,6 +204,7 @@ void tpa_reader_close(tpa_reader *r)
     }
     free(r->meta.members);
     free(r->owned_mem);
+    tpa_batch_free(r->batch);
     tpa_strbufs_free(&r->sb);
     free(r->buf);
     free(r);
@@ -475,11 +487,73 @@ static int at_eof(tpa_reader *r, tpa_error *err)
     return 0;
 }
 
+/* ---- -j N: a window of traceEvents parsed by several threads ----------------- */
+
+static bool in_events_array(const tpa_reader *r)
+{
+    return r->st == S_ARR_FIRST || r->st == S_ARR_ELEM || r->st == S_ARR_NEXT;
+}
+
+/* Reads ahead until the window holds a batch's worth (or the input ends).
+ * A failed read is kept for when the sequential reader gets there, so the
+ * events before it are still handed out. */
+static void fill_window(tpa_reader *r)
+{
+    size_t want = tpa_batch_window(r->batch);
+    if (r->cap < want) {
+        char *nb = realloc(r->buf, want);
+        if (!nb) return;
+        r->buf = nb;
+        r->cap = want;
+    }
+    while (!r->eof && !r->has_read_err && r->len - r->pos < want)
+        if (refill(r, &r->read_err) < 0) r->has_read_err = true;
+}
+
+static void end_batch(tpa_reader *r)
+{
+    int st;
+    const char *p = tpa_batch_resume(r->batch, &st);
+    r->meta.non_objects += tpa_batch_non_objects(r->batch);
+    r->pos = (size_t)(p - r->buf);
+    r->st = st == TPA_RS_FIRST ? S_ARR_FIRST : st == TPA_RS_ELEM ? S_ARR_ELEM : S_ARR_NEXT;
+    note_good_end(r);
+    r->batch_live = false;
+}
+
+/* 1: *ev filled from a batch; 0: read on sequentially from r->pos. */
+static int batch_next(tpa_reader *r, tpa_event *ev)
+{
+    if (!r->batch_live) {
+        if (r->buf_off + r->pos == r->batch_tried_at) return 0;
+        if (!r->batch && !(r->batch = tpa_batch_new(r->jobs))) { r->jobs = 1; return 0; }
+        fill_window(r);
+        int st = r->st == S_ARR_FIRST ? TPA_RS_FIRST : r->st == S_ARR_ELEM ? TPA_RS_ELEM : TPA_RS_NEXT;
+        tpa_batch_parse(r->batch, r->buf, r->buf + r->pos, st, r->buf + r->len);
+        r->batch_tried_at = r->buf_off + r->pos;
+        r->batch_live = true;
+    }
+    const tpa_event *got = tpa_batch_next(r->batch);
+    if (!got) {
+        end_batch(r);
+        return r->buf_off + r->pos == r->batch_tried_at ? 0 : batch_next(r, ev);
+    }
+    *ev = *got;
+    note_device_pid(r, ev);
+    ev->offset = r->buf_off + (uint64_t)(ev->raw.p - r->buf);
+    r->meta.events++;
+    r->meta.good_end = ev->offset + ev->raw.n;
+    memcpy(r->meta.close, r->meta.object_form ? "]}" : "]", r->meta.object_form ? 3 : 2);
+    return 1;
+}
+
 int tpa_reader_next(tpa_reader *r, tpa_event *ev, tpa_error *err)
 {
     for (;;) {
         if (r->st == S_DONE)
             return 0;
+        if (r->jobs > 1 && in_events_array(r) && batch_next(r, ev))
+            return 1;
         bool got = false;
         tpa_scanerr e = {0};
         int rc = step(r, ev, &got, &e);
@@ -500,6 +574,11 @@ int tpa_reader_next(tpa_reader *r, tpa_event *ev, tpa_error *err)
             if (r->gz_truncated || r->st != S_DONE)
                 return at_eof(r, err);
             return 0;
+        }
+        if (r->has_read_err) {  /* met earlier by a read ahead */
+            if (err) *err = r->read_err;
+            r->st = S_DONE;
+            return -1;
         }
         int f = refill(r, err);
         if (f < 0) { r->st = S_DONE; return -1; }

@@ -472,10 +472,7 @@ void tpa_report_end(tpa_report_run *run, const tpa_meta *m, const char *path)
     rep->n_files++;
     if (m->truncated) {
         rep->truncated_files++;
-        if (!c->o->quiet)
-            fprintf(stderr, "trainprof: warning: %s: trace is truncated at byte %llu; "
-                    "reporting the %llu events before it\n", path,
-                    (unsigned long long)m->truncated_at, (unsigned long long)m->events);
+        if (!c->o->quiet) tpa_report_warn_truncated(path, m);
     }
     free(c->steps);
     free(c);
@@ -494,6 +491,47 @@ int tpa_report_file(tpa_report *rep, const char *path, const tpa_report_opts *o,
     tpa_report_end(run, tpa_reader_meta(r), path);
     tpa_reader_close(r);
     return rc < 0 ? -1 : 0;
+}
+
+void tpa_report_warn_truncated(const char *path, const tpa_meta *m)
+{
+    fprintf(stderr, "trainprof: warning: %s: trace is truncated at byte %llu; "
+            "reporting the %llu events before it\n", path,
+            (unsigned long long)m->truncated_at, (unsigned long long)m->events);
+}
+
+void tpa_report_merge(tpa_report *dst, const tpa_report *src)
+{
+    if (!dst->priv && !(dst->priv = calloc(1, sizeof(op_index)))) abort();
+    for (size_t i = 0; i < src->n_ops; i++) {
+        const tpa_op *s = &src->ops[i];
+        size_t n_before = dst->n_ops;
+        size_t len = ((const op_index *)src->priv)->lens[i];  /* names may hold a NUL */
+        uint32_t at = op_lookup(dst, s->table, s->kind, s->name, len);  /* may move dst->ops */
+        tpa_op *d = &dst->ops[at];
+        if (dst->n_ops > n_before) {  /* new here: taken whole, its kind included */
+            char *name = d->name;
+            *d = *s;
+            d->name = name;
+            continue;
+        }
+        d->count += s->count;
+        d->total_ns = tpa_sat_add(d->total_ns, s->total_ns);
+        d->self_ns = tpa_sat_add(d->self_ns, s->self_ns);
+        if (s->min_ns < d->min_ns) d->min_ns = s->min_ns;
+        if (s->max_ns > d->max_ns) d->max_ns = s->max_ns;
+    }
+    dst->events += src->events;
+    dst->spans += src->spans;
+    dst->skipped_unknown += src->skipped_unknown;
+    dst->late_events += src->late_events;
+    dst->unmatched_end += src->unmatched_end;
+    dst->async_pairs += src->async_pairs;
+    dst->async_unmatched += src->async_unmatched;
+    dst->bytes += src->bytes;
+    for (int i = 0; i < 128; i++) dst->per_ph[i] += src->per_ph[i];
+    dst->n_files += src->n_files;
+    dst->truncated_files += src->truncated_files;
 }
 
 void tpa_report_free(tpa_report *rep)

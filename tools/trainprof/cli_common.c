@@ -17,6 +17,28 @@ static void remove_stdin_copy(void)
 void cli_init(void)
 {
     tpa_set_progress(isatty(2));
+    tpa_set_jobs((int)cli_default_jobs());
+}
+
+long cli_default_jobs(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > TPA_MAX_JOBS ? TPA_MAX_JOBS : n;
+}
+
+int cli_jobs_opt(int argc, char **argv, int *i, long *jobs)
+{
+    const char *v;
+    if (!cli_opt(argc, argv, i, "-j", &v) && !cli_opt(argc, argv, i, "--jobs", &v)) return CLI_ARG_NONE;
+    char *end;
+    long n = v ? strtol(v, &end, 10) : 0;
+    if (!v || *end || n < 1 || n > TPA_MAX_JOBS) {
+        cli_fail(argv[0], "-j needs a number from 1 to %d", TPA_MAX_JOBS);
+        return CLI_ARG_ERROR;
+    }
+    if (jobs) *jobs = n;
+    tpa_set_jobs((int)n);
+    return CLI_ARG_USED;
 }
 
 bool cli_is_help(const char *arg)
@@ -62,6 +84,8 @@ int cli_common_arg(int argc, char **argv, int *i, const char *usage, bool *json,
     const char *v;
     if (cli_is_help(argv[*i])) { fputs(usage, stdout); return CLI_ARG_HELP; }
     if (!strcmp(argv[*i], "--json")) { *json = true; return CLI_ARG_USED; }
+    int k = cli_jobs_opt(argc, argv, i, NULL);
+    if (k != CLI_ARG_NONE) return k;
     if (out && (cli_opt(argc, argv, i, "-o", &v) || cli_opt(argc, argv, i, "--output", &v))) {
         if (!v) { cli_fail_missing(argv[0], "-o"); return CLI_ARG_ERROR; }
         *out = v;

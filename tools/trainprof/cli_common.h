@@ -10,8 +10,15 @@
 
 enum { CLI_OK = 0, CLI_FINDINGS = 1, CLI_BAD_INPUT = 2 };
 
-/* Per-command setup: progress on stderr when it is a terminal. */
+/* Per-command setup: progress on stderr when it is a terminal, and the
+ * reader's threads (-j) at their default, cli_default_jobs(). */
 void cli_init(void);
+/* The cores online (1..TPA_MAX_JOBS): the default of -j. */
+long cli_default_jobs(void);
+/* "-j N" / "--jobs N" at argv[*i]: sets the reader's threads (tpa_set_jobs)
+ * and *jobs when not NULL. CLI_ARG_NONE, CLI_ARG_USED or CLI_ARG_ERROR
+ * (reported). */
+int cli_jobs_opt(int argc, char **argv, int *i, long *jobs);
 bool cli_is_help(const char *arg);
 /* Matches "--name VALUE" or "--name=VALUE"; advances *i past the value.
  * Returns true when argv[*i] is this option; *val is NULL when missing. */
@@ -24,7 +31,8 @@ int cli_error(const tpa_error *err);
 bool cli_parse_size(const char *s, size_t *out);
 
 /* The options every file subcommand shares, tried at argv[*i]: --help
- * (prints usage), --json, and -o/--output OUT when out is not NULL.
+ * (prints usage), --json, -j N (cli_jobs_opt), and -o/--output OUT when
+ * out is not NULL.
  * CLI_ARG_NONE: not one of them; CLI_ARG_USED: consumed (go on);
  * CLI_ARG_HELP: usage printed (exit 0); CLI_ARG_ERROR: reported (exit 2). */
 enum { CLI_ARG_NONE = 0, CLI_ARG_USED = 1, CLI_ARG_HELP = -1, CLI_ARG_ERROR = -2 };

@@ -29,8 +29,7 @@ bool cli_ranks_wanted(int argc, char **argv)
     for (int i = 1; i < argc; i++) /* report --html OUT RUN_DIR: one run's page */
         if (strncmp(argv[i], "--html", 6) == 0) return false;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--summary") == 0 || strcmp(argv[i], "--summaries") == 0 ||
-            strcmp(argv[i], "-j") == 0)
+        if (strcmp(argv[i], "--summary") == 0 || strcmp(argv[i], "--summaries") == 0)
             return true;
         if (argv[i][0] != '-' && tpa_is_dir(argv[i])) return true;
     }
@@ -65,16 +64,13 @@ int cmd_ranks(int argc, char **argv)
     cli_init();
     const char *cmd = argv[0], *in = NULL, *summaries = NULL, *val;
     bool json = false, one = false;
-    long jobs = sysconf(_SC_NPROCESSORS_ONLN);
+    long jobs = cli_default_jobs();
     for (int i = 1; i < argc; i++) {
-        int k = cli_common_arg(argc, argv, &i, USAGE, &json, NULL);
+        int k = cli_jobs_opt(argc, argv, &i, &jobs);
+        if (k == CLI_ARG_NONE) k = cli_common_arg(argc, argv, &i, USAGE, &json, NULL);
         if (k == CLI_ARG_USED) continue;
         if (k != CLI_ARG_NONE) return cli_arg_exit(k);
-        if (cli_opt(argc, argv, &i, "-j", &val)) {
-            char *end;
-            jobs = val ? strtol(val, &end, 10) : 0;
-            if (!val || *end || jobs < 1 || jobs > 256) return cli_fail(cmd, "-j needs a number from 1 to 256");
-        } else if (cli_opt(argc, argv, &i, "--summaries", &val)) {
+        if (cli_opt(argc, argv, &i, "--summaries", &val)) {
             if (!val) return cli_fail_missing(cmd, "--summaries");
             summaries = val;
         } else if (strcmp(argv[i], "--summary") == 0) {
@@ -92,6 +88,7 @@ int cmd_ranks(int argc, char **argv)
     if (tpa_job_inputs(in, &inputs, &n, &err) != 0) return cli_error(&err);
     tpa_ranks *r = tpa_ranks_new();
     if (!r) abort();
+    tpa_set_jobs(n >= (size_t)jobs ? 1 : (int)(jobs / (long)n));  /* threads per rank's reader */
     tpa_ranks_map_all(inputs, n, (int)jobs, r, summaries);
     tpa_job_inputs_free(inputs, n);
     int rc = tpa_ranks_count(r) ? CLI_OK : CLI_BAD_INPUT;
@@ -154,7 +151,9 @@ static int job_stats(const char *dir, tpa_job_stats *st)
     if (tpa_job_inputs(dir, &in, &n, &err) != 0) return cli_error(&err);
     tpa_ranks *r = tpa_ranks_new();
     if (!r) abort();
-    tpa_ranks_map_all(in, n, (int)sysconf(_SC_NPROCESSORS_ONLN), r, NULL);
+    long jobs = cli_default_jobs();
+    tpa_set_jobs(n >= (size_t)jobs ? 1 : (int)(jobs / (long)n));  /* threads per rank's reader */
+    tpa_ranks_map_all(in, n, (int)jobs, r, NULL);
     tpa_job_inputs_free(in, n);
     tpa_ranks_job_stats(r, st);
     tpa_ranks_free(r);

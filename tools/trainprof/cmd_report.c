@@ -19,6 +19,9 @@ static const char USAGE[] =
     "  --pid N --tid N only this process / thread\n"
     "  --steps A-B     only events starting inside ProfilerStep#A..#B\n"
     "  --no-group-steps  keep ProfilerStep#N apart (default: one ProfilerStep* row, as torch)\n"
+    "  -j N            threads (default: the cores online): several files are read at\n"
+    "                  once, one large file is parsed in N parts; the output is the same\n"
+    "                  as with -j 1\n"
     "  --json          machine-readable output\n"
     "  --html OUT      one self-contained HTML page instead (step time, throughput, memory,\n"
     "                  step breakdown, top operations, findings, configuration) from a\n"
@@ -33,6 +36,7 @@ typedef struct report_args {
     bool top_set, json;
     const char *files[256];
     int nfiles;
+    long jobs;
 } report_args;
 
 static int parse(int argc, char **argv, report_args *a)
@@ -40,9 +44,13 @@ static int parse(int argc, char **argv, report_args *a)
     const char *cmd = argv[0], *v;
     a->o.group_steps = true;
     a->sort = "self";
+    a->jobs = cli_default_jobs();
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         if (cli_is_help(arg)) { fputs(USAGE, stdout); return -1; }
+        int k = cli_jobs_opt(argc, argv, &i, &a->jobs);
+        if (k == CLI_ARG_ERROR) return CLI_BAD_INPUT;
+        if (k == CLI_ARG_USED) continue;
         if (!strcmp(arg, "--json")) { a->json = true; continue; }
         if (!strcmp(arg, "--no-group-steps")) { a->o.group_steps = false; continue; }
         if (cli_opt(argc, argv, &i, "--html", &v)) {
@@ -99,11 +107,9 @@ int cmd_report(int argc, char **argv)
     tpa_report rep;
     memset(&rep, 0, sizeof rep);
     tpa_error err;
-    for (int i = 0; i < a.nfiles; i++) {
-        if (tpa_report_file(&rep, a.files[i], &a.o, &err) != 0) {
-            tpa_report_free(&rep);
-            return cli_error(&err);
-        }
+    if (tpa_report_files(&rep, a.files, a.nfiles, &a.o, (int)a.jobs, &err) != 0) {
+        tpa_report_free(&rep);
+        return cli_error(&err);
     }
     tpa_sort_ops(&rep, a.sort);
     if (a.json) tpa_render_report_json(stdout, &rep, a.top_set ? a.top : 0);
