@@ -8,7 +8,7 @@
 #include "commands.h"
 
 static const char USAGE[] =
-    "usage: trainprof analyze [--json] [--top N] FILE\n"
+    "usage: trainprof analyze [--json] [--top N] [-j N] FILE\n"
     "One streaming pass over a trace (trainprof, Kineto, torch, JAX; .gz ok; - = stdin):\n"
     "the mean step-time breakdown, GPU idle share, the top operations by self time and\n"
     "ranked findings - data loading, launch-bound GPU, tiny kernels, host<->device\n"
@@ -16,6 +16,7 @@ static const char USAGE[] =
     "variance - each with its share of step time, the evidence and what to try.\n\n"
     "  --top N   operations listed per side (default 5, at most 16)\n"
     "  --json    machine-readable output\n"
+    "  -j N      threads that parse the file (default: the cores online; same output)\n"
     "Exit: 0 ok (findings are advice), 2 bad input.\n";
 
 int cmd_analyze(int argc, char **argv)

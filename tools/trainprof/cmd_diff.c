@@ -17,6 +17,7 @@ static const char USAGE[] =
     "                        (mean step time; host self time when a trace has no steps)\n"
     "  --top N               operation rows (default 25, 0 = all)\n"
     "  --json                machine-readable output\n"
+    "  -j N                  threads that parse each trace (default: the cores online)\n"
     "Exit: 0 ok, 1 gate tripped, 2 bad input.\n";
 
 int cmd_diff(int argc, char **argv)
@@ -30,6 +31,9 @@ int cmd_diff(int argc, char **argv)
     size_t top = 25;
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) { printf(USAGE); return CLI_OK; }
+        int k = cli_jobs_opt(argc, argv, &i, NULL);
+        if (k == CLI_ARG_ERROR) return CLI_BAD_INPUT;
+        if (k == CLI_ARG_USED) continue;
         if (!strcmp(argv[i], "--json")) json = true;
         else if (cli_opt(argc, argv, &i, "--fail-if-slower", &v)) {
             char *end;

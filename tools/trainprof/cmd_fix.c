@@ -13,6 +13,7 @@ static const char USAGE[] =
     "checks and reports. Garbage after the last complete event is dropped.\n\n"
     "  -o, --output OUT  where to write the repaired trace (.gz compresses)\n"
     "  --json            print the result as JSON\n"
+    "  -j N              threads that parse each input (default: the cores online)\n"
     "Exit: 0 ok (fixed, or nothing to fix), 1 needs fixing (check only), 2 bad input.\n";
 
 int cmd_fix(int argc, char **argv)

@@ -18,6 +18,7 @@ static const char USAGE[] =
     "job ran tp_session_sync). A directory stands for every trace of every rank in it.\n\n"
     "  -o, --output OUT  output path (.gz compresses, '-' = stdout)\n"
     "  --json            print a summary as JSON\n"
+    "  -j N              threads that parse each input (default: the cores online)\n"
     "Exit: 0 ok, 2 bad input.\n";
 
 int cmd_merge(int argc, char **argv)

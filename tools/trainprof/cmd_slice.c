@@ -17,6 +17,7 @@ static const char USAGE[] =
     "  --cat LIST      only these categories, e.g. kernel,gpu_memcpy\n"
     "  -o, --output OUT  output path ('-' = stdout)\n"
     "  --json          print a summary as JSON\n"
+    "  -j N            threads that parse each input (default: the cores online)\n"
     "Exit: 0 ok, 2 bad input.\n";
 
 int cmd_slice(int argc, char **argv)

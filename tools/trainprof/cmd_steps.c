@@ -7,12 +7,14 @@
 #include "commands.h"
 
 static const char USAGE[] =
-    "usage: trainprof steps [--json] FILE\n"
+    "usage: trainprof steps [--json] [-j N] FILE\n"
     "One row per ProfilerStep#N span: duration and a breakdown into kernel, memcpy,\n"
     "memset, communication, runtime, data loading, CPU execution and other. Each part\n"
     "counts only time no earlier part already covers, so the parts sum to the step.\n"
     "GPU util = share of the step with any kernel/copy/memset running.\n"
-    "Then mean, median and p90 rows.\n"
+    "Then mean, median and p90 rows.\n\n"
+    "  -j N      threads that parse the file (default: the cores online; same output)\n"
+    "  --json    machine-readable output\n"
     "Exit: 0 ok, 2 bad input.\n";
 
 int cmd_steps(int argc, char **argv)
