@@ -1,16 +1,19 @@
 /* read_trace.c - the trace reader alone (no analysis): reads every event of
  * FILE and prints how many, so bench_report.py can time the reader's CPU
- * per byte apart from what `report` does with the events. */
+ * per byte apart from what `report` does with the events. JOBS (default 1)
+ * parses with that many threads, as `-j` does. */
 #include "analyze/analyze.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: tp_read_trace FILE\n");
+    if (argc != 2 && argc != 3) {
+        fprintf(stderr, "usage: tp_read_trace FILE [JOBS]\n");
         return 2;
     }
+    tpa_set_jobs(argc == 3 ? atoi(argv[2]) : 1);
     tpa_error err = {0};
     tpa_reader *r = tpa_reader_open(argv[1], &err);
     if (!r) {

@@ -40,6 +40,9 @@ struct tpa_batch {
     int jobs;
     tpa_range_out *outs;
     range_task *tasks;
+    pthread_t threads[TPA_MAX_JOBS];
+    bool started[TPA_MAX_JOBS];
+    bool running;        /* started, not yet waited for */
     int n_ranges, n_proven;
     int cur;             /* range being handed out */
     size_t cur_ev;
@@ -60,6 +63,7 @@ tpa_batch *tpa_batch_new(int jobs)
 void tpa_batch_free(tpa_batch *b)
 {
     if (!b) return;
+    if (b->running) tpa_batch_wait(b);
     for (int i = 0; b->outs && i < b->jobs; i++) tpa_range_out_free(&b->outs[i]);
     free(b->outs);
     free(b->tasks);
@@ -114,23 +118,36 @@ static int proven_ranges(const tpa_batch *b)
     return k + 1;
 }
 
-void tpa_batch_parse(tpa_batch *b, const char *lo, const char *p, int st, const char *end)
+void tpa_batch_start(tpa_batch *b, const char *lo, const char *p, int st, const char *end)
 {
     b->n_ranges = plan_ranges(b, lo, p, st, end);
-    pthread_t th[TPA_MAX_JOBS];
-    bool started[TPA_MAX_JOBS] = { false };
-    for (int i = 1; i < b->n_ranges; i++)
-        started[i] = pthread_create(&th[i], NULL, run_task, &b->tasks[i]) == 0;
-    run_task(&b->tasks[0]);
-    for (int i = 1; i < b->n_ranges; i++) {
-        if (started[i]) pthread_join(th[i], NULL);
+    for (int i = 0; i < b->n_ranges; i++)
+        b->started[i] = pthread_create(&b->threads[i], NULL, run_task, &b->tasks[i]) == 0;
+    b->running = true;
+}
+
+void tpa_batch_wait(tpa_batch *b)
+{
+    for (int i = 0; i < b->n_ranges; i++) {
+        if (b->started[i]) pthread_join(b->threads[i], NULL);
         else run_task(&b->tasks[i]);  /* no thread to be had: parse it here */
     }
+    b->running = false;
     b->n_proven = proven_ranges(b);
     b->non_objects = 0;
     for (int i = 0; i < b->n_proven; i++) b->non_objects += b->outs[i].non_objects;
     b->cur = 0;
     b->cur_ev = 0;
+}
+
+void tpa_batch_parse(tpa_batch *b, const char *lo, const char *p, int st, const char *end)
+{
+    b->n_ranges = plan_ranges(b, lo, p, st, end);
+    for (int i = 1; i < b->n_ranges; i++)
+        b->started[i] = pthread_create(&b->threads[i], NULL, run_task, &b->tasks[i]) == 0;
+    b->started[0] = false;  /* the calling thread takes the first range */
+    b->running = true;
+    tpa_batch_wait(b);
 }
 
 const tpa_event *tpa_batch_next(tpa_batch *b)

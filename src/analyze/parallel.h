@@ -28,6 +28,10 @@ size_t tpa_batch_window(const tpa_batch *b);
 /* Parses [p, end) of the window starting at lo; p is in enum
  * tpa_range_state st. Replaces the previous batch. */
 void tpa_batch_parse(tpa_batch *b, const char *lo, const char *p, int st, const char *end);
+/* The same in the background: every range on its own thread, while the
+ * caller hands out the previous batch; wait before using it. */
+void tpa_batch_start(tpa_batch *b, const char *lo, const char *p, int st, const char *end);
+void tpa_batch_wait(tpa_batch *b);
 /* The next event in file order (strings valid until the next parse), or
  * NULL when the batch is used up. */
 const tpa_event *tpa_batch_next(tpa_batch *b);

@@ -64,6 +64,10 @@ struct tpa_reader {
     tpa_batch *batch;
     bool batch_live;
     uint64_t batch_tried_at;   /* a batch from here proved nothing: go on alone */
+    tpa_batch *ahead;          /* the next window, parsed while batch is handed out */
+    bool ahead_live;
+    char *ahead_buf; size_t ahead_cap, ahead_len;
+    uint64_t ahead_off;        /* input offset of ahead_buf[0] */
     bool has_read_err;         /* a read ahead failed: reported when reached */
     tpa_error read_err;
 };
@@ -204,7 +208,9 @@ void tpa_reader_close(tpa_reader *r)
     }
     free(r->meta.members);
     free(r->owned_mem);
+    tpa_batch_free(r->ahead);  /* waits for its threads */
     tpa_batch_free(r->batch);
+    free(r->ahead_buf);
     tpa_strbufs_free(&r->sb);
     free(r->buf);
     free(r);
@@ -257,6 +263,16 @@ static long read_some(tpa_reader *r, char *dst, size_t n, tpa_error *err)
 #endif
 }
 
+static void note_bytes_read(tpa_reader *r, uint64_t total)
+{
+    uint64_t before = r->meta.bytes;
+    r->meta.bytes = total;
+    if (g_progress && before / PROGRESS_EVERY != total / PROGRESS_EVERY) {
+        fprintf(stderr, "\rtrainprof: %s: %llu MB read", r->path, (unsigned long long)(total >> 20));
+        r->showed_progress = true;
+    }
+}
+
 /* Drops consumed bytes, grows the window when one element fills it, reads more.
  * Returns 1 when bytes were added, 0 at end of input, -1 on error. */
 static int refill(tpa_reader *r, tpa_error *err)
@@ -281,13 +297,7 @@ static int refill(tpa_reader *r, tpa_error *err)
     if (got < 0) return -1;
     if (got == 0) { r->eof = true; return 0; }
     r->len += (size_t)got;
-    uint64_t before = r->meta.bytes;
-    r->meta.bytes = r->buf_off + r->len;
-    if (g_progress && before / PROGRESS_EVERY != r->meta.bytes / PROGRESS_EVERY) {
-        fprintf(stderr, "\rtrainprof: %s: %llu MB read", r->path,
-                (unsigned long long)(r->meta.bytes >> 20));
-        r->showed_progress = true;
-    }
+    note_bytes_read(r, r->buf_off + r->len);
     return 1;
 }
 
@@ -510,6 +520,11 @@ static void fill_window(tpa_reader *r)
         if (refill(r, &r->read_err) < 0) r->has_read_err = true;
 }
 
+static int range_state(int st)
+{
+    return st == S_ARR_FIRST ? TPA_RS_FIRST : st == S_ARR_ELEM ? TPA_RS_ELEM : TPA_RS_NEXT;
+}
+
 static void end_batch(tpa_reader *r)
 {
     int st;
@@ -521,6 +536,62 @@ static void end_batch(tpa_reader *r)
     r->batch_live = false;
 }
 
+/* While the batch just parsed is handed out, the next window - the bytes
+ * after the batch's proven end, then fresh input - is parsed in the
+ * background (only when the batch proved something: otherwise the reader
+ * goes on alone from there). */
+static void start_ahead(tpa_reader *r)
+{
+    int st;
+    const char *p = tpa_batch_resume(r->batch, &st);
+    if (r->buf_off + (uint64_t)(p - r->buf) == r->batch_tried_at || r->eof || r->has_read_err)
+        return;
+    size_t tail = r->len - (size_t)(p - r->buf), want = tpa_batch_window(r->batch);
+    if (r->ahead_cap < tail + want) {
+        char *nb = realloc(r->ahead_buf, tail + want);
+        if (!nb) return;
+        r->ahead_buf = nb;
+        r->ahead_cap = tail + want;
+    }
+    if (!r->ahead && !(r->ahead = tpa_batch_new(r->jobs))) return;
+    memcpy(r->ahead_buf, p, tail);
+    r->ahead_off = r->buf_off + (uint64_t)(p - r->buf);
+    r->ahead_len = tail;
+    while (r->ahead_len < tail + want) {
+        long got = read_some(r, r->ahead_buf + r->ahead_len, r->ahead_cap - r->ahead_len, &r->read_err);
+        if (got < 0) { r->has_read_err = true; break; }
+        if (got == 0) { r->eof = true; break; }
+        r->ahead_len += (size_t)got;
+        note_bytes_read(r, r->ahead_off + r->ahead_len);
+    }
+    if (r->ahead_len == tail) return;  /* nothing new: the window keeps its tail */
+    tpa_batch_start(r->ahead, r->ahead_buf, r->ahead_buf, st, r->ahead_buf + r->ahead_len);
+    r->ahead_live = true;
+}
+
+/* The batch is used up and end_batch left the reader at its proven end,
+ * where the window parsed ahead starts: that window becomes the reader's. */
+static void switch_to_ahead(tpa_reader *r)
+{
+    tpa_batch_wait(r->ahead);
+    char *buf = r->buf;
+    size_t cap = r->cap;
+    r->buf = r->ahead_buf;
+    r->cap = r->ahead_cap;
+    r->ahead_buf = buf;
+    r->ahead_cap = cap;
+    r->buf_off = r->ahead_off;
+    r->pos = 0;
+    r->len = r->ahead_len;
+    tpa_batch *b = r->batch;
+    r->batch = r->ahead;
+    r->ahead = b;
+    r->ahead_live = false;
+    r->batch_live = true;
+    r->batch_tried_at = r->buf_off;
+    start_ahead(r);
+}
+
 /* 1: *ev filled from a batch; 0: read on sequentially from r->pos. */
 static int batch_next(tpa_reader *r, tpa_event *ev)
 {
@@ -528,15 +599,17 @@ static int batch_next(tpa_reader *r, tpa_event *ev)
         if (r->buf_off + r->pos == r->batch_tried_at) return 0;
         if (!r->batch && !(r->batch = tpa_batch_new(r->jobs))) { r->jobs = 1; return 0; }
         fill_window(r);
-        int st = r->st == S_ARR_FIRST ? TPA_RS_FIRST : r->st == S_ARR_ELEM ? TPA_RS_ELEM : TPA_RS_NEXT;
-        tpa_batch_parse(r->batch, r->buf, r->buf + r->pos, st, r->buf + r->len);
+        tpa_batch_parse(r->batch, r->buf, r->buf + r->pos, range_state(r->st), r->buf + r->len);
         r->batch_tried_at = r->buf_off + r->pos;
         r->batch_live = true;
+        start_ahead(r);
     }
     const tpa_event *got = tpa_batch_next(r->batch);
     if (!got) {
         end_batch(r);
-        return r->buf_off + r->pos == r->batch_tried_at ? 0 : batch_next(r, ev);
+        if (r->ahead_live) switch_to_ahead(r);
+        else if (r->buf_off + r->pos == r->batch_tried_at) return 0;
+        return batch_next(r, ev);
     }
     *ev = *got;
     note_device_pid(r, ev);
