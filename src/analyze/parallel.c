@@ -16,7 +16,11 @@
 #define PER_JOB_BYTES ((size_t)4 << 20)
 #define MIN_RANGE_BYTES ((size_t)256 << 10) /* below this a thread costs more than it saves */
 #endif
-#define MAX_WINDOW_BYTES ((size_t)32 << 20)  /* bounds memory for any -j */
+#define MAX_WINDOW_BYTES ((size_t)16 << 20)  /* bounds memory for any -j */
+#define MIN_WINDOW_BYTES ((size_t)64 << 10)
+/* Parsed events take 224 bytes each, more than small events' text: the
+ * window shrinks so that one batch's events stay near this. */
+#define EVENTS_BUDGET_BYTES ((size_t)8 << 20)
 
 static int g_jobs = 1;
 static size_t g_per_job = PER_JOB_BYTES, g_min_range = MIN_RANGE_BYTES;
@@ -47,6 +51,7 @@ struct tpa_batch {
     int cur;             /* range being handed out */
     size_t cur_ev;
     uint64_t non_objects;
+    uint64_t seen_bytes, seen_events;  /* proven so far: the mean event size */
 };
 
 tpa_batch *tpa_batch_new(int jobs)
@@ -73,7 +78,12 @@ void tpa_batch_free(tpa_batch *b)
 size_t tpa_batch_window(const tpa_batch *b)
 {
     size_t w = g_per_job * (size_t)b->jobs;
-    return w > MAX_WINDOW_BYTES ? MAX_WINDOW_BYTES : w;
+    if (w > MAX_WINDOW_BYTES) w = MAX_WINDOW_BYTES;
+    if (b->seen_events) {
+        uint64_t fit = EVENTS_BUDGET_BYTES / sizeof(tpa_event) * (b->seen_bytes / b->seen_events);
+        if (fit < w) w = fit > MIN_WINDOW_BYTES ? (size_t)fit : MIN_WINDOW_BYTES;
+    }
+    return w;
 }
 
 static void *run_task(void *arg)
@@ -135,7 +145,11 @@ void tpa_batch_wait(tpa_batch *b)
     b->running = false;
     b->n_proven = proven_ranges(b);
     b->non_objects = 0;
-    for (int i = 0; i < b->n_proven; i++) b->non_objects += b->outs[i].non_objects;
+    for (int i = 0; i < b->n_proven; i++) {
+        b->non_objects += b->outs[i].non_objects;
+        b->seen_events += b->outs[i].n;
+        b->seen_bytes += (uint64_t)(b->outs[i].last_good - b->tasks[i].start);
+    }
     b->cur = 0;
     b->cur_ev = 0;
 }
