@@ -10,8 +10,8 @@
 #include <string.h>
 
 #ifdef TP_SMALL_LIMITS
-#define PER_JOB_BYTES ((size_t)1024)       /* small windows: cuts land everywhere */
-#define MIN_RANGE_BYTES ((size_t)16)
+#define PER_JOB_BYTES ((size_t)16 << 10)   /* small windows: many cuts (tests pick tinier ones) */
+#define MIN_RANGE_BYTES ((size_t)512)
 #else
 #define PER_JOB_BYTES ((size_t)4 << 20)
 #define MIN_RANGE_BYTES ((size_t)256 << 10) /* below this a thread costs more than it saves */
