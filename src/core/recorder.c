@@ -169,7 +169,7 @@ tpi_rec *tpi_tbuf_refill(tpi_tbuf *b, uint32_t n)
     return &c->recs[0];
 }
 
-const tpi_rec *tpi_cursor_peek(tpi_cursor *c, tpi_tbuf *b)
+const tpi_rec *tpi_cursor_peek_slow(tpi_cursor *c, tpi_tbuf *b)
 {
     if (!c->chunk) {
         c->chunk = __atomic_load_n(&b->first, __ATOMIC_ACQUIRE);

@@ -191,9 +191,21 @@ typedef struct tpi_cursor {
     uint32_t avail;                 /* committed count last seen */
 } tpi_cursor;
 
+/* Slow path of tpi_cursor_peek: at the end of what was seen committed,
+ * at padding, or before the first chunk. */
+const tpi_rec *tpi_cursor_peek_slow(tpi_cursor *c, tpi_tbuf *b);
+
 /* Next readable record (NULL when none now); does not advance. Recycles
  * drained chunks into the pool. */
-const tpi_rec *tpi_cursor_peek(tpi_cursor *c, tpi_tbuf *b);
+static inline const tpi_rec *tpi_cursor_peek(tpi_cursor *c, tpi_tbuf *b)
+{
+    if (__builtin_expect(c->rpos < c->avail, 1)) {
+        const tpi_rec *r = &c->chunk->recs[c->rpos];
+        if (__builtin_expect(TPI_REC_KIND(r->e.hdr) != TPI_REC_PAD, 1))
+            return r;
+    }
+    return tpi_cursor_peek_slow(c, b);
+}
 /* Consumes n records (the head record and its extra slots). */
 static inline void tpi_cursor_advance(tpi_cursor *c, uint32_t n) { c->rpos += n; }
 /* Extra slots of the multi-slot record at the head (n-th after it). */
