@@ -13,14 +13,17 @@
 #define PER_JOB_BYTES ((size_t)16 << 10)   /* small windows: many cuts (tests pick tinier ones) */
 #define MIN_RANGE_BYTES ((size_t)512)
 #else
-#define PER_JOB_BYTES ((size_t)4 << 20)
+#define PER_JOB_BYTES ((size_t)1 << 20)
 #define MIN_RANGE_BYTES ((size_t)256 << 10) /* below this a thread costs more than it saves */
 #endif
-#define MAX_WINDOW_BYTES ((size_t)16 << 20)  /* bounds memory for any -j */
+#define MAX_WINDOW_BYTES ((size_t)4 << 20)   /* bounds memory for any -j */
+/* Threads on one file: the analyses take its events one by one in file
+ * order, and with four threads parsing they are what the time waits for. */
+#define MAX_FILE_THREADS 4
 #define MIN_WINDOW_BYTES ((size_t)64 << 10)
 /* Parsed events take 224 bytes each, more than small events' text: the
  * window shrinks so that one batch's events stay near this. */
-#define EVENTS_BUDGET_BYTES ((size_t)8 << 20)
+#define EVENTS_BUDGET_BYTES ((size_t)3 << 20)
 
 static int g_jobs = 1;
 static size_t g_per_job = PER_JOB_BYTES, g_min_range = MIN_RANGE_BYTES;
@@ -58,7 +61,8 @@ tpa_batch *tpa_batch_new(int jobs)
 {
     tpa_batch *b = calloc(1, sizeof *b);
     if (!b) return NULL;
-    b->jobs = jobs;
+    b->jobs = jobs < MAX_FILE_THREADS ? jobs : MAX_FILE_THREADS;
+    jobs = b->jobs;
     b->outs = calloc((size_t)jobs, sizeof *b->outs);
     b->tasks = calloc((size_t)jobs, sizeof *b->tasks);
     if (!b->outs || !b->tasks) { tpa_batch_free(b); return NULL; }
@@ -116,6 +120,18 @@ static int plan_ranges(tpa_batch *b, const char *lo, const char *p, int st, cons
     return k + 1;
 }
 
+/* Each range's event array sized to what its bytes should hold (the mean
+ * event size so far), so no array doubles past what it needs. */
+static void reserve_events(tpa_batch *b, const char *end)
+{
+    if (!b->seen_events) return;
+    uint64_t mean = b->seen_bytes / b->seen_events + 1;
+    for (int i = 0; i < b->n_ranges; i++) {
+        const char *stop = b->tasks[i].limit ? b->tasks[i].limit : end;
+        tpa_range_reserve(b->tasks[i].out, (size_t)((uint64_t)(stop - b->tasks[i].start) / mean * 9 / 8) + 64);
+    }
+}
+
 /* Ranges count while each one before ran exactly into the next one's start. */
 static int proven_ranges(const tpa_batch *b)
 {
@@ -131,6 +147,7 @@ static int proven_ranges(const tpa_batch *b)
 void tpa_batch_start(tpa_batch *b, const char *lo, const char *p, int st, const char *end)
 {
     b->n_ranges = plan_ranges(b, lo, p, st, end);
+    reserve_events(b, end);
     for (int i = 0; i < b->n_ranges; i++)
         b->started[i] = pthread_create(&b->threads[i], NULL, run_task, &b->tasks[i]) == 0;
     b->running = true;
@@ -157,6 +174,7 @@ void tpa_batch_wait(tpa_batch *b)
 void tpa_batch_parse(tpa_batch *b, const char *lo, const char *p, int st, const char *end)
 {
     b->n_ranges = plan_ranges(b, lo, p, st, end);
+    reserve_events(b, end);
     for (int i = 1; i < b->n_ranges; i++)
         b->started[i] = pthread_create(&b->threads[i], NULL, run_task, &b->tasks[i]) == 0;
     b->started[0] = false;  /* the calling thread takes the first range */

@@ -92,13 +92,22 @@ static bool keep_string(tpa_range_out *out, tpa_sv *s, const char *lo, const cha
     return true;
 }
 
+void tpa_range_reserve(tpa_range_out *out, size_t n)
+{
+    if (out->cap >= n && out->cap <= 2 * n) return;
+    tpa_event *nv = realloc(out->evs, n * sizeof *nv);
+    if (!nv) return;  /* keeps the old array: push_event grows it when needed */
+    out->evs = nv;
+    out->cap = n;
+}
+
 static bool push_event(tpa_range_out *out, tpa_event *ev, const char *lo, const char *end)
 {
     if (!keep_string(out, &ev->name, lo, end) || !keep_string(out, &ev->cat, lo, end) ||
         !keep_string(out, &ev->arg_name, lo, end))
         return false;
     if (out->n == out->cap) {
-        size_t nc = out->cap ? out->cap * 2 : 1024;
+        size_t nc = out->cap ? out->cap + out->cap / 2 : 1024;
         tpa_event *nv = realloc(out->evs, nc * sizeof *nv);
         if (!nv) return false;
         out->evs = nv;

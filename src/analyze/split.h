@@ -62,6 +62,9 @@ const char *tpa_split_guess(const char *lo, const char *from, const char *to);
  * out's arena. out's events and arena are reset first. */
 void tpa_range_parse(tpa_range_out *out, const char *lo, const char *start, int st,
                      const char *limit, const char *end);
+/* Sizes out's event array for about n events (grown or shrunk; it still
+ * grows while parsing when a range holds more). */
+void tpa_range_reserve(tpa_range_out *out, size_t n);
 void tpa_range_out_free(tpa_range_out *out);
 
 #endif
