@@ -202,10 +202,13 @@ static inline __attribute__((always_inline)) int skip_member_value(const char **
                                                                    tpa_scanerr *e)
 {
     const char *v = *pp;
-    if (*v >= '1' && *v <= '9') {
-        const char *q = v + 1;
-        while (q < end && *q >= '0' && *q <= '9') q++;
-        if (q < end && *q != '.' && *q != 'e' && *q != 'E') { *pp = q; return SC_OK; }
+    if (*v >= '0' && *v <= '9' && end - v > 8) {
+        /* 0, or up to 8 digits without a leading zero, then no fraction */
+        const char *q = v + (*v == '0' ? 1 : tpa_digit_run8(v));
+        if (q < v + 8 && *q != '.' && *q != 'e' && *q != 'E' && !(*q >= '0' && *q <= '9')) {
+            *pp = q;
+            return SC_OK;
+        }
     } else if (*v == '"') {
         const char *s; size_t n; bool esc;
         return tpa_scan_string(pp, end, e, &s, &n, &esc);

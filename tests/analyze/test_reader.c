@@ -188,7 +188,7 @@ TP_TEST(number_fast_paths_match_general)
         size_t n = strlen(texts[i]);
         tpa_num num;
         CHECK(tpa_parse_num_text(texts[i], n, &num));
-        int64_t want, got;
+        int64_t want, got = 0;
         if (tpa_num_us_to_ns(&num, &want) && want < 4000000000000000000LL) {
             CHECK_EQ_INT(tpa_scan_us_fast(doc, doc + strlen(doc), &got), n);
             CHECK_EQ_INT(got, want);
