@@ -31,18 +31,27 @@ static int64_t string_id(const char *p, size_t n)
     return (int64_t)((tpu_hash_bytes(p, n) >> 2) | (1ULL << 61));
 }
 
-/* A string of at most 16 bytes in plain ASCII (valid UTF-8, no check
- * needed), tested with one 16-byte load where the window allows it. */
-static inline bool ascii_short(const char *s, size_t n, const char *end)
+/* A string in plain ASCII (valid UTF-8, no check needed), tested 16
+ * bytes per load: one load for up to 16 bytes where the window allows
+ * reading past the string, else loads inside it (the last one ending at
+ * its end). False sends the caller to the full UTF-8 check. */
+static inline bool ascii_only(const char *s, size_t n, const char *end)
 {
 #ifdef __SSE2__
-    if (n <= 16 && end - s >= 16) {
+    if (n < 16) {
+        if (end - s < 16)
+            return false;
         unsigned high = (unsigned)_mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(const void *)s));
         return (high & ((1u << n) - 1)) == 0;
     }
-#endif
+    __m128i any = _mm_loadu_si128((const __m128i *)(const void *)(s + n - 16));
+    for (size_t i = 0; i + 16 <= n; i += 16)
+        any = _mm_or_si128(any, _mm_loadu_si128((const __m128i *)(const void *)(s + i)));
+    return _mm_movemask_epi8(any) == 0;
+#else
     (void)s; (void)n; (void)end;
     return false;
+#endif
 }
 
 /* Reads a string value into out, decoding escapes into sb->buf[slot] only when
@@ -59,7 +68,7 @@ static int read_str(const char **pp, const char *end, tpa_strbufs *sb, int slot,
         return rc;
     if (!esc) {
         size_t bad;
-        if (!ascii_short(s, n, end) && !tpa_utf8_valid(s, n, &bad))
+        if (!ascii_only(s, n, end) && !tpa_utf8_valid(s, n, &bad))
             FAIL(e, s + bad, TPA_ERR_UTF8, "invalid UTF-8 in string");
         out->p = s;
         out->n = n;
@@ -82,7 +91,7 @@ static int read_str(const char **pp, const char *end, tpa_strbufs *sb, int slot,
 }
 
 /* ts/dur: a number, or a quoted number (some exporters write strings). */
-static int read_time(const char **pp, const char *end, int64_t *ns, bool *has, tpa_scanerr *e)
+static inline __attribute__((always_inline)) int read_time(const char **pp, const char *end, int64_t *ns, bool *has, tpa_scanerr *e)
 {
     const char *at = *pp;
     tpa_num num;
@@ -113,7 +122,7 @@ static int read_time(const char **pp, const char *end, int64_t *ns, bool *has, t
     return SC_OK;
 }
 
-static int read_id(const char **pp, const char *end, int64_t *id, tpa_sv *str, tpa_scanerr *e)
+static inline __attribute__((always_inline)) int read_id(const char **pp, const char *end, int64_t *id, tpa_sv *str, tpa_scanerr *e)
 {
     const char *at = *pp;
     int rc;
