@@ -215,7 +215,7 @@ static inline bool tpa_is_digit(char c) { return c >= '0' && c <= '9'; }
 /* The digits of a plain unsigned integer at p (at most 18, no leading
  * zero): their count, value in *v; 0 for anything else. p[0..19] must be
  * readable. */
-static inline size_t tpa_uint_run(const char *p, uint64_t *v)
+static inline __attribute__((always_inline)) size_t tpa_uint_run(const char *p, uint64_t *v)
 {
     static const uint64_t pow10[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
     if (p[0] == '0') {
@@ -240,14 +240,14 @@ static inline size_t tpa_uint_run(const char *p, uint64_t *v)
 
 static inline bool tpa_ends_number(char c) { return !tpa_is_digit(c) && c != '.' && c != 'e' && c != 'E'; }
 
-static inline size_t tpa_scan_small_uint(const char *p, const char *end, uint64_t *v)
+static inline __attribute__((always_inline)) size_t tpa_scan_small_uint(const char *p, const char *end, uint64_t *v)
 {
     if (end - p < 20) return 0;
     size_t n = tpa_uint_run(p, v);
     return n && tpa_ends_number(p[n]) ? n : 0;
 }
 
-static inline size_t tpa_scan_us_fast(const char *p, const char *end, int64_t *ns)
+static inline __attribute__((always_inline)) size_t tpa_scan_us_fast(const char *p, const char *end, int64_t *ns)
 {
     static const uint64_t frac_scale[4] = {1000, 100, 10, 1};
     uint64_t us, frac = 0;

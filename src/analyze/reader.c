@@ -52,7 +52,6 @@ struct tpa_reader {
     size_t max_read;           /* 0 = unlimited; tests use tiny reads */
     bool showed_progress;
     enum state st;
-    const char *close_noted;   /* the text last copied to meta.close */
     size_t member_bytes;
     tpa_meta meta;
     tpa_strbufs sb;
@@ -375,10 +374,9 @@ static void note_good_end(tpa_reader *r)
     default: return;
     }
     r->meta.good_end = r->buf_off + r->pos;
-    if (close != r->close_noted) {  /* once per change, not once per event */
+    /* "]}", "]", "}" or "": the first two bytes tell them apart */
+    if (r->meta.close[0] != close[0] || (close[0] && r->meta.close[1] != close[1]))
         memcpy(r->meta.close, close, strlen(close) + 1);
-        r->close_noted = close;
-    }
 }
 
 /* XLA traces name device processes "/device:GPU:0" (or TPU) in a
