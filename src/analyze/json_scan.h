@@ -69,7 +69,7 @@ static inline const char *tpa_skip_ws(const char *p, const char *end)
 /* How many of the 8 bytes at p are ASCII digits before the first one that
  * is not (8 when all are), without a loop: ids such as pid 3113936 have
  * fewer than 8 digits. */
-static inline unsigned tpa_digit_run8(const char *p)
+static inline __attribute__((always_inline)) unsigned tpa_digit_run8(const char *p)
 {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     uint64_t w;
@@ -88,7 +88,7 @@ static inline unsigned tpa_digit_run8(const char *p)
 }
 
 /* The value of the n (1..8) ASCII digits at p; 8 bytes at p readable. */
-static inline uint64_t tpa_digits_value(const char *p, unsigned n)
+static inline __attribute__((always_inline)) uint64_t tpa_digits_value(const char *p, unsigned n)
 {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     uint64_t w;
