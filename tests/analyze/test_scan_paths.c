@@ -1,10 +1,12 @@
 /* test_scan_paths.c - the reader's word-at-a-time and 16-bytes-at-a-time
- * scans (SSE2 on x86_64, 64-bit words elsewhere) against plain byte loops
- * written here, on inputs placed at every alignment: string ends with
- * escapes across 16-byte blocks, digit runs, non-ASCII bytes in names, and
- * event keys that look like the ones recognised by a word compare. */
+ * scans (SSE2 on x86_64, 64-bit words elsewhere; scan_scalar.c builds the
+ * latter here too) against plain byte loops written here, on inputs placed
+ * at every alignment: string ends with escapes across 16-byte blocks,
+ * whitespace runs, digit runs, non-ASCII bytes in names, and event keys
+ * that look like the ones recognised by a word compare. */
 #include "analyze/analyze.h"
 #include "analyze/json_scan.h"
+#include "scan_scalar.h"
 #include "tp_test.h"
 
 #include <stdlib.h>
@@ -50,12 +52,47 @@ TP_TEST(string_scan_matches_bytewise_at_every_alignment)
                 bool esc = false;
                 tpa_scanerr e = {0};
                 int got = tpa_scan_string(&p, end, &e, &s, &n, &esc);
+                const char *sp = open, *ss = NULL;
+                size_t sn = 0;
+                bool sesc = false;
+                int sgot = scalar_scan_string(&sp, end, &ss, &sn, &sesc);
                 CHECK_EQ_INT(got, want);
+                CHECK_EQ_INT(sgot, want);
                 if (got == SC_OK && want == SC_OK) {
                     CHECK(s == open + 1);
                     CHECK_EQ_INT(n, want_close - (open + 1));
                     CHECK(p == want_close + 1);
                     CHECK_EQ_INT(esc, want_esc);
+                }
+                if (sgot == SC_OK && want == SC_OK) {
+                    CHECK(ss == open + 1 && sp == want_close + 1);
+                    CHECK_EQ_INT(sn, n);
+                    CHECK_EQ_INT(sesc, want_esc);
+                }
+            }
+        }
+    }
+}
+
+TP_TEST(whitespace_skip_matches_bytewise_at_every_alignment)
+{
+    static const char ws[] = " \n\r\t";
+    static const char stops[] = {'"', '{', 'x', '\x0b', '\x01', '\x7f', (char)0x80, (char)0xff, 0};
+    char doc[96];
+    for (int shift = 0; shift < 16; shift++) {
+        for (int run = 0; run < 48; run++) {
+            for (size_t k = 0; k < sizeof stops; k++) {
+                memset(doc, 'a', sizeof doc);
+                for (int i = 0; i < run; i++) doc[shift + i] = ws[(i * 7 + k) % 4];
+                doc[shift + run] = stops[k];
+                const char *p = doc + shift;
+                /* the window ending inside the run, on the stop, after it */
+                for (const char *end = p; end <= doc + shift + run + 1; end++) {
+                    const char *want = p;
+                    while (want < end && (*want == ' ' || *want == '\n' || *want == '\r' || *want == '\t'))
+                        want++;
+                    CHECK(tpa_skip_ws(p, end) == want);
+                    CHECK(scalar_skip_ws(p, end) == want);
                 }
             }
         }
@@ -180,6 +217,7 @@ TP_TEST(keys_like_the_known_ones_are_not_taken_for_them)
 int main(void)
 {
     RUN(string_scan_matches_bytewise_at_every_alignment);
+    RUN(whitespace_skip_matches_bytewise_at_every_alignment);
     RUN(digit_runs_match_bytewise);
     RUN(names_checked_for_utf8_at_every_position);
     RUN(keys_like_the_known_ones_are_not_taken_for_them);
