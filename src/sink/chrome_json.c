@@ -85,25 +85,6 @@ static int write_out(chrome_sink *c)
 }
 
 /* Microseconds with 3 decimals, trailing zeros trimmed. */
-static void put_us(tpu_buf *b, uint64_t ns)
-{
-    char tmp[32];
-    uint64_t us = ns / 1000, frac = ns % 1000;
-    int n;
-    if (!frac)
-        n = snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)us);
-    else if (frac % 100 == 0)
-        n = snprintf(tmp, sizeof tmp, "%llu.%llu", (unsigned long long)us,
-                     (unsigned long long)(frac / 100));
-    else if (frac % 10 == 0)
-        n = snprintf(tmp, sizeof tmp, "%llu.%02llu", (unsigned long long)us,
-                     (unsigned long long)(frac / 10));
-    else
-        n = snprintf(tmp, sizeof tmp, "%llu.%03llu", (unsigned long long)us,
-                     (unsigned long long)frac);
-    tpu_buf_append(b, tmp, (size_t)n);
-}
-
 static void begin_event(chrome_sink *c, const char *ph, const char *name, uint32_t tid)
 {
     tpu_buf *b = &c->buf;
@@ -112,7 +93,10 @@ static void begin_event(chrome_sink *c, const char *ph, const char *name, uint32
     tpu_buf_puts(b, ph);
     tpu_buf_puts(b, "\",\"name\":\"");
     tpu_json_escape(b, name, strlen(name));
-    tpu_buf_printf(b, "\",\"pid\":%d,\"tid\":%u", c->base.env->pid, t);
+    tpu_buf_puts(b, "\",\"pid\":");
+    tpu_buf_put_i64(b, c->base.env->pid);
+    tpu_buf_puts(b, ",\"tid\":");
+    tpu_buf_put_u64(b, t);
 }
 
 static void meta(chrome_sink *c, const char *what, uint32_t tid, const char *name, uint32_t os_tid)
@@ -171,9 +155,9 @@ static void slice(chrome_sink *c, const tpi_event *e)
     tpu_buf *b = &c->buf;
     begin_event(c, "X", e->name ? e->name : "", e->tid);
     tpu_buf_puts(b, ",\"ts\":");
-    put_us(b, e->ts_ns);
+    tpu_buf_put_us(b, e->ts_ns);
     tpu_buf_puts(b, ",\"dur\":");
-    put_us(b, e->dur_ns);
+    tpu_buf_put_us(b, e->dur_ns);
     if (e->is_step)
         tpu_buf_puts(b, ",\"cat\":\"user_annotation\"");
     if (e->unterminated || e->args_json) {
@@ -245,9 +229,9 @@ static void gpu_track(chrome_sink *c, uint32_t device, uint32_t stream)
 static void gpu_times(tpu_buf *b, const tpi_event *e)
 {
     tpu_buf_puts(b, ",\"ts\":");
-    put_us(b, e->ts_ns);
+    tpu_buf_put_us(b, e->ts_ns);
     tpu_buf_puts(b, ",\"dur\":");
-    put_us(b, e->dur_ns);
+    tpu_buf_put_us(b, e->dur_ns);
 }
 
 static void gpu_flow(chrome_sink *c, const char *ph, uint32_t pid, uint32_t tid, uint64_t ts,
@@ -255,7 +239,7 @@ static void gpu_flow(chrome_sink *c, const char *ph, uint32_t pid, uint32_t tid,
 {
     gpu_begin(c, ph, "ac2g", pid, tid);
     tpu_buf_printf(&c->buf, ",\"id\":%u,\"cat\":\"ac2g\",\"ts\":", id);
-    put_us(&c->buf, ts);
+    tpu_buf_put_us(&c->buf, ts);
     tpu_buf_puts(&c->buf, ph[0] == 'f' ? ",\"bp\":\"e\"}" : "}");
 }
 
@@ -325,7 +309,7 @@ static void cj_event(tpi_sink *k, const tpi_event *e)
     case TPI_EV_COUNTER:
         begin_event(c, "C", e->name ? e->name : "", e->tid);
         tpu_buf_puts(b, ",\"ts\":");
-        put_us(b, e->ts_ns);
+        tpu_buf_put_us(b, e->ts_ns);
         tpu_buf_puts(b, ",\"args\":{\"value\":");
         tpu_json_format_double(b, e->value);
         tpu_buf_puts(b, "}}");
@@ -333,13 +317,13 @@ static void cj_event(tpi_sink *k, const tpi_event *e)
     case TPI_EV_INSTANT:
         begin_event(c, "i", e->name ? e->name : "", e->tid);
         tpu_buf_puts(b, ",\"s\":\"t\",\"ts\":");
-        put_us(b, e->ts_ns);
+        tpu_buf_put_us(b, e->ts_ns);
         tpu_buf_putc(b, '}');
         break;
     case TPI_EV_MEMORY:
         begin_event(c, "i", "[memory]", e->tid);
         tpu_buf_puts(b, ",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"ts\":");
-        put_us(b, e->ts_ns);
+        tpu_buf_put_us(b, e->ts_ns);
         tpu_buf_printf(b,
                        ",\"args\":{\"Total Reserved\":%llu,\"Total Allocated\":%llu,"
                        "\"Bytes\":%lld,\"Addr\":%llu,\"Device Type\":%d,\"Device Id\":%d}}",

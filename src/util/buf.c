@@ -24,7 +24,7 @@ int tpu_buf_reserve(tpu_buf *b, size_t extra)
     return 0;
 }
 
-void tpu_buf_append(tpu_buf *b, const void *data, size_t n)
+void tpu_buf_append_slow(tpu_buf *b, const void *data, size_t n)
 {
     if (n == 0 || tpu_buf_reserve(b, n) != 0)
         return;
@@ -33,17 +33,50 @@ void tpu_buf_append(tpu_buf *b, const void *data, size_t n)
     b->data[b->len] = '\0';
 }
 
-void tpu_buf_puts(tpu_buf *b, const char *s)
+/* Writes v's digits ending at `end`; returns where they start. */
+static char *digits_before(char *end, unsigned long long v)
 {
-    tpu_buf_append(b, s, strlen(s));
+    do {
+        *--end = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    return end;
 }
 
-void tpu_buf_putc(tpu_buf *b, char c)
+void tpu_buf_put_u64(tpu_buf *b, unsigned long long v)
 {
-    if (tpu_buf_reserve(b, 1) != 0)
-        return;
-    b->data[b->len++] = c;
-    b->data[b->len] = '\0';
+    char tmp[24];
+    char *p = digits_before(tmp + sizeof tmp, v);
+    tpu_buf_append(b, p, (size_t)(tmp + sizeof tmp - p));
+}
+
+void tpu_buf_put_i64(tpu_buf *b, long long v)
+{
+    char tmp[24];
+    unsigned long long m = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+    char *p = digits_before(tmp + sizeof tmp, m);
+    if (v < 0)
+        *--p = '-';
+    tpu_buf_append(b, p, (size_t)(tmp + sizeof tmp - p));
+}
+
+void tpu_buf_put_us(tpu_buf *b, unsigned long long ns)
+{
+    char tmp[32];
+    char *end = tmp + sizeof tmp, *p = end;
+    unsigned frac = (unsigned)(ns % 1000);
+    if (frac) {
+        int n = 3;
+        while (frac % 10 == 0) { /* no trailing zeros */
+            frac /= 10;
+            n--;
+        }
+        for (int i = 0; i < n; i++, frac /= 10)
+            *--p = (char)('0' + frac % 10);
+        *--p = '.';
+    }
+    p = digits_before(p, ns / 1000);
+    tpu_buf_append(b, p, (size_t)(end - p));
 }
 
 void tpu_buf_vprintf(tpu_buf *b, const char *fmt, va_list ap)

@@ -32,6 +32,39 @@ TP_TEST(buf_grows_and_formats)
     tpu_buf_free(&b);
 }
 
+/* The printf-free integer writers agree with printf, the microsecond
+ * writer with the "%llu.%03llu minus trailing zeros" form traces use. */
+TP_TEST(buf_integers_match_printf)
+{
+    static const unsigned long long u[] = {0, 1, 9, 10, 999, 1000, 1001, 1010, 1100, 12345678,
+                                           999999999999ull, 18446744073709551615ull};
+    static const long long i[] = {0, -1, 1, -10, 2147483647, -2147483648LL,
+                                  9223372036854775807LL, -9223372036854775807LL - 1};
+    char want[64];
+    for (size_t k = 0; k < sizeof u / sizeof u[0]; k++) {
+        tpu_buf b = {0};
+        tpu_buf_put_u64(&b, u[k]);
+        snprintf(want, sizeof want, "%llu", u[k]);
+        CHECK_STR(tpu_buf_cstr(&b), want);
+        tpu_buf_reset(&b);
+        tpu_buf_put_us(&b, u[k]);
+        int n = snprintf(want, sizeof want, "%llu.%03llu", u[k] / 1000, u[k] % 1000);
+        while (want[n - 1] == '0')
+            want[--n] = '\0';
+        if (want[n - 1] == '.')
+            want[--n] = '\0';
+        CHECK_STR(tpu_buf_cstr(&b), want);
+        tpu_buf_free(&b);
+    }
+    for (size_t k = 0; k < sizeof i / sizeof i[0]; k++) {
+        tpu_buf b = {0};
+        tpu_buf_put_i64(&b, i[k]);
+        snprintf(want, sizeof want, "%lld", i[k]);
+        CHECK_STR(tpu_buf_cstr(&b), want);
+        tpu_buf_free(&b);
+    }
+}
+
 TP_TEST(json_structure_and_commas)
 {
     tpu_buf b = {0};
@@ -162,6 +195,7 @@ TP_TEST(sanitize_component)
 int main(void)
 {
     RUN(buf_grows_and_formats);
+    RUN(buf_integers_match_printf);
     RUN(json_structure_and_commas);
     RUN(json_pretty);
     RUN(json_escapes_and_bad_utf8);
