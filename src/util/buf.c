@@ -33,13 +33,27 @@ void tpu_buf_append_slow(tpu_buf *b, const void *data, size_t n)
     b->data[b->len] = '\0';
 }
 
-/* Writes v's digits ending at `end`; returns where they start. */
+/* Writes v's digits ending at `end`; returns where they start. Two digits
+ * per division (timestamps have 6 to 12 digits). */
 static char *digits_before(char *end, unsigned long long v)
 {
-    do {
-        *--end = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
+    static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                "8081828384858687888990919293949596979899";
+    while (v >= 100) {
+        unsigned r = (unsigned)(v % 100);
+        v /= 100;
+        end -= 2;
+        end[0] = pairs[2 * r];
+        end[1] = pairs[2 * r + 1];
+    }
+    if (v >= 10) {
+        end -= 2;
+        end[0] = pairs[2 * v];
+        end[1] = pairs[2 * v + 1];
+    } else {
+        *--end = (char)('0' + v);
+    }
     return end;
 }
 

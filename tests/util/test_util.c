@@ -56,6 +56,19 @@ TP_TEST(buf_integers_match_printf)
         CHECK_STR(tpu_buf_cstr(&b), want);
         tpu_buf_free(&b);
     }
+    uint64_t x = 88172645463325252ull; /* xorshift: values of every magnitude */
+    for (int k = 0; k < 20000; k++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        unsigned long long v = x >> (k % 64);
+        tpu_buf b = {0};
+        tpu_buf_put_u64(&b, v);
+        snprintf(want, sizeof want, "%llu", v);
+        if (strcmp(tpu_buf_cstr(&b), want) != 0)
+            CHECK_STR(tpu_buf_cstr(&b), want);
+        tpu_buf_free(&b);
+    }
     for (size_t k = 0; k < sizeof i / sizeof i[0]; k++) {
         tpu_buf b = {0};
         tpu_buf_put_i64(&b, i[k]);
