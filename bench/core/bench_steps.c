@@ -301,7 +301,7 @@ static void drain_now(tp_session *s)
 static void callgrind_counts(const char *dir)
 {
     static const char *names[2] = {"aggregate", "trace"};
-    int steps = 5;
+    int steps = g_steps < 10 ? g_steps : 10;
     for (int t = 0; t < 2; t++) {
         char sub[300];
         snprintf(sub, sizeof sub, "%s/%s", dir, names[t]);
