@@ -90,12 +90,12 @@ typedef struct tpi_chunk {
  * event, suspected first, was left as it is: pre-touching alone removed the
  * slow mode, and the collector reads that line once per drain pass, not
  * per event (tpi_collector_drain).
- * Not the whole story: measured again afterwards (bench_steps 10, load
- * ~2), the trace case stayed at 0.99-1.12x, but the aggregate-only case
- * was slow in 4 of 10 processes (1.35-1.75x, per-step medians up to 2.3x)
- * and never when the recorder and the collector were pinned to one CPU
- * (taskset -c 0: 1.00-1.05x): cross-core cache-line traffic between the
- * writer and a collector draining right behind it remains (issue 12).
+ * A later aggregate-only slow mode (1.35-1.75x in some processes) was not
+ * cache-line traffic on these lines (microbenchmarks: stores into lines
+ * the collector had read cost nothing next to the TSC reads) but a
+ * collector spending 452 instructions per zone to the writer's 93, busy
+ * all the time and trailing by ~100 MB; it now spends 265
+ * (docs/ARCHITECTURE.md, "The recorder's hot path").
  *
  * During a long drain pass (a trace window writing slower than the
  * threads record) the collector also tops up every 1024 records: measured
