@@ -48,7 +48,7 @@ typedef struct chrome_sink {
      * a zone's name is escaped once per session, not once per event. */
     tpu_buf names;
     uint32_t *name_at;
-    uint32_t name_cap;
+    size_t name_cap;
 } chrome_sink;
 
 static int is_open(const chrome_sink *c)
@@ -96,17 +96,8 @@ static uint32_t *name_slot(chrome_sink *c, uint32_t name_id)
 {
     if (name_id == 0 || name_id >= MAX_CACHED_NAME_ID)
         return NULL;
-    if (name_id >= c->name_cap) {
-        uint32_t cap = c->name_cap ? c->name_cap : 256;
-        while (cap <= name_id)
-            cap *= 2;
-        uint32_t *n = realloc(c->name_at, cap * sizeof *n);
-        if (!n)
-            return NULL;
-        memset(n + c->name_cap, 0, (cap - c->name_cap) * sizeof *n);
-        c->name_at = n;
-        c->name_cap = cap;
-    }
+    if (tpu_reserve_index(&c->name_at, &c->name_cap, name_id, sizeof *c->name_at, 256) != 0)
+        return NULL;
     return &c->name_at[name_id];
 }
 

@@ -24,6 +24,34 @@ int tpu_buf_reserve(tpu_buf *b, size_t extra)
     return 0;
 }
 
+int tpu_reserve_items(void *items, size_t *cap, size_t need, size_t elem, size_t first)
+{
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? *cap : first;
+    while (n < need)
+        n *= 2;
+    void *old, *grown; /* *items is a T*: copied, not read as a void* */
+    memcpy(&old, items, sizeof old);
+    grown = realloc(old, n * elem);
+    if (!grown)
+        return -1;
+    memcpy(items, &grown, sizeof grown);
+    *cap = n;
+    return 0;
+}
+
+int tpu_reserve_index(void *items, size_t *cap, size_t id, size_t elem, size_t first)
+{
+    size_t had = *cap;
+    if (tpu_reserve_items(items, cap, id + 1, elem, first) != 0)
+        return -1;
+    char *base;
+    memcpy(&base, items, sizeof base);
+    memset(base + had * elem, 0, (*cap - had) * elem);
+    return 0;
+}
+
 void tpu_buf_append_slow(tpu_buf *b, const void *data, size_t n)
 {
     if (n == 0 || tpu_buf_reserve(b, n) != 0)

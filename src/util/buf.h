@@ -47,6 +47,14 @@ void tpu_buf_put_i64(tpu_buf *b, long long v);
 void tpu_buf_put_us(tpu_buf *b, unsigned long long ns);
 void tpu_buf_printf(tpu_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void tpu_buf_vprintf(tpu_buf *b, const char *fmt, va_list ap);
+/* Grows the array *items (a T **, of *cap elements of `elem` bytes, doubling from
+ * `first`) to hold at least `need`. Returns 0, or -1 on OOM (array kept). */
+int tpu_reserve_items(void *items, size_t *cap, size_t need, size_t elem, size_t first);
+
+/* tpu_reserve_items for a table indexed by id: room for index `id`, the
+ * new elements zeroed. */
+int tpu_reserve_index(void *items, size_t *cap, size_t id, size_t elem, size_t first);
+
 /* Always returns a NUL-terminated string ("" for an empty buffer). */
 const char *tpu_buf_cstr(tpu_buf *b);
 /* Empties the buffer, keeping its memory. */
