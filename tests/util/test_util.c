@@ -84,6 +84,27 @@ TP_TEST(buf_integers_match_printf)
     }
 }
 
+TP_TEST(reserve_grows_and_zeroes)
+{
+    int *v = NULL;
+    size_t cap = 0;
+    CHECK_EQ_INT(tpu_reserve_items(&v, &cap, 3, sizeof *v, 4), 0);
+    CHECK_EQ_INT(cap, 4);
+    CHECK_EQ_INT(tpu_reserve_items(&v, &cap, 9, sizeof *v, 4), 0);
+    CHECK_EQ_INT(cap, 16);
+    v[15] = 7;
+    CHECK_EQ_INT(tpu_reserve_items(&v, &cap, 16, sizeof *v, 4), 0); /* fits: unchanged */
+    CHECK_EQ_INT(cap, 16);
+    CHECK_EQ_INT(tpu_reserve_index(&v, &cap, 40, sizeof *v, 4), 0);
+    CHECK_EQ_INT(cap, 64);
+    CHECK_EQ_INT(v[15], 7);
+    int zero = 1;
+    for (size_t i = 16; i < cap; i++)
+        zero &= v[i] == 0;
+    CHECK(zero);
+    free(v);
+}
+
 TP_TEST(json_structure_and_commas)
 {
     tpu_buf b = {0};
@@ -215,6 +236,7 @@ int main(void)
 {
     RUN(buf_grows_and_formats);
     RUN(buf_integers_match_printf);
+    RUN(reserve_grows_and_zeroes);
     RUN(json_structure_and_commas);
     RUN(json_pretty);
     RUN(json_escapes_and_bad_utf8);
