@@ -118,9 +118,15 @@ typedef struct tpi_pool {
     /* Called (any thread, no lock held) when a writer takes a chunk while
      * less than half the pool is available or the ready chunks run low:
      * the session wakes its collector so drained chunks come back and new
-     * ones are prepared before the writers need them. */
+     * ones are prepared before the writers need them. A writer calls it at
+     * most once per collector pass (`passes`): once the pool is exhausted
+     * every event of every thread comes through the refill path, and a
+     * wake per event (an atomic on the session's wake counter and a
+     * condition signal, lines the collector reads too) made the recording
+     * threads 2-3x slower exactly when the collector was behind. */
     void (*low_cb)(void *ctx);
     void *low_ctx;
+    TPI_LINE uint64_t passes;   /* atomic: collector passes done (tpi_pool_pass_done) */
 } tpi_pool;
 
 void tpi_pool_init(tpi_pool *p, uint64_t max_bytes);
@@ -133,6 +139,12 @@ void tpi_pool_top_up(tpi_pool *p);
 /* Collector side, during a long drain pass: tops up to the current target
  * without changing it. */
 void tpi_pool_fill(tpi_pool *p);
+/* Collector side: a drain and top-up pass is complete. */
+static inline void tpi_pool_pass_done(tpi_pool *p)
+{
+    __atomic_store_n(&p->passes, __atomic_load_n(&p->passes, __ATOMIC_RELAXED) + 1,
+                     __ATOMIC_RELEASE);
+}
 void tpi_pool_destroy(tpi_pool *p);    /* frees every free chunk and the lock */
 void tpi_pool_free_chunks(tpi_pool *p); /* frees every free chunk, lock untouched */
 
@@ -148,6 +160,7 @@ typedef struct tpi_tbuf {
     uint32_t pool_id;
     const char *pool_ptr;           /* last pool name seen by tp_mem_alloc */
     uint32_t zstack[TPI_ZSTACK];    /* name ids; high bit = begin was dropped */
+    uint64_t woke_pass;             /* pool passes + 1 at this thread's last low_cb */
     /* read by the collector */
     TPI_LINE tpi_chunk *first;      /* atomic: first chunk, for the collector */
     uint64_t dropped;               /* atomic (relaxed), written by the owner */
