@@ -47,19 +47,10 @@ void tpi_collector_free(tpi_collector *c)
     free(c);
 }
 
-tpi_op *tpi_col_op(tpi_collector *c, uint32_t id)
+tpi_op *tpi_col_op_grow(tpi_collector *c, uint32_t id)
 {
-    if (id >= c->ops_cap) {
-        uint32_t cap = c->ops_cap ? c->ops_cap : 64;
-        while (cap <= id)
-            cap *= 2;
-        tpi_op *n = realloc(c->ops, cap * sizeof *n);
-        if (!n)
-            return NULL;
-        memset(n + c->ops_cap, 0, (cap - c->ops_cap) * sizeof *n);
-        c->ops = n;
-        c->ops_cap = cap;
-    }
+    if (tpu_reserve_index(&c->ops, &c->ops_cap, id, sizeof *c->ops, 64) != 0)
+        return NULL;
     return &c->ops[id];
 }
 
@@ -185,8 +176,8 @@ void tpi_col_close_zone(tpi_collector *c, tpi_thread_state *t, uint64_t end_ns, 
         if (t->depth == 0 && t->is_step_thread)
             op->top_level = 1;
     }
-    if (t->depth == 0)
-        tpi_col_add_step_op(c, z->name_id, dur, !t->is_step_thread);
+    if (t->depth == 0 && op)
+        tpi_col_add_step_op(c, op, z->name_id, dur, !t->is_step_thread);
     if (z->window && z->window == c->window_seq) {
         char abuf[1600]; /* 240 bytes of args, each escaped to at most 6 */
         tpi_event e = {0};
@@ -276,8 +267,8 @@ static void complete_zone(tpi_collector *c, tpi_thread_state *t, uint32_t name_i
     tpi_op *op = tpi_col_op(c, name_id);
     if (op)
         tpi_dstat_add(&op->d, dur, dur);
-    if (t->depth == 0)
-        tpi_col_add_step_op(c, name_id, dur, !t->is_step_thread);
+    if (t->depth == 0 && op)
+        tpi_col_add_step_op(c, op, name_id, dur, !t->is_step_thread);
     if (!c->window_seq)
         return;
     tpi_event e = {0};
@@ -360,6 +351,21 @@ static uint32_t process(tpi_collector *c, tpi_thread_state *t, tpi_cursor *cur, 
     }
 }
 
+/* Processes `t`'s records in order while they come before `bound` (the
+ * oldest head record of the other threads, or the pass limit): no other
+ * thread needs a look meanwhile. Ties go to the lower thread index, as in
+ * a record-by-record merge. */
+static void merge_run(tpi_collector *c, tpi_thread_state *t, tpi_tbuf *b, uint32_t t_index,
+                      const tpi_rec *r, uint64_t bound, uint32_t bound_index)
+{
+    do {
+        tpi_cursor_advance(&t->cur, process(c, t, &t->cur, r));
+        if ((c->events & 1023) == 0) /* a long pass: keep chunks ready meanwhile */
+            tpi_pool_fill(&c->s->pool);
+        r = tpi_cursor_peek(&t->cur, b);
+    } while (r && (r->e.ts < bound || (r->e.ts == bound && t_index < bound_index)));
+}
+
 /* Merges the threads' records by timestamp, up to limit ticks.
  *
  * A thread found caught up (nothing committed) or past `limit` is skipped
@@ -371,12 +377,13 @@ static uint32_t process(tpi_collector *c, tpi_thread_state *t, tpi_cursor *cur, 
 void tpi_collector_drain(tpi_collector *c, uint64_t limit)
 {
     sync_threads(c);
-    uint32_t live = c->n_th;
     for (uint32_t i = 0; i < c->n_th; i++)
         c->th[i]->idle = 0;
-    while (live > 0) {
+    for (;;) {
         tpi_thread_state *best = NULL;
         const tpi_rec *best_r = NULL;
+        uint32_t best_i = 0, bound_i = UINT32_MAX; /* UINT32_MAX: the limit, inclusive */
+        uint64_t bound = limit;
         for (uint32_t i = 0; i < c->n_th; i++) {
             tpi_thread_state *t = c->th[i];
             if (t->idle)
@@ -384,20 +391,24 @@ void tpi_collector_drain(tpi_collector *c, uint64_t limit)
             const tpi_rec *r = tpi_cursor_peek(&t->cur, c->s->tbufs[i]);
             if (!r || r->e.ts > limit) {
                 t->idle = 1;
-                live--;
                 continue;
             }
             if (!best_r || r->e.ts < best_r->e.ts) {
+                if (best_r) { /* the previous oldest is now the second */
+                    bound = best_r->e.ts;
+                    bound_i = best_i;
+                }
                 best = t;
                 best_r = r;
+                best_i = i;
+            } else if (r->e.ts < bound || (r->e.ts == bound && i < bound_i)) {
+                bound = r->e.ts;
+                bound_i = i;
             }
         }
         if (!best)
             break;
-        uint32_t used = process(c, best, &best->cur, best_r);
-        tpi_cursor_advance(&best->cur, used);
-        if ((c->events & 1023) == 0) /* a long pass: keep chunks ready meanwhile */
-            tpi_pool_fill(&c->s->pool);
+        merge_run(c, best, c->s->tbufs[best_i], best_i, best_r, bound, bound_i);
     }
     tpi_col_drained(c);
 }

@@ -42,7 +42,7 @@ struct tpi_collector {
     tpi_thread_state *th[TPI_MAX_THREADS];
     uint32_t n_th;
     tpi_op *ops;                  /* indexed by name id */
-    uint32_t ops_cap;
+    size_t ops_cap;
 
     /* current step */
     uint64_t step, epoch, batch_idx;
@@ -92,10 +92,30 @@ void tpi_col_step_end(tpi_collector *c, tpi_thread_state *t, uint64_t ts, uint64
 void tpi_col_epoch_end(tpi_collector *c);
 void tpi_col_update_window(tpi_collector *c, uint64_t ts);
 void tpi_col_close_window(tpi_collector *c);
-void tpi_col_add_step_op(tpi_collector *c, uint32_t name_id, uint64_t dur_ns, int background);
+/* The row of `op` (the entry of name_id) in this step's table, added on
+ * its first top-level zone of the step; NULL on OOM. */
+tpi_step_op *tpi_col_new_step_op(tpi_collector *c, tpi_op *op, uint32_t name_id, int background);
+
+/* Adds a top-level zone of `op` to this step's rows. */
+static inline void tpi_col_add_step_op(tpi_collector *c, tpi_op *op, uint32_t name_id,
+                                       uint64_t dur_ns, int background)
+{
+    tpi_step_op *so = __builtin_expect(op->step_seq == c->step_seq + 1, 1)
+                          ? &c->step_ops[op->step_slot]
+                          : tpi_col_new_step_op(c, op, name_id, background);
+    if (so) {
+        so->count++;
+        so->total_s += (double)dur_ns * 1e-9;
+    }
+}
 void tpi_col_refresh_totals(tpi_collector *c, int with_percentiles);
 void tpi_col_memory(tpi_collector *c, tpi_mem_sample *m);
-tpi_op *tpi_col_op(tpi_collector *c, uint32_t name_id);
+/* The op table entry of name_id (NULL on OOM). */
+tpi_op *tpi_col_op_grow(tpi_collector *c, uint32_t name_id);
+static inline tpi_op *tpi_col_op(tpi_collector *c, uint32_t name_id)
+{
+    return __builtin_expect(name_id < c->ops_cap, 1) ? &c->ops[name_id] : tpi_col_op_grow(c, name_id);
+}
 
 void tpi_col_drained(tpi_collector *c);
 

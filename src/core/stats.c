@@ -4,17 +4,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-unsigned tpi_hist_index(uint64_t v)
-{
-    if (v < 2 * TPI_HIST_SUB)
-        return (unsigned)v;
-    unsigned msb = 63u - (unsigned)__builtin_clzll(v);
-    if (msb > TPI_HIST_MAX_MSB)
-        return TPI_HIST_BUCKETS - 1;
-    unsigned shift = msb - TPI_HIST_SUB_BITS;
-    return (shift + 1) * TPI_HIST_SUB + (unsigned)((v >> shift) - TPI_HIST_SUB);
-}
-
 uint64_t tpi_hist_lower(unsigned i, uint64_t *width)
 {
     if (i < 2 * TPI_HIST_SUB) {
@@ -24,12 +13,6 @@ uint64_t tpi_hist_lower(unsigned i, uint64_t *width)
     unsigned shift = i / TPI_HIST_SUB - 1;
     *width = 1ull << shift;
     return ((uint64_t)(i % TPI_HIST_SUB) + TPI_HIST_SUB) << shift;
-}
-
-void tpi_hist_add(tpi_hist *h, uint64_t v)
-{
-    h->b[tpi_hist_index(v)]++;
-    h->count++;
 }
 
 void tpi_hist_quantiles(const tpi_hist *h, const double *q, int n, uint64_t lo, uint64_t hi,
@@ -62,22 +45,10 @@ void tpi_hist_quantiles(const tpi_hist *h, const double *q, int n, uint64_t lo, 
         out[k] = (double)hi;
 }
 
-void tpi_dstat_add(tpi_dstat *d, uint64_t dur_ns, uint64_t self_ns)
+int tpi_dstat_alloc_hist(tpi_dstat *d)
 {
-    if (d->count == 0 || dur_ns < d->min_ns)
-        d->min_ns = dur_ns;
-    if (dur_ns > d->max_ns)
-        d->max_ns = dur_ns;
-    d->count++;
-    d->total_ns += dur_ns;
-    d->self_ns += self_ns;
-    double x = (double)dur_ns, delta = x - d->mean;
-    d->mean += delta / (double)d->count;
-    d->m2 += delta * (x - d->mean);
-    if (!d->hist)
-        d->hist = calloc(1, sizeof *d->hist);
-    if (d->hist)
-        tpi_hist_add(d->hist, dur_ns);
+    d->hist = calloc(1, sizeof *d->hist);
+    return d->hist != NULL;
 }
 
 double tpi_dstat_stddev(const tpi_dstat *d)
