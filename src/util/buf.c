@@ -28,7 +28,7 @@ int tpu_reserve_items(void *items, size_t *cap, size_t need, size_t elem, size_t
 {
     if (need <= *cap)
         return 0;
-    size_t n = *cap ? *cap : first;
+    size_t n = *cap ? *cap : first ? first : 1;
     while (n < need)
         n *= 2;
     void *old, *grown; /* *items is a T*: copied, not read as a void* */
