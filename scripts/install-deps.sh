@@ -20,6 +20,7 @@ PACKAGES=(
   protobuf-compiler               # independent protobuf wire-format check of Perfetto/TensorBoard output
   openmpi-bin libopenmpi-dev      # multi-rank example (mpirun) and mpi4py
   chromium                        # headless browser tests (HTML report, speedscope)
+  valgrind                        # callgrind instruction budgets of the recorder (core_instructions)
 )
 
 missing=()

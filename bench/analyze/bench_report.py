@@ -5,6 +5,10 @@
       [--reader build/bench/analyze/tp_read_trace] [--size-mb 4096] [--py-size-mb 512] [--dir /tmp]
       [--jobs 2] [--files 8]
 
+--before-bin OLD/trainprof --before-reader OLD/tp_read_trace: another build
+(say, main before a change) timed against this one on the big trace,
+interleaved: CPU time per core, peak RSS and the ratio.
+
 Generates a SIZE_MB Kineto-like trace (repeated fixture events), measures
 report's MB/s and peak RSS on it, then generates a PY_SIZE_MB trace (json.load
 needs ~10x the file in RAM) and times report and json.load on that same file,
@@ -48,6 +52,23 @@ def generate(gen, fixture, path, size_mb):
 def best(cmd, repeat):
     runs = [run_measured(cmd) for _ in range(repeat)]
     return min(r[0] for r in runs), max(r[1] for r in runs), min(r[2] for r in runs)
+
+
+def before_after(a, big, mb):
+    """--before-reader against --reader and --before-bin against --bin on the
+    big trace, runs interleaved so both see the same load; best CPU time
+    (user + sys) of --repeat each."""
+    pairs = [("reader alone", [a.before_reader, big], [a.reader, big])] if a.before_reader and a.reader else []
+    if a.before_bin:
+        pairs.append(("report", [a.before_bin, "report", big], [a.bin, "report", big]))
+    for label, before, after in pairs:
+        runs = ([], [])
+        for _ in range(a.repeat):
+            runs[0].append(run_measured(before))
+            runs[1].append(run_measured(after))
+        (cb, rb), (ca, ra) = [(min(r[2] for r in x), max(r[1] for r in x)) for x in runs]
+        print(f"{label} on {mb:.0f} MB, CPU: before {cb:.2f} s = {mb / cb:.0f} MB/s per core (RSS {rb:.0f} MB), "
+              f"after {ca:.2f} s = {mb / ca:.0f} MB/s per core (RSS {ra:.0f} MB); before / after = {cb / ca:.2f}")
 
 
 def gz_floor(a, small, smb):
@@ -98,6 +119,8 @@ def main():
     ap.add_argument("--bin", required=True)
     ap.add_argument("--gen", required=True)
     ap.add_argument("--reader", help="tp_read_trace: also time the reader alone (no analysis)")
+    ap.add_argument("--before-bin", help="an older trainprof: its report side by side with --bin")
+    ap.add_argument("--before-reader", help="an older tp_read_trace: side by side with --reader")
     ap.add_argument("--fixture", required=True)
     ap.add_argument("--size-mb", type=int, default=4096)
     ap.add_argument("--py-size-mb", type=int, default=512)
@@ -129,6 +152,8 @@ def main():
             wall, rss, cpu = best([a.reader, big], a.repeat)
             print(f"reader alone on {mb:.0f} MB: {wall:.2f} s wall = {mb / wall:.0f} MB/s "
                   f"({cpu:.2f} s CPU = {mb / cpu:.0f} MB/s per core), peak RSS {rss:.0f} MB")
+        if a.before_bin or a.before_reader:
+            before_after(a, big, mb)
 
         smb = generate(a.gen, a.fixture, small, a.py_size_mb)
         tw, trss, pw, prss, tc, pc = [], 0, [], 0, [], []

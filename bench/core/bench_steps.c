@@ -17,7 +17,9 @@
  *     (getrusage(RUSAGE_THREAD), read between steps): a zone over 50 us in
  *     a step where the thread was switched out (involuntary: preempted;
  *     voluntary: it blocked) or faulted is attributed to that; one with
- *     neither is a stall the guest did not see (hypervisor).
+ *     neither is a stall the guest did not see (hypervisor). The same
+ *     count over the two-read loop ("clk", no recorder code in it) is the
+ *     environment's own rate of such stalls to compare with.
  * Under callgrind (valgrind --tool=callgrind --separate-threads=yes
  * bench_steps) each step's zone block is counted alone, on the recording
  * thread only, and the instructions per zone are printed with the per-step
@@ -27,6 +29,7 @@
  *
  * Usage: bench_steps [runs] [steps] [zones] (defaults 10 60 20000).
  */
+#include <glob.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -106,7 +109,7 @@ static tp_session *open_session(const char *dir, int trace)
     tp_error err;
     const char *kv[] = {"log_dir", dir, "log_every", "0", "memory", "false", "metrics", "none",
                         "trace", trace ? "true" : "false", "wait", "0", "warmup", "0",
-                        "active", "1000000", "max_buffer_mb", "256", NULL};
+                        "active", "1000000", NULL}; /* the default pool (64 MB), as users run */
     for (int i = 0; kv[i]; i += 2)
         if (tp_config_set(cfg, kv[i], kv[i + 1], &err) != 0)
             fprintf(stderr, "bench_steps: %s: %s\n", kv[i], err.message);
@@ -134,6 +137,8 @@ typedef struct case_result {
     double p50, p9999, max;          /* stamped zone iteration, ns */
     double clock_p9999, clock_max;   /* same for the two-read loop */
     int stalls[4];                   /* zones > 50 us: preempted, blocked, faulted, unseen */
+    int clock_stalls;                /* two-read iterations > 50 us: the environment's rate */
+    long long dropped;               /* events dropped (pool full), from training_summary.json */
 } case_result;
 
 static int cmp_double(const void *a, const void *b)
@@ -169,8 +174,11 @@ static void stamped_rep(tp_session *s, case_result *r)
     uint64_t stall_ticks = (uint64_t)(STALL_NS / g_ns_per_tick);
     for (int k = 0; k < g_steps; k++) {
         stamped_clock_block(g_zones, st);
-        for (int i = 0; i < g_zones; i++)
-            dc[(size_t)k * g_zones + i] = (uint32_t)(st[i + 1] - st[i]);
+        for (int i = 0; i < g_zones; i++) {
+            uint64_t d = st[i + 1] - st[i];
+            dc[(size_t)k * g_zones + i] = d > UINT32_MAX ? UINT32_MAX : (uint32_t)d;
+            r->clock_stalls += d > stall_ticks;
+        }
         thread_use u0 = thread_usage();
         stamped_zone_block(s, g_zones, st);
         thread_use u1 = thread_usage();
@@ -228,6 +236,27 @@ static void run_case(tp_session *s, case_result *r)
     stamped_rep(s, r);
 }
 
+/* dropped_events of the run under dir (-1 when unreadable). */
+static long long dropped_events(const char *dir)
+{
+    char pat[400], line[256];
+    long long n = -1;
+    glob_t g;
+    snprintf(pat, sizeof pat, "%s/*/training_summary.json", dir);
+    if (glob(pat, 0, NULL, &g) != 0)
+        return -1;
+    FILE *f = g.gl_pathc ? fopen(g.gl_pathv[0], "r") : NULL;
+    while (f && fgets(line, sizeof line, f)) {
+        const char *k = strstr(line, "\"dropped_events\":");
+        if (k)
+            n = atoll(k + strlen("\"dropped_events\":"));
+    }
+    if (f)
+        fclose(f);
+    globfree(&g);
+    return n;
+}
+
 static double loadavg1(void)
 {
     double l = -1;
@@ -253,9 +282,10 @@ static void one_run(const char *dir, FILE *out)
         case_result r = {0};
         run_case(s, &r);
         tp_session_close(s, NULL);
-        fprintf(out, "%s %.3f %.3f %.3f %.1f %.1f %.1f %.1f %.1f %d %d %d %d\n", names[t],
+        r.dropped = dropped_events(sub);
+        fprintf(out, "%s %.3f %.3f %.3f %.1f %.1f %.1f %.1f %.1f %d %d %d %d %d %lld\n", names[t],
                 r.clock_ns, r.zone_ns, r.step_ratio, r.p50, r.p9999, r.max, r.clock_p9999, r.clock_max,
-                r.stalls[0], r.stalls[1], r.stalls[2], r.stalls[3]);
+                r.stalls[0], r.stalls[1], r.stalls[2], r.stalls[3], r.clock_stalls, r.dropped);
     }
 }
 
@@ -295,7 +325,7 @@ static void drain_now(tp_session *s)
 static void callgrind_counts(const char *dir)
 {
     static const char *names[2] = {"aggregate", "trace"};
-    int steps = 5;
+    int steps = g_steps < 10 ? g_steps : 10;
     for (int t = 0; t < 2; t++) {
         char sub[300];
         snprintf(sub, sizeof sub, "%s/%s", dir, names[t]);
@@ -361,7 +391,7 @@ int main(int argc, char **argv)
            runs, REPS, g_steps, g_zones);
     printf("%3s %-9s %7s %7s %6s %6s %7s %8s %9s %8s %9s %s %5s\n", "run", "case", "2 reads",
            "zone", "ratio", "step", "p50", "p99.99", "max", "clk p99.99", "clk max",
-           ">50us: preempt/block/fault/unseen", "load");
+           ">50us: preempt/block/fault/unseen clk", "load  dropped");
     int worst_ok = 1, worst_step_ok = 1;
     for (int run = 0; run < runs; run++) {
         int fd[2];
@@ -380,17 +410,18 @@ int main(int argc, char **argv)
         FILE *in = fdopen(fd[0], "r");
         char name[32];
         double c, z, sr, p50, p9999, max, cp, cmax;
-        int st[4];
-        while (in && fscanf(in, "%31s %lf %lf %lf %lf %lf %lf %lf %lf %d %d %d %d", name, &c,
-                            &z, &sr, &p50, &p9999, &max, &cp, &cmax, &st[0], &st[1], &st[2],
-                            &st[3]) == 13) {
+        int st[5];
+        long long dropped;
+        while (in && fscanf(in, "%31s %lf %lf %lf %lf %lf %lf %lf %lf %d %d %d %d %d %lld", name,
+                            &c, &z, &sr, &p50, &p9999, &max, &cp, &cmax, &st[0], &st[1], &st[2],
+                            &st[3], &st[4], &dropped) == 15) {
             double ratio = z / c;
             worst_ok &= ratio <= 1.2;
             worst_step_ok &= sr <= 1.2;
             printf("%3d %-9s %7.2f %7.2f %6.2f %6.2f %7.1f %8.1f %9.1f %10.1f %9.1f %8d/%d/%d/%d "
-                   "%14.2f\n",
+                   "%4d %10.2f %8lld\n",
                    run + 1, name, c, z, ratio, sr, p50, p9999, max, cp, cmax, st[0], st[1], st[2],
-                   st[3], loadavg1());
+                   st[3], st[4], loadavg1(), dropped);
         }
         if (in)
             fclose(in);

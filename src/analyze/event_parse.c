@@ -31,18 +31,27 @@ static int64_t string_id(const char *p, size_t n)
     return (int64_t)((tpu_hash_bytes(p, n) >> 2) | (1ULL << 61));
 }
 
-/* A string of at most 16 bytes in plain ASCII (valid UTF-8, no check
- * needed), tested with one 16-byte load where the window allows it. */
-static inline bool ascii_short(const char *s, size_t n, const char *end)
+/* A string in plain ASCII (valid UTF-8, no check needed), tested 16
+ * bytes per load: one load for up to 16 bytes where the window allows
+ * reading past the string, else loads inside it (the last one ending at
+ * its end). False sends the caller to the full UTF-8 check. */
+static inline bool ascii_only(const char *s, size_t n, const char *end)
 {
 #ifdef __SSE2__
-    if (n <= 16 && end - s >= 16) {
+    if (n < 16) {
+        if (end - s < 16)
+            return false;
         unsigned high = (unsigned)_mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(const void *)s));
         return (high & ((1u << n) - 1)) == 0;
     }
-#endif
+    __m128i any = _mm_loadu_si128((const __m128i *)(const void *)(s + n - 16));
+    for (size_t i = 0; i + 16 <= n; i += 16)
+        any = _mm_or_si128(any, _mm_loadu_si128((const __m128i *)(const void *)(s + i)));
+    return _mm_movemask_epi8(any) == 0;
+#else
     (void)s; (void)n; (void)end;
     return false;
+#endif
 }
 
 /* Reads a string value into out, decoding escapes into sb->buf[slot] only when
@@ -59,7 +68,7 @@ static int read_str(const char **pp, const char *end, tpa_strbufs *sb, int slot,
         return rc;
     if (!esc) {
         size_t bad;
-        if (!ascii_short(s, n, end) && !tpa_utf8_valid(s, n, &bad))
+        if (!ascii_only(s, n, end) && !tpa_utf8_valid(s, n, &bad))
             FAIL(e, s + bad, TPA_ERR_UTF8, "invalid UTF-8 in string");
         out->p = s;
         out->n = n;
@@ -82,7 +91,7 @@ static int read_str(const char **pp, const char *end, tpa_strbufs *sb, int slot,
 }
 
 /* ts/dur: a number, or a quoted number (some exporters write strings). */
-static int read_time(const char **pp, const char *end, int64_t *ns, bool *has, tpa_scanerr *e)
+static inline __attribute__((always_inline)) int read_time(const char **pp, const char *end, int64_t *ns, bool *has, tpa_scanerr *e)
 {
     const char *at = *pp;
     tpa_num num;
@@ -113,7 +122,7 @@ static int read_time(const char **pp, const char *end, int64_t *ns, bool *has, t
     return SC_OK;
 }
 
-static int read_id(const char **pp, const char *end, int64_t *id, tpa_sv *str, tpa_scanerr *e)
+static inline __attribute__((always_inline)) int read_id(const char **pp, const char *end, int64_t *id, tpa_sv *str, tpa_scanerr *e)
 {
     const char *at = *pp;
     int rc;
@@ -202,10 +211,13 @@ static inline __attribute__((always_inline)) int skip_member_value(const char **
                                                                    tpa_scanerr *e)
 {
     const char *v = *pp;
-    if (*v >= '1' && *v <= '9') {
-        const char *q = v + 1;
-        while (q < end && *q >= '0' && *q <= '9') q++;
-        if (q < end && *q != '.' && *q != 'e' && *q != 'E') { *pp = q; return SC_OK; }
+    if (*v >= '0' && *v <= '9' && end - v > 8) {
+        /* 0, or up to 8 digits without a leading zero, then no fraction */
+        const char *q = v + (*v == '0' ? 1 : tpa_digit_run8(v));
+        if (q < v + 8 && *q != '.' && *q != 'e' && *q != 'E' && !(*q >= '0' && *q <= '9')) {
+            *pp = q;
+            return SC_OK;
+        }
     } else if (*v == '"') {
         const char *s; size_t n; bool esc;
         return tpa_scan_string(pp, end, e, &s, &n, &esc);
@@ -253,54 +265,116 @@ static void mark(tpa_span32 *sp, const char *base, const char *from, const char 
     sp->len = (uint32_t)(to - from);
 }
 
+enum event_key { K_OTHER, K_PH, K_TS, K_ID, K_CAT, K_DUR, K_PID, K_TID, K_NAME, K_ARGS };
+
+static enum event_key key_of(const char *k, size_t kn)
+{
+    switch (kn) {
+    case 2:
+        if (k[0] == 'p' && k[1] == 'h') return K_PH;
+        if (k[0] == 't' && k[1] == 's') return K_TS;
+        if (k[0] == 'i' && k[1] == 'd') return K_ID;
+        break;
+    case 3:
+        if (KEY_IS(k, kn, "cat")) return K_CAT;
+        if (KEY_IS(k, kn, "dur")) return K_DUR;
+        if (KEY_IS(k, kn, "pid")) return K_PID;
+        if (KEY_IS(k, kn, "tid")) return K_TID;
+        break;
+    case 4:
+        if (KEY_IS(k, kn, "name")) return K_NAME;
+        if (KEY_IS(k, kn, "args")) return K_ARGS;
+        break;
+    }
+    return K_OTHER;
+}
+
+/* The event keys analyses read, recognised by comparing the quoted key as
+ * one little-endian word with a constant instead of scanning for its
+ * closing quote: K_OTHER when the text at p is not one of them (the caller
+ * scans it). *len: the quoted key's length. */
+#define QUOTED2(a, b) (0x22ULL | (uint64_t)(a) << 8 | (uint64_t)(b) << 16 | 0x22ULL << 24)
+#define QUOTED3(a, b, c) ((QUOTED2(a, b) & 0xFFFFFF) | (uint64_t)(c) << 24 | 0x22ULL << 32)
+#define QUOTED4(a, b, c, d) ((QUOTED3(a, b, c) & 0xFFFFFFFF) | (uint64_t)(d) << 32 | 0x22ULL << 40)
+static inline enum event_key known_key(const char *p, const char *end, size_t *len)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t w;
+    if (end - p < 8)
+        return K_OTHER;
+    memcpy(&w, p, 8);
+#define KEY_WORD(word_, n_, key_) \
+    if ((w & ((1ULL << (8 * (n_))) - 1)) == (word_)) { *len = (n_); return key_; }
+    switch (p[1]) {
+    case 'p': KEY_WORD(QUOTED2('p', 'h'), 4, K_PH) KEY_WORD(QUOTED3('p', 'i', 'd'), 5, K_PID) break;
+    case 't': KEY_WORD(QUOTED2('t', 's'), 4, K_TS) KEY_WORD(QUOTED3('t', 'i', 'd'), 5, K_TID) break;
+    case 'n': KEY_WORD(QUOTED4('n', 'a', 'm', 'e'), 6, K_NAME) break;
+    case 'c': KEY_WORD(QUOTED3('c', 'a', 't'), 5, K_CAT) break;
+    case 'd': KEY_WORD(QUOTED3('d', 'u', 'r'), 5, K_DUR) break;
+    case 'a': KEY_WORD(QUOTED4('a', 'r', 'g', 's'), 6, K_ARGS) break;
+    case 'i': KEY_WORD(QUOTED2('i', 'd'), 4, K_ID) break;
+    }
+#undef KEY_WORD
+#else
+    (void)p; (void)end; (void)len;
+#endif
+    return K_OTHER;
+}
+
 static int parse_member(const char **pp, const char *end, const char *base, tpa_event *ev,
                         tpa_strbufs *sb, tpa_scanerr *e)
 {
     const char *k; size_t kn; bool esc;
     int rc;
-    if ((rc = tpa_scan_string(pp, end, e, &k, &kn, &esc)) != SC_OK) return rc;
+    enum event_key key = known_key(*pp, end, &kn);
+    if (key != K_OTHER) {
+        *pp += kn;
+    } else {
+        if ((rc = tpa_scan_string(pp, end, e, &k, &kn, &esc)) != SC_OK) return rc;
+        key = key_of(k, kn);
+    }
     if ((rc = expect_colon(pp, end, e)) != SC_OK) return rc;
     const char *v = *pp;
-    switch (kn) {
-    case 2:
-        if (k[0] == 'p' && k[1] == 'h' && *v == '"') {
+    switch (key) {
+    case K_PH:
+        if (*v == '"') {
             const char *s; size_t n;
             if ((rc = tpa_scan_string(pp, end, e, &s, &n, &esc)) != SC_OK) return rc;
             ev->ph = n ? s[0] : 0;
             return SC_OK;
         }
-        if (k[0] == 't' && k[1] == 's') {
-            rc = read_time(pp, end, &ev->ts_ns, &ev->has_ts, e);
-            if (rc == SC_OK) mark(&ev->v_ts, base, v, *pp);
-            return rc;
-        }
-        if (k[0] == 'i' && k[1] == 'd') {
-            rc = tpa_skip_value(pp, end, e, 1);
-            if (rc == SC_OK) mark(&ev->v_id, base, v, *pp);
-            return rc;
-        }
         break;
-    case 3:
-        if (KEY_IS(k, kn, "cat") && *v == '"')
+    case K_TS:
+        rc = read_time(pp, end, &ev->ts_ns, &ev->has_ts, e);
+        if (rc == SC_OK) mark(&ev->v_ts, base, v, *pp);
+        return rc;
+    case K_ID:
+        rc = tpa_skip_value(pp, end, e, 1);
+        if (rc == SC_OK) mark(&ev->v_id, base, v, *pp);
+        return rc;
+    case K_CAT:
+        if (*v == '"')
             return read_str(pp, end, sb, SB_CAT, &ev->cat, e);
-        if (KEY_IS(k, kn, "dur"))
-            return read_time(pp, end, &ev->dur_ns, &ev->has_dur, e);
-        if (KEY_IS(k, kn, "pid")) {
-            rc = read_id(pp, end, &ev->pid, &ev->pid_str, e);
-            if (rc == SC_OK) mark(&ev->v_pid, base, v, *pp);
-            return rc;
-        }
-        if (KEY_IS(k, kn, "tid")) {
-            rc = read_id(pp, end, &ev->tid, &ev->tid_str, e);
-            if (rc == SC_OK) mark(&ev->v_tid, base, v, *pp);
-            return rc;
-        }
         break;
-    case 4:
-        if (KEY_IS(k, kn, "name") && *v == '"')
+    case K_DUR:
+        return read_time(pp, end, &ev->dur_ns, &ev->has_dur, e);
+    case K_PID:
+        rc = read_id(pp, end, &ev->pid, &ev->pid_str, e);
+        if (rc == SC_OK) mark(&ev->v_pid, base, v, *pp);
+        return rc;
+    case K_TID:
+        rc = read_id(pp, end, &ev->tid, &ev->tid_str, e);
+        if (rc == SC_OK) mark(&ev->v_tid, base, v, *pp);
+        return rc;
+    case K_NAME:
+        if (*v == '"')
             return read_str(pp, end, sb, SB_NAME, &ev->name, e);
-        if (KEY_IS(k, kn, "args") && *v == '{')
+        break;
+    case K_ARGS:
+        if (*v == '{')
             return parse_args(pp, end, ev, sb, e);
+        break;
+    case K_OTHER:
         break;
     }
     return tpa_skip_value(pp, end, e, 1);

@@ -199,10 +199,10 @@ static void copy_findings(tpa_html_model *m, const tpa_diagnosis *d, const char 
 {
     for (size_t i = 0; i < d->n_findings && m->n_findings < (int)(sizeof m->findings / sizeof m->findings[0]); i++)
         m->findings[m->n_findings++] = d->findings[i];
-    snprintf(m->findings_from, sizeof m->findings_from, "%s", path);
+    snprintf(m->findings_from, sizeof m->findings_from, "%.290s", path); /* a label */
     const tpa_steps_result *s = &d->steps;
     if (s->step_source == TPA_STEPS_ANNOTATION)
-        snprintf(m->step_note, sizeof m->step_note, "no ProfilerStep#N in the trace: steps are the repeated annotation \"%s\"", s->step_name);
+        snprintf(m->step_note, sizeof m->step_note, "no ProfilerStep#N in the trace: steps are the repeated annotation \"%.200s\"", s->step_name);
     else if (s->step_source == TPA_STEPS_STEP_NUM)
         snprintf(m->step_note, sizeof m->step_note, "steps are the \"%s\" spans numbered by args.step_num", s->step_name);
 }

@@ -227,54 +227,6 @@ int tpa_scan_number(const char **pp, const char *end, tpa_scanerr *e, tpa_num *n
     return SC_OK;
 }
 
-/* The digits of a plain unsigned integer at p (at most 18, no leading
- * zero): their count, value in *v; 0 for anything else. p[0..19] must be
- * readable. */
-static inline size_t uint_run(const char *p, uint64_t *v)
-{
-    uint64_t m = 0, eight;
-    size_t n = 0;
-    if (p[0] == '0') {
-        *v = 0;
-        return is_digit(p[1]) ? 0 : 1;
-    }
-    if (eight_digits(p, &eight)) {
-        m = eight;
-        n = 8;
-        if (eight_digits(p + 8, &eight)) { m = m * 100000000u + eight; n = 16; }
-    }
-    while (n < 19 && is_digit(p[n])) { m = m * 10 + (uint64_t)(p[n] - '0'); n++; }
-    if (n > 18) return 0;
-    *v = m;
-    return n;
-}
-
-static inline bool ends_number(char c) { return !is_digit(c) && c != '.' && c != 'e' && c != 'E'; }
-
-size_t tpa_scan_small_uint(const char *p, const char *end, uint64_t *v)
-{
-    if (end - p < 20) return 0;
-    size_t n = uint_run(p, v);
-    return n && ends_number(p[n]) ? n : 0;
-}
-
-size_t tpa_scan_us_fast(const char *p, const char *end, int64_t *ns)
-{
-    static const uint64_t frac_scale[4] = {1000, 100, 10, 1};
-    uint64_t us, frac = 0;
-    if (end - p < 24) return 0;
-    size_t n = uint_run(p, &us), k = 0;
-    if (!n || us >= TPA_FAST_MAX_US) return 0;
-    if (p[n] == '.') {
-        while (k < 3 && is_digit(p[n + 1 + k])) { frac = frac * 10 + (uint64_t)(p[n + 1 + k] - '0'); k++; }
-        if (k == 0) return 0;
-        n += 1 + k;
-    }
-    if (!ends_number(p[n])) return 0;
-    *ns = (int64_t)(us * 1000 + frac * frac_scale[k]);
-    return n;
-}
-
 bool tpa_parse_num_text(const char *p, size_t n, tpa_num *num)
 {
     tpa_scanerr e;
@@ -335,19 +287,36 @@ static int expect_lit(const char **pp, const char *end, const char *lit, size_t 
 
 static int skip_number(const char **pp, const char *end, tpa_scanerr *e);
 
+/* A plain integer of at most 7 digits (0 or no leading zero) ending the
+ * value, as in "Input Dims" and kernel grids: its end, else NULL (the
+ * caller takes the full number grammar). */
+static inline const char *short_int_end(const char *p, const char *end)
+{
+    if (end - p <= 8 || *p < '0' || *p > '9')
+        return NULL;
+    const char *q = p + (*p == '0' ? 1 : tpa_digit_run8(p));
+    if (q == p + 8 || tpa_is_digit(*q) || *q == '.' || *q == 'e' || *q == 'E')
+        return NULL;
+    return q;
+}
+
 /* Skips a whole array or object, validating it, in one loop with an explicit
  * stack (one bit per level: 1 = object) instead of one call per value:
- * Kineto's `args` hold many small nested arrays ("Input Dims"). */
+ * Kineto's `args` hold many small nested arrays ("Input Dims"). The usual
+ * separators (",", ", ", ":", ": ") and short integers are taken without a
+ * call; anything else goes the general way. */
 static int skip_container(const char **pp, const char *end, tpa_scanerr *e, int depth)
 {
     const char *p = *pp;
     uint64_t is_obj[(TPA_MAX_DEPTH + 63) / 64];
     int d = 0;  /* levels open */
+    bool obj;   /* the innermost open level is an object */
     int rc;
 open:
     if (depth + d >= TPA_MAX_DEPTH)
         FAIL(e, p, TPA_ERR_LIMIT, "nesting too deep");
-    if (*p == '{') is_obj[d >> 6] |= 1ULL << (d & 63);
+    obj = *p == '{';
+    if (obj) is_obj[d >> 6] |= 1ULL << (d & 63);
     else is_obj[d >> 6] &= ~(1ULL << (d & 63));
     d++;
     p = tpa_skip_ws(p + 1, end);
@@ -355,17 +324,23 @@ open:
     if (*p == '}' || *p == ']')
         goto close;
 member:
-    if (is_obj[(d - 1) >> 6] >> ((d - 1) & 63) & 1) {
+    if (obj) {
         const char *s; size_t n; bool esc;
         if (*p != '"')
             FAIL(e, p, TPA_ERR_SYNTAX, "expected a string key");
         if ((rc = tpa_scan_string(&p, end, e, &s, &n, &esc)) != SC_OK) return rc;
-        p = tpa_skip_ws(p, end);
-        if (p >= end) return SC_MORE;
-        if (*p != ':')
-            FAIL(e, p, TPA_ERR_SYNTAX, "expected ':' after key");
-        p = tpa_skip_ws(p + 1, end);
-        if (p >= end) return SC_MORE;
+        if (end - p > 2 && p[0] == ':' && (unsigned char)p[1] > ' ') {
+            p++;
+        } else if (end - p > 2 && p[0] == ':' && p[1] == ' ' && (unsigned char)p[2] > ' ') {
+            p += 2;
+        } else {
+            p = tpa_skip_ws(p, end);
+            if (p >= end) return SC_MORE;
+            if (*p != ':')
+                FAIL(e, p, TPA_ERR_SYNTAX, "expected ':' after key");
+            p = tpa_skip_ws(p + 1, end);
+            if (p >= end) return SC_MORE;
+        }
     }
     switch (*p) {
     case '{': case '[':
@@ -378,10 +353,19 @@ member:
     case 't': rc = expect_lit(&p, end, "true", 4, e); break;
     case 'f': rc = expect_lit(&p, end, "false", 5, e); break;
     case 'n': rc = expect_lit(&p, end, "null", 4, e); break;
-    default: rc = skip_number(&p, end, e); break;
+    default: {
+        const char *q = short_int_end(p, end);
+        if (q) { p = q; rc = SC_OK; }
+        else rc = skip_number(&p, end, e);
+        break;
+    }
     }
     if (rc != SC_OK) return rc;
 after_value:
+    if (end - p > 2 && p[0] == ',') {
+        if ((unsigned char)p[1] > ' ') { p++; goto member; }
+        if (p[1] == ' ' && (unsigned char)p[2] > ' ') { p += 2; goto member; }
+    }
     p = tpa_skip_ws(p, end);
     if (p >= end) return SC_MORE;
     if (*p == ',') {
@@ -389,14 +373,13 @@ after_value:
         if (p >= end) return SC_MORE;
         goto member;
     }
-close: {
-        bool obj = is_obj[(d - 1) >> 6] >> ((d - 1) & 63) & 1;
-        if (*p != (obj ? '}' : ']'))
-            FAIL(e, p, TPA_ERR_SYNTAX, obj ? "expected ',' or '}'" : "expected ',' or ']'");
-        p++;
-        if (--d == 0) { *pp = p; return SC_OK; }
-        goto after_value;
-    }
+close:
+    if (*p != (obj ? '}' : ']'))
+        FAIL(e, p, TPA_ERR_SYNTAX, obj ? "expected ',' or '}'" : "expected ',' or ']'");
+    p++;
+    if (--d == 0) { *pp = p; return SC_OK; }
+    obj = is_obj[(d - 1) >> 6] >> ((d - 1) & 63) & 1;
+    goto after_value;
 }
 
 /* The number grammar of tpa_scan_number, without computing the value. */

@@ -396,7 +396,9 @@ static void note_good_end(tpa_reader *r)
     default: return;
     }
     r->meta.good_end = r->buf_off + r->pos;
-    memcpy(r->meta.close, close, strlen(close) + 1);
+    /* "]}", "]", "}" or "": the first two bytes tell them apart */
+    if (r->meta.close[0] != close[0] || (close[0] && r->meta.close[1] != close[1]))
+        memcpy(r->meta.close, close, strlen(close) + 1);
 }
 
 /* XLA traces name device processes "/device:GPU:0" (or TPU) in a
@@ -446,6 +448,7 @@ static int step(tpa_reader *r, tpa_event *ev, bool *got_event, tpa_scanerr *e)
         if (*p == ']') { r->in_events = false; r->st = r->meta.object_form ? S_OBJ_NEXT : S_END; p++; break; }
         /* fall through */
     case S_ARR_ELEM:
+    element:
         if (*p == '{') {
             rc = tpa_parse_event(&p, end, ev, &r->sb, e);
             if (rc == SC_OK) {
@@ -461,7 +464,14 @@ static int step(tpa_reader *r, tpa_event *ev, bool *got_event, tpa_scanerr *e)
         if (rc == SC_OK) r->st = S_ARR_NEXT;
         break;
     case S_ARR_NEXT:
-        if (*p == ',') { r->st = S_ARR_ELEM; p++; }
+        if (*p == ',') {  /* and the element after it in the same step */
+            r->st = S_ARR_ELEM;
+            r->pos = (size_t)(p + 1 - r->buf);  /* committed: the element may need a refill */
+            p = tpa_skip_ws(p + 1, end);
+            if (p >= end) return SC_MORE;
+            start = p;
+            goto element;
+        }
         else if (*p == ']') { r->in_events = false; r->st = r->meta.object_form ? S_OBJ_NEXT : S_END; p++; }
         else return syntax(e, p, "expected ',' or ']' after an event");
         break;

@@ -226,7 +226,7 @@ void tpa_render_steps_text(FILE *f, const tpa_steps_result *res)
     for (int i = 0; i < 22 + 11 * TPA_P_COUNT + 8; i++) fputc('-', f);
     fputc('\n', f);
     for (int s = 0; s < 3; s++) {
-        int64_t v[TPA_P_COUNT], dur, busy;
+        int64_t v[TPA_P_COUNT], dur = 0, busy = 0;
         summary_row(res, s, v, &dur, &busy);
         step_line(f, STAT_NAMES[s], v, dur, busy, res->has_gpu);
     }
@@ -262,7 +262,7 @@ void tpa_render_steps_json(FILE *f, const tpa_steps_result *res)
     }
     fputs("],\n \"summary\": {", f);
     for (int s = 0; s < 3; s++) {
-        int64_t v[TPA_P_COUNT], dur, busy;
+        int64_t v[TPA_P_COUNT], dur = 0, busy = 0;
         summary_row(res, s, v, &dur, &busy);
         fprintf(f, "%s\"%s\": {", s ? ", " : "", STAT_NAMES[s]);
         json_parts(f, v, dur, busy, res->has_gpu);

@@ -259,9 +259,18 @@ static void host_span(run_ctx *c, int64_t pid, int64_t tid, int64_t ts, int64_t 
         return;
     }
     GROW(t->pend, t->npend, t->cpend);
+    /* pend is sorted: sp goes before the suffix it sorts before. In order
+     * is the usual case; otherwise a binary search (traces written by end
+     * time arrive nearly reversed, and the window holds thousands). */
     size_t i = t->npend;
-    while (i > 0 && pend_before(&sp, &t->pend[i - 1]))
-        i--;
+    if (i > 0 && pend_before(&sp, &t->pend[i - 1])) {
+        size_t lo = 0, hi = i - 1;  /* the answer lies in [lo, hi] */
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (pend_before(&sp, &t->pend[mid])) hi = mid; else lo = mid + 1;
+        }
+        i = lo;
+    }
     memmove(t->pend + i + 1, t->pend + i, (t->npend - i) * sizeof sp);
     t->pend[i] = sp;
     t->npend++;

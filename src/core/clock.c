@@ -36,6 +36,7 @@ static int cpu_has_invariant_tsc(void)
 static void read_pair(uint64_t *ticks, uint64_t *ns)
 {
     uint64_t best = UINT64_MAX;
+    *ticks = *ns = 0;
     for (int i = 0; i < 5; i++) {
         uint64_t t0 = tpi_counter_read();
         uint64_t n = tpi_mono_ns();

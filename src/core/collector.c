@@ -49,17 +49,8 @@ void tpi_collector_free(tpi_collector *c)
 
 tpi_op *tpi_col_op_grow(tpi_collector *c, uint32_t id)
 {
-    {
-        uint32_t cap = c->ops_cap ? c->ops_cap : 64;
-        while (cap <= id)
-            cap *= 2;
-        tpi_op *n = realloc(c->ops, cap * sizeof *n);
-        if (!n)
-            return NULL;
-        memset(n + c->ops_cap, 0, (cap - c->ops_cap) * sizeof *n);
-        c->ops = n;
-        c->ops_cap = cap;
-    }
+    if (tpu_reserve_index(&c->ops, &c->ops_cap, id, sizeof *c->ops, 64) != 0)
+        return NULL;
     return &c->ops[id];
 }
 

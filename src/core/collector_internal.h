@@ -42,7 +42,7 @@ struct tpi_collector {
     tpi_thread_state *th[TPI_MAX_THREADS];
     uint32_t n_th;
     tpi_op *ops;                  /* indexed by name id */
-    uint32_t ops_cap;
+    size_t ops_cap;
 
     /* current step */
     uint64_t step, epoch, batch_idx;

@@ -73,7 +73,7 @@ struct tpi_gpu {
     int events_state;         /* atomic: 0 not tried, 1 open, 2 unavailable */
     tpi_cuda_events *events;
     gpu_op *ops;              /* by name id; collector thread only */
-    uint32_t ops_cap;
+    size_t ops_cap;
     /* context id -> device, learned from kernels and copies (sync records lack it) */
     uint32_t ctx_id[MAX_CONTEXTS], ctx_dev[MAX_CONTEXTS];
     int n_ctx;
@@ -375,15 +375,8 @@ static void zone_time(void *ctx, uint32_t name_id, uint64_t step, uint64_t gpu_n
     tpi_gpu *g = ctx;
     (void)step;
     if (name_id >= g->ops_cap) {
-        uint32_t cap = g->ops_cap ? g->ops_cap : 64;
-        while (cap <= name_id)
-            cap *= 2;
-        gpu_op *n = realloc(g->ops, cap * sizeof *n);
-        if (!n)
+        if (tpu_reserve_index(&g->ops, &g->ops_cap, name_id, sizeof *g->ops, 64) != 0)
             return;
-        memset(n + g->ops_cap, 0, (cap - g->ops_cap) * sizeof *n);
-        g->ops = n;
-        g->ops_cap = cap;
     }
     gpu_op *o = &g->ops[name_id];
     if (!o->count || gpu_ns < o->min_ns)

@@ -144,11 +144,17 @@ tpi_rec *tpi_tbuf_refill(tpi_tbuf *b, uint32_t n)
         return NULL;
     tpi_pool *p = b->pool;
     tpi_chunk *c = tpi_pool_get(p);
-    /* once per chunk at most: not per event */
     if (p->low_cb && (__atomic_load_n(&p->available, __ATOMIC_RELAXED) < p->max_chunks / 2 ||
                       2 * __atomic_load_n(&p->n_free, __ATOMIC_RELAXED) <
-                          __atomic_load_n(&p->ready_target, __ATOMIC_RELAXED)))
-        p->low_cb(p->low_ctx);
+                          __atomic_load_n(&p->ready_target, __ATOMIC_RELAXED))) {
+        /* once per collector pass: the wake makes it start the next pass
+         * at once, and a second one before then would change nothing */
+        uint64_t pass = __atomic_load_n(&p->passes, __ATOMIC_ACQUIRE) + 1;
+        if (b->woke_pass != pass) {
+            b->woke_pass = pass;
+            p->low_cb(p->low_ctx);
+        }
+    }
     if (!c) {
         tpi_tbuf_count_drop(b);
         return NULL;

@@ -90,12 +90,12 @@ typedef struct tpi_chunk {
  * event, suspected first, was left as it is: pre-touching alone removed the
  * slow mode, and the collector reads that line once per drain pass, not
  * per event (tpi_collector_drain).
- * Not the whole story: measured again afterwards (bench_steps 10, load
- * ~2), the trace case stayed at 0.99-1.12x, but the aggregate-only case
- * was slow in 4 of 10 processes (1.35-1.75x, per-step medians up to 2.3x)
- * and never when the recorder and the collector were pinned to one CPU
- * (taskset -c 0: 1.00-1.05x): cross-core cache-line traffic between the
- * writer and a collector draining right behind it remains (issue 12).
+ * A later aggregate-only slow mode (1.35-1.75x in some processes) was not
+ * cache-line traffic on these lines (microbenchmarks: stores into lines
+ * the collector had read cost nothing next to the TSC reads) but a
+ * collector spending 452 instructions per zone to the writer's 93, busy
+ * all the time and trailing by ~100 MB; it now spends 265
+ * (docs/ARCHITECTURE.md, "The recorder's hot path").
  *
  * During a long drain pass (a trace window writing slower than the
  * threads record) the collector also tops up every 1024 records: measured
@@ -118,9 +118,15 @@ typedef struct tpi_pool {
     /* Called (any thread, no lock held) when a writer takes a chunk while
      * less than half the pool is available or the ready chunks run low:
      * the session wakes its collector so drained chunks come back and new
-     * ones are prepared before the writers need them. */
+     * ones are prepared before the writers need them. A writer calls it at
+     * most once per collector pass (`passes`): once the pool is exhausted
+     * every event of every thread comes through the refill path, and a
+     * wake per event (an atomic on the session's wake counter and a
+     * condition signal, lines the collector reads too) made the recording
+     * threads 2-3x slower exactly when the collector was behind. */
     void (*low_cb)(void *ctx);
     void *low_ctx;
+    TPI_LINE uint64_t passes;   /* atomic: collector passes done (tpi_pool_pass_done) */
 } tpi_pool;
 
 void tpi_pool_init(tpi_pool *p, uint64_t max_bytes);
@@ -133,6 +139,12 @@ void tpi_pool_top_up(tpi_pool *p);
 /* Collector side, during a long drain pass: tops up to the current target
  * without changing it. */
 void tpi_pool_fill(tpi_pool *p);
+/* Collector side: a drain and top-up pass is complete. */
+static inline void tpi_pool_pass_done(tpi_pool *p)
+{
+    __atomic_store_n(&p->passes, __atomic_load_n(&p->passes, __ATOMIC_RELAXED) + 1,
+                     __ATOMIC_RELEASE);
+}
 void tpi_pool_destroy(tpi_pool *p);    /* frees every free chunk and the lock */
 void tpi_pool_free_chunks(tpi_pool *p); /* frees every free chunk, lock untouched */
 
@@ -148,6 +160,7 @@ typedef struct tpi_tbuf {
     uint32_t pool_id;
     const char *pool_ptr;           /* last pool name seen by tp_mem_alloc */
     uint32_t zstack[TPI_ZSTACK];    /* name ids; high bit = begin was dropped */
+    uint64_t woke_pass;             /* pool passes + 1 at this thread's last low_cb */
     /* read by the collector */
     TPI_LINE tpi_chunk *first;      /* atomic: first chunk, for the collector */
     uint64_t dropped;               /* atomic (relaxed), written by the owner */

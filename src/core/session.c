@@ -531,6 +531,7 @@ void *tpi_session_collector_main(void *arg)
         tpi_collector_samples(s->col);
         tpi_collector_drain(s->col, tpi_ticks());
         tpi_pool_top_up(&s->pool); /* after the drain gave chunks back */
+        tpi_pool_pass_done(&s->pool);
         tpi_collector_publish_stats(s->col);
         pthread_mutex_unlock(&s->col_lock);
     }

@@ -16,6 +16,7 @@
 #include "core/collector_internal.h"
 #include "core/gpu_session.h"
 #include "core/names.h"
+#include "util/buf.h"
 #include "util/fileio.h"
 
 #define EACH_SINK(c, k)                                                     \
@@ -106,14 +107,9 @@ void tpi_col_deliver(tpi_collector *c, const tpi_event *e)
 
 tpi_step_op *tpi_col_new_step_op(tpi_collector *c, tpi_op *op, uint32_t name_id, int background)
 {
-    if (c->n_step_ops == c->cap_step_ops) {
-        size_t cap = c->cap_step_ops ? c->cap_step_ops * 2 : 16;
-        tpi_step_op *n = realloc(c->step_ops, cap * sizeof *n);
-        if (!n)
-            return NULL;
-        c->step_ops = n;
-        c->cap_step_ops = cap;
-    }
+    if (tpu_reserve_items(&c->step_ops, &c->cap_step_ops, c->n_step_ops + 1, sizeof *c->step_ops,
+                          16) != 0)
+        return NULL;
     op->step_seq = c->step_seq + 1;
     op->step_slot = c->n_step_ops++;
     tpi_step_op *so = &c->step_ops[op->step_slot];

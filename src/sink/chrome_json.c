@@ -28,6 +28,7 @@
 #define MAX_TIDS 1024
 #define FLUSH_AT (256 * 1024)
 #define MAX_GPU_TRACKS 256
+#define MAX_CACHED_NAME_ID (1u << 20)
 
 typedef struct chrome_sink {
     tpi_sink base;
@@ -43,6 +44,11 @@ typedef struct chrome_sink {
     int n_tids;
     uint64_t gpu_tracks[MAX_GPU_TRACKS]; /* device << 32 | stream, named in this file */
     int n_gpu_tracks;
+    /* Escaped names by name id (offset + 1 into `names`, 0 = not yet), so
+     * a zone's name is escaped once per session, not once per event. */
+    tpu_buf names;
+    uint32_t *name_at;
+    size_t name_cap;
 } chrome_sink;
 
 static int is_open(const chrome_sink *c)
@@ -85,34 +91,52 @@ static int write_out(chrome_sink *c)
 }
 
 /* Microseconds with 3 decimals, trailing zeros trimmed. */
-static void put_us(tpu_buf *b, uint64_t ns)
+/* The cache slot of name_id (grown on demand), NULL when not cached. */
+static uint32_t *name_slot(chrome_sink *c, uint32_t name_id)
 {
-    char tmp[32];
-    uint64_t us = ns / 1000, frac = ns % 1000;
-    int n;
-    if (!frac)
-        n = snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)us);
-    else if (frac % 100 == 0)
-        n = snprintf(tmp, sizeof tmp, "%llu.%llu", (unsigned long long)us,
-                     (unsigned long long)(frac / 100));
-    else if (frac % 10 == 0)
-        n = snprintf(tmp, sizeof tmp, "%llu.%02llu", (unsigned long long)us,
-                     (unsigned long long)(frac / 10));
-    else
-        n = snprintf(tmp, sizeof tmp, "%llu.%03llu", (unsigned long long)us,
-                     (unsigned long long)frac);
-    tpu_buf_append(b, tmp, (size_t)n);
+    if (name_id == 0 || name_id >= MAX_CACHED_NAME_ID)
+        return NULL;
+    if (tpu_reserve_index(&c->name_at, &c->name_cap, name_id, sizeof *c->name_at, 256) != 0)
+        return NULL;
+    return &c->name_at[name_id];
 }
 
-static void begin_event(chrome_sink *c, const char *ph, const char *name, uint32_t tid)
+/* The JSON-escaped name, NUL-terminated in the cache, or escaped straight
+ * into the event when it cannot be cached. */
+static void put_name(chrome_sink *c, const char *name, uint32_t name_id)
+{
+    uint32_t *slot = name_slot(c, name_id);
+    if (slot && *slot == 0 && !c->names.oom && c->names.len < UINT32_MAX / 2) {
+        size_t at = c->names.len;
+        tpu_json_escape(&c->names, name, strlen(name));
+        tpu_buf_putc(&c->names, '\0');
+        if (!c->names.oom)
+            *slot = (uint32_t)at + 1;
+    }
+    if (slot && *slot)
+        tpu_buf_puts(&c->buf, c->names.data + *slot - 1);
+    else
+        tpu_json_escape(&c->buf, name, strlen(name));
+}
+
+static void begin_event_id(chrome_sink *c, const char *ph, const char *name, uint32_t name_id,
+                           uint32_t tid)
 {
     tpu_buf *b = &c->buf;
     uint32_t t = tid ? small_tid(c, tid) : 0;
     tpu_buf_puts(b, c->n_events++ ? ",\n{\"ph\":\"" : "\n{\"ph\":\"");
     tpu_buf_puts(b, ph);
     tpu_buf_puts(b, "\",\"name\":\"");
-    tpu_json_escape(b, name, strlen(name));
-    tpu_buf_printf(b, "\",\"pid\":%d,\"tid\":%u", c->base.env->pid, t);
+    put_name(c, name, name_id);
+    tpu_buf_puts(b, "\",\"pid\":");
+    tpu_buf_put_i64(b, c->base.env->pid);
+    tpu_buf_puts(b, ",\"tid\":");
+    tpu_buf_put_u64(b, t);
+}
+
+static void begin_event(chrome_sink *c, const char *ph, const char *name, uint32_t tid)
+{
+    begin_event_id(c, ph, name, 0, tid);
 }
 
 static void meta(chrome_sink *c, const char *what, uint32_t tid, const char *name, uint32_t os_tid)
@@ -169,11 +193,11 @@ static void cj_thread_name(tpi_sink *k, uint32_t tid, const char *name)
 static void slice(chrome_sink *c, const tpi_event *e)
 {
     tpu_buf *b = &c->buf;
-    begin_event(c, "X", e->name ? e->name : "", e->tid);
+    begin_event_id(c, "X", e->name ? e->name : "", e->name ? e->name_id : 0, e->tid);
     tpu_buf_puts(b, ",\"ts\":");
-    put_us(b, e->ts_ns);
+    tpu_buf_put_us(b, e->ts_ns);
     tpu_buf_puts(b, ",\"dur\":");
-    put_us(b, e->dur_ns);
+    tpu_buf_put_us(b, e->dur_ns);
     if (e->is_step)
         tpu_buf_puts(b, ",\"cat\":\"user_annotation\"");
     if (e->unterminated || e->args_json) {
@@ -245,9 +269,9 @@ static void gpu_track(chrome_sink *c, uint32_t device, uint32_t stream)
 static void gpu_times(tpu_buf *b, const tpi_event *e)
 {
     tpu_buf_puts(b, ",\"ts\":");
-    put_us(b, e->ts_ns);
+    tpu_buf_put_us(b, e->ts_ns);
     tpu_buf_puts(b, ",\"dur\":");
-    put_us(b, e->dur_ns);
+    tpu_buf_put_us(b, e->dur_ns);
 }
 
 static void gpu_flow(chrome_sink *c, const char *ph, uint32_t pid, uint32_t tid, uint64_t ts,
@@ -255,7 +279,7 @@ static void gpu_flow(chrome_sink *c, const char *ph, uint32_t pid, uint32_t tid,
 {
     gpu_begin(c, ph, "ac2g", pid, tid);
     tpu_buf_printf(&c->buf, ",\"id\":%u,\"cat\":\"ac2g\",\"ts\":", id);
-    put_us(&c->buf, ts);
+    tpu_buf_put_us(&c->buf, ts);
     tpu_buf_puts(&c->buf, ph[0] == 'f' ? ",\"bp\":\"e\"}" : "}");
 }
 
@@ -323,23 +347,23 @@ static void cj_event(tpi_sink *k, const tpi_event *e)
         slice(c, e);
         break;
     case TPI_EV_COUNTER:
-        begin_event(c, "C", e->name ? e->name : "", e->tid);
+        begin_event_id(c, "C", e->name ? e->name : "", e->name ? e->name_id : 0, e->tid);
         tpu_buf_puts(b, ",\"ts\":");
-        put_us(b, e->ts_ns);
+        tpu_buf_put_us(b, e->ts_ns);
         tpu_buf_puts(b, ",\"args\":{\"value\":");
         tpu_json_format_double(b, e->value);
         tpu_buf_puts(b, "}}");
         break;
     case TPI_EV_INSTANT:
-        begin_event(c, "i", e->name ? e->name : "", e->tid);
+        begin_event_id(c, "i", e->name ? e->name : "", e->name ? e->name_id : 0, e->tid);
         tpu_buf_puts(b, ",\"s\":\"t\",\"ts\":");
-        put_us(b, e->ts_ns);
+        tpu_buf_put_us(b, e->ts_ns);
         tpu_buf_putc(b, '}');
         break;
     case TPI_EV_MEMORY:
         begin_event(c, "i", "[memory]", e->tid);
         tpu_buf_puts(b, ",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"ts\":");
-        put_us(b, e->ts_ns);
+        tpu_buf_put_us(b, e->ts_ns);
         tpu_buf_printf(b,
                        ",\"args\":{\"Total Reserved\":%llu,\"Total Allocated\":%llu,"
                        "\"Bytes\":%lld,\"Addr\":%llu,\"Device Type\":%d,\"Device Id\":%d}}",
@@ -448,6 +472,8 @@ static void cj_destroy(tpi_sink *k)
         gzclose(c->gz);
 #endif
     tpu_buf_free(&c->buf);
+    tpu_buf_free(&c->names);
+    free(c->name_at);
     free(c);
 }
 

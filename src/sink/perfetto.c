@@ -163,14 +163,8 @@ static uint32_t counter_index(pf_sink *p, const char *name)
 
 static pf_rec *push(pf_sink *p)
 {
-    if (p->n_recs == p->cap_recs) {
-        size_t cap = p->cap_recs ? p->cap_recs * 2 : 1024;
-        pf_rec *r = realloc(p->recs, cap * sizeof *r);
-        if (!r)
-            return NULL;
-        p->recs = r;
-        p->cap_recs = cap;
-    }
+    if (tpu_reserve_items(&p->recs, &p->cap_recs, p->n_recs + 1, sizeof *p->recs, 1024) != 0)
+        return NULL;
     pf_rec *r = &p->recs[p->n_recs++];
     memset(r, 0, sizeof *r);
     r->order = p->order++;

@@ -10,6 +10,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <string.h>
 
 typedef struct tpu_buf {
     char *data;  /* NUL-terminated when len > 0 or after tpu_buf_cstr */
@@ -20,11 +21,40 @@ typedef struct tpu_buf {
 
 /* Ensures room for `extra` more bytes (+ a NUL). Returns 0, or -1 on OOM. */
 int tpu_buf_reserve(tpu_buf *b, size_t extra);
-void tpu_buf_append(tpu_buf *b, const void *data, size_t n);
-void tpu_buf_puts(tpu_buf *b, const char *s);
-void tpu_buf_putc(tpu_buf *b, char c);
+void tpu_buf_append_slow(tpu_buf *b, const void *data, size_t n);
+
+/* Inline when the bytes fit (the trace writers append ~10 pieces per
+ * event; the calls cost more than the copies). An OOM buffer has cap 0
+ * left unchanged or len + n + 1 > cap, so it takes the slow path. */
+static inline void tpu_buf_append(tpu_buf *b, const void *data, size_t n)
+{
+    if (__builtin_expect(b->len + n < b->cap && !b->oom, 1)) {
+        memcpy(b->data + b->len, data, n);
+        b->len += n;
+        b->data[b->len] = '\0';
+        return;
+    }
+    tpu_buf_append_slow(b, data, n);
+}
+
+static inline void tpu_buf_puts(tpu_buf *b, const char *s) { tpu_buf_append(b, s, strlen(s)); }
+
+static inline void tpu_buf_putc(tpu_buf *b, char c) { tpu_buf_append(b, &c, 1); }
+/* Decimal integers without printf (trace writers format several per event). */
+void tpu_buf_put_u64(tpu_buf *b, unsigned long long v);
+void tpu_buf_put_i64(tpu_buf *b, long long v);
+/* ns as microseconds: "12", "12.5", "12.05", "12.345" (no trailing zeros). */
+void tpu_buf_put_us(tpu_buf *b, unsigned long long ns);
 void tpu_buf_printf(tpu_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void tpu_buf_vprintf(tpu_buf *b, const char *fmt, va_list ap);
+/* Grows the array *items (a T **, of *cap elements of `elem` bytes, doubling from
+ * `first`) to hold at least `need`. Returns 0, or -1 on OOM (array kept). */
+int tpu_reserve_items(void *items, size_t *cap, size_t need, size_t elem, size_t first);
+
+/* tpu_reserve_items for a table indexed by id: room for index `id`, the
+ * new elements zeroed. */
+int tpu_reserve_index(void *items, size_t *cap, size_t id, size_t elem, size_t first);
+
 /* Always returns a NUL-terminated string ("" for an empty buffer). */
 const char *tpu_buf_cstr(tpu_buf *b);
 /* Empties the buffer, keeping its memory. */

@@ -188,12 +188,12 @@ TP_TEST(number_fast_paths_match_general)
         size_t n = strlen(texts[i]);
         tpa_num num;
         CHECK(tpa_parse_num_text(texts[i], n, &num));
-        int64_t want, got;
+        int64_t want, got = 0;
         if (tpa_num_us_to_ns(&num, &want) && want < 4000000000000000000LL) {
             CHECK_EQ_INT(tpa_scan_us_fast(doc, doc + strlen(doc), &got), n);
             CHECK_EQ_INT(got, want);
         }
-        uint64_t v;
+        uint64_t v = 0;
         if (num.is_int && tpa_num_to_i64(&num, &want) && n <= 18) {
             CHECK_EQ_INT(tpa_scan_small_uint(doc, doc + strlen(doc), &v), n);
             CHECK_EQ_INT((int64_t)v, want);
@@ -207,7 +207,7 @@ TP_TEST(number_fast_paths_match_general)
         char doc[64];
         snprintf(doc, sizeof doc, "%s, \"next\": 1}, {\"more\": \"x\"}", declined[i]);
         int64_t ns;
-        uint64_t v;
+        uint64_t v = 0;
         CHECK_EQ_INT(tpa_scan_us_fast(doc, doc + strlen(doc), &ns), 0);
         CHECK_EQ_INT(tpa_scan_small_uint(doc, doc + strlen(doc), &v), 0);
     }

@@ -32,6 +32,79 @@ TP_TEST(buf_grows_and_formats)
     tpu_buf_free(&b);
 }
 
+/* tpu_buf_put_u64(v) against printf; 1 when they agree. */
+static int u64_matches_printf(unsigned long long v)
+{
+    char want[32];
+    tpu_buf b = {0};
+    tpu_buf_put_u64(&b, v);
+    snprintf(want, sizeof want, "%llu", v);
+    int ok = strcmp(tpu_buf_cstr(&b), want) == 0;
+    if (!ok)
+        CHECK_STR(tpu_buf_cstr(&b), want);
+    tpu_buf_free(&b);
+    return ok;
+}
+
+/* The printf-free integer writers agree with printf, the microsecond
+ * writer with the "%llu.%03llu minus trailing zeros" form traces use. */
+TP_TEST(buf_integers_match_printf)
+{
+    static const unsigned long long u[] = {0, 1, 9, 10, 999, 1000, 1001, 1010, 1100, 12345678,
+                                           999999999999ull, 18446744073709551615ull};
+    static const long long i[] = {0, -1, 1, -10, 2147483647, -2147483648LL,
+                                  9223372036854775807LL, -9223372036854775807LL - 1};
+    char want[64];
+    for (size_t k = 0; k < sizeof u / sizeof u[0]; k++) {
+        CHECK(u64_matches_printf(u[k]));
+        tpu_buf b = {0};
+        tpu_buf_put_us(&b, u[k]);
+        int n = snprintf(want, sizeof want, "%llu.%03llu", u[k] / 1000, u[k] % 1000);
+        while (want[n - 1] == '0')
+            want[--n] = '\0';
+        if (want[n - 1] == '.')
+            want[--n] = '\0';
+        CHECK_STR(tpu_buf_cstr(&b), want);
+        tpu_buf_free(&b);
+    }
+    uint64_t x = 88172645463325252ull; /* xorshift: values of every magnitude */
+    for (int k = 0; k < 20000; k++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        if (!u64_matches_printf(x >> (k % 64)))
+            break;
+    }
+    for (size_t k = 0; k < sizeof i / sizeof i[0]; k++) {
+        tpu_buf b = {0};
+        tpu_buf_put_i64(&b, i[k]);
+        snprintf(want, sizeof want, "%lld", i[k]);
+        CHECK_STR(tpu_buf_cstr(&b), want);
+        tpu_buf_free(&b);
+    }
+}
+
+TP_TEST(reserve_grows_and_zeroes)
+{
+    int *v = NULL;
+    size_t cap = 0;
+    CHECK_EQ_INT(tpu_reserve_items(&v, &cap, 3, sizeof *v, 4), 0);
+    CHECK_EQ_INT(cap, 4);
+    CHECK_EQ_INT(tpu_reserve_items(&v, &cap, 9, sizeof *v, 4), 0);
+    CHECK_EQ_INT(cap, 16);
+    v[15] = 7;
+    CHECK_EQ_INT(tpu_reserve_items(&v, &cap, 16, sizeof *v, 4), 0); /* fits: unchanged */
+    CHECK_EQ_INT(cap, 16);
+    CHECK_EQ_INT(tpu_reserve_index(&v, &cap, 40, sizeof *v, 4), 0);
+    CHECK_EQ_INT(cap, 64);
+    CHECK_EQ_INT(v[15], 7);
+    int zero = 1;
+    for (size_t i = 16; i < cap; i++)
+        zero &= v[i] == 0;
+    CHECK(zero);
+    free(v);
+}
+
 TP_TEST(json_structure_and_commas)
 {
     tpu_buf b = {0};
@@ -162,6 +235,8 @@ TP_TEST(sanitize_component)
 int main(void)
 {
     RUN(buf_grows_and_formats);
+    RUN(buf_integers_match_printf);
+    RUN(reserve_grows_and_zeroes);
     RUN(json_structure_and_commas);
     RUN(json_pretty);
     RUN(json_escapes_and_bad_utf8);
