@@ -90,12 +90,12 @@ typedef struct tpi_chunk {
  * event, suspected first, was left as it is: pre-touching alone removed the
  * slow mode, and the collector reads that line once per drain pass, not
  * per event (tpi_collector_drain).
- * A later aggregate-only slow mode (1.35-1.75x in some processes) was not
- * cache-line traffic on these lines (microbenchmarks: stores into lines
- * the collector had read cost nothing next to the TSC reads) but a
- * collector spending 452 instructions per zone to the writer's 93, busy
- * all the time and trailing by ~100 MB; it now spends 265
- * (docs/ARCHITECTURE.md, "The recorder's hot path").
+ * A later slow mode (1.35-2.6x in some processes and periods) came from
+ * writers storing into recycled chunks whose lines the collector still
+ * held after reading them: drained chunks are now flushed from the caches
+ * before reuse (give_back in recorder.c). The collector was also made
+ * cheaper (452 -> 265 instructions per zone) and a writer wakes it at most
+ * once per pass (docs/ARCHITECTURE.md, "The recorder's hot path").
  *
  * During a long drain pass (a trace window writing slower than the
  * threads record) the collector also tops up every 1024 records: measured
