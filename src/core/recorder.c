@@ -184,7 +184,7 @@ tpi_rec *tpi_tbuf_refill(tpi_tbuf *b, uint32_t n)
  * processes and periods (a coherence cost of the host; the invalidations
  * are not prefetched: prefetchw did not help, nor did the collector writing
  * each line or zeroing the chunk); into lines flushed to memory it is as
- * fast as into its own (docs/ARCHITECTURE.md, "The recorder's hot path").
+ * fast as into its own (bench/core/bench_lines; docs/ARCHITECTURE.md).
  * One flush per cache line, in the collector, off the training thread.
  * Other architectures give the chunk back as it is. */
 #if defined(__x86_64__) || defined(__i386__)
