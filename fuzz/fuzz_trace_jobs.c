@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/hash.h"
 #include "analyze/analyze.h"
 #include "analyze/parallel.h"
 
@@ -20,9 +21,7 @@ typedef struct digest {
 
 static uint64_t mix(uint64_t h, const void *p, size_t n)
 {
-    const unsigned char *c = p;
-    for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 1099511628211ULL;
-    return h;
+    return (h ^ tpu_hash_bytes(p, n)) * 1099511628211ULL;
 }
 
 static digest read_all(const uint8_t *doc, size_t n, int jobs, bool lenient)

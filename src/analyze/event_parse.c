@@ -153,23 +153,6 @@ static inline __attribute__((always_inline)) int read_id(const char **pp, const 
     return tpa_skip_value(pp, end, e, 1);
 }
 
-static inline __attribute__((always_inline)) int expect_colon(const char **pp, const char *end, tpa_scanerr *e)
-{
-    const char *p = *pp;
-    if (end - p > 2 && p[0] == ':') {  /* fast path: ":x" or ": x" */
-        if ((unsigned char)p[1] > ' ') { *pp = p + 1; return SC_OK; }
-        if (p[1] == ' ' && (unsigned char)p[2] > ' ') { *pp = p + 2; return SC_OK; }
-    }
-    p = tpa_skip_ws(p, end);
-    if (p >= end) return SC_MORE;
-    if (*p != ':')
-        FAIL(e, p, TPA_ERR_SYNTAX, "expected ':' after key");
-    p = tpa_skip_ws(p + 1, end);
-    if (p >= end) return SC_MORE;
-    *pp = p;
-    return SC_OK;
-}
-
 /* After a member value: ',' (returns 1, cursor at next key) or '}' (0). */
 static inline __attribute__((always_inline)) int next_member(const char **pp, const char *end, int *more, tpa_scanerr *e)
 {
@@ -236,7 +219,7 @@ static int parse_args(const char **pp, const char *end, tpa_event *ev, tpa_strbu
     while (more) {
         const char *k; size_t kn; bool esc;
         if ((rc = tpa_scan_string(pp, end, e, &k, &kn, &esc)) != SC_OK) return rc;
-        if ((rc = expect_colon(pp, end, e)) != SC_OK) return rc;
+        if ((rc = tpa_expect_colon(pp, end, e)) != SC_OK) return rc;
         if (KEY_IS(k, kn, "device") && **pp != '"' && **pp != '{' && **pp != '[') {
             tpa_num num;
             if ((rc = tpa_scan_number(pp, end, e, &num)) != SC_OK) return rc;
@@ -333,7 +316,7 @@ static int parse_member(const char **pp, const char *end, const char *base, tpa_
         if ((rc = tpa_scan_string(pp, end, e, &k, &kn, &esc)) != SC_OK) return rc;
         key = key_of(k, kn);
     }
-    if ((rc = expect_colon(pp, end, e)) != SC_OK) return rc;
+    if ((rc = tpa_expect_colon(pp, end, e)) != SC_OK) return rc;
     const char *v = *pp;
     switch (key) {
     case K_PH:
@@ -412,7 +395,7 @@ const char *tpa_obj_find(const char *obj, const char *end, const char *key)
     while (more) {
         const char *k; size_t kn; bool esc;
         if (tpa_scan_string(&p, end, &e, &k, &kn, &esc) != SC_OK) return NULL;
-        if (expect_colon(&p, end, &e) != SC_OK) return NULL;
+        if (tpa_expect_colon(&p, end, &e) != SC_OK) return NULL;
         if (kn == keylen && memcmp(k, key, kn) == 0)
             return p;
         if (tpa_skip_value(&p, end, &e, 1) != SC_OK) return NULL;
@@ -472,7 +455,7 @@ bool tpa_obj_each(const char *obj, const char *end, tpa_member_fn fn, void *user
     while (more) {
         const char *k; size_t kn; bool esc;
         if (tpa_scan_string(&p, end, &e, &k, &kn, &esc) != SC_OK) return false;
-        if (expect_colon(&p, end, &e) != SC_OK) return false;
+        if (tpa_expect_colon(&p, end, &e) != SC_OK) return false;
         const char *v = p;
         if (tpa_skip_value(&p, end, &e, 1) != SC_OK) return false;
         if (!fn(k, kn, v, p, user)) return true;

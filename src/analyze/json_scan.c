@@ -329,18 +329,7 @@ member:
         if (*p != '"')
             FAIL(e, p, TPA_ERR_SYNTAX, "expected a string key");
         if ((rc = tpa_scan_string(&p, end, e, &s, &n, &esc)) != SC_OK) return rc;
-        if (end - p > 2 && p[0] == ':' && (unsigned char)p[1] > ' ') {
-            p++;
-        } else if (end - p > 2 && p[0] == ':' && p[1] == ' ' && (unsigned char)p[2] > ' ') {
-            p += 2;
-        } else {
-            p = tpa_skip_ws(p, end);
-            if (p >= end) return SC_MORE;
-            if (*p != ':')
-                FAIL(e, p, TPA_ERR_SYNTAX, "expected ':' after key");
-            p = tpa_skip_ws(p + 1, end);
-            if (p >= end) return SC_MORE;
-        }
+        if ((rc = tpa_expect_colon(&p, end, e)) != SC_OK) return rc;
     }
     switch (*p) {
     case '{': case '[':

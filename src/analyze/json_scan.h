@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "analyze.h" /* TPA_ERR_* */
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
@@ -64,6 +66,30 @@ static inline const char *tpa_skip_ws(const char *p, const char *end)
     while (p < end && tpa_is_ws(*p))
         p++;
     return p;
+}
+
+/* After a member's key: the ':' and the whitespace around it, *pp left on
+ * the value. ":x" and ": x" take the fast path. */
+static inline __attribute__((always_inline)) int tpa_expect_colon(const char **pp, const char *end,
+                                                                  tpa_scanerr *e)
+{
+    const char *p = *pp;
+    if (end - p > 2 && p[0] == ':') {
+        if ((unsigned char)p[1] > ' ') { *pp = p + 1; return SC_OK; }
+        if (p[1] == ' ' && (unsigned char)p[2] > ' ') { *pp = p + 2; return SC_OK; }
+    }
+    p = tpa_skip_ws(p, end);
+    if (p >= end) return SC_MORE;
+    if (*p != ':') {
+        e->at = p;
+        e->code = TPA_ERR_SYNTAX;
+        e->msg = "expected ':' after key";
+        return SC_ERR;
+    }
+    p = tpa_skip_ws(p + 1, end);
+    if (p >= end) return SC_MORE;
+    *pp = p;
+    return SC_OK;
 }
 
 /* How many of the 8 bytes at p are ASCII digits before the first one that

@@ -5,6 +5,7 @@
  * corrupted input; windows from a few bytes up so cuts land everywhere.
  * Also `report` over several files at once (report_jobs.c). Runs under TSan
  * (label concurrency). */
+#include "util/hash.h"
 #include "analyze/analyze.h"
 #include "analyze/parallel.h"
 #include "analyze/split.h"
@@ -30,9 +31,7 @@ typedef struct capture {
 
 static uint64_t mix(uint64_t h, const void *p, size_t n)
 {
-    const unsigned char *c = p;
-    for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 1099511628211ULL;
-    return h;
+    return (h ^ tpu_hash_bytes(p, n)) * 1099511628211ULL;
 }
 
 static uint64_t event_fp(const tpa_event *ev)
