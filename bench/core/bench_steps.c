@@ -269,21 +269,30 @@ static double loadavg1(void)
     return l;
 }
 
+static const char *const CASES[2] = {"aggregate", "trace"};
+
+/* The session of case t (0 aggregate-only, 1 trace window) logging under
+ * dir/<case>, that directory in sub; exits when it cannot open. */
+static tp_session *open_case(const char *dir, int t, char *sub, size_t n)
+{
+    snprintf(sub, n, "%s/%s", dir, CASES[t]);
+    tp_session *s = open_session(sub, t);
+    if (!s)
+        exit(1);
+    return s;
+}
+
 /* One run: both cases, one line each, into `out` (a pipe to the parent). */
 static void one_run(const char *dir, FILE *out)
 {
-    static const char *names[2] = {"aggregate", "trace"};
     for (int t = 0; t < 2; t++) {
         char sub[300];
-        snprintf(sub, sizeof sub, "%s/%s", dir, names[t]);
-        tp_session *s = open_session(sub, t);
-        if (!s)
-            exit(1);
+        tp_session *s = open_case(dir, t, sub, sizeof sub);
         case_result r = {0};
         run_case(s, &r);
         tp_session_close(s, NULL);
         r.dropped = dropped_events(sub);
-        fprintf(out, "%s %.3f %.3f %.3f %.1f %.1f %.1f %.1f %.1f %d %d %d %d %d %lld\n", names[t],
+        fprintf(out, "%s %.3f %.3f %.3f %.1f %.1f %.1f %.1f %.1f %d %d %d %d %d %lld\n", CASES[t],
                 r.clock_ns, r.zone_ns, r.step_ratio, r.p50, r.p9999, r.max, r.clock_p9999, r.clock_max,
                 r.stalls[0], r.stalls[1], r.stalls[2], r.stalls[3], r.clock_stalls, r.dropped);
     }
@@ -324,14 +333,10 @@ static void drain_now(tp_session *s)
 
 static void callgrind_counts(const char *dir)
 {
-    static const char *names[2] = {"aggregate", "trace"};
     int steps = g_steps < 10 ? g_steps : 10;
     for (int t = 0; t < 2; t++) {
         char sub[300];
-        snprintf(sub, sizeof sub, "%s/%s", dir, names[t]);
-        tp_session *s = open_session(sub, t);
-        if (!s)
-            exit(1);
+        tp_session *s = open_case(dir, t, sub, sizeof sub);
         bench_zone_block(s, g_zones); /* registration and first chunk */
         tp_step_end(s, 1);
         drain_now(s);
@@ -359,7 +364,7 @@ static void callgrind_counts(const char *dir)
         tp_session_close(s, NULL);
         printf("callgrind %s: instructions per zone %.2f (per step of %d zones: min %.0f max "
                "%.0f), per two clock reads %.2f; collector per zone %.2f (min %.2f)\n",
-               names[t], zmin / g_zones, g_zones, zmin, zmax, cmin / g_zones, dmax / g_zones,
+               CASES[t], zmin / g_zones, g_zones, zmin, zmax, cmin / g_zones, dmax / g_zones,
                dmin / g_zones);
     }
 }

@@ -177,7 +177,7 @@ void tpi_col_close_zone(tpi_collector *c, tpi_thread_state *t, uint64_t end_ns, 
             op->top_level = 1;
     }
     if (t->depth == 0 && op)
-        tpi_col_add_step_op(c, op, z->name_id, dur, !t->is_step_thread);
+        tpi_col_add_step_op(c, op, dur, !t->is_step_thread);
     if (z->window && z->window == c->window_seq) {
         char abuf[1600]; /* 240 bytes of args, each escaped to at most 6 */
         tpi_event e = {0};
@@ -268,7 +268,7 @@ static void complete_zone(tpi_collector *c, tpi_thread_state *t, uint32_t name_i
     if (op)
         tpi_dstat_add(&op->d, dur, dur);
     if (t->depth == 0 && op)
-        tpi_col_add_step_op(c, op, name_id, dur, !t->is_step_thread);
+        tpi_col_add_step_op(c, op, dur, !t->is_step_thread);
     if (!c->window_seq)
         return;
     tpi_event e = {0};

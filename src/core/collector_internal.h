@@ -92,17 +92,18 @@ void tpi_col_step_end(tpi_collector *c, tpi_thread_state *t, uint64_t ts, uint64
 void tpi_col_epoch_end(tpi_collector *c);
 void tpi_col_update_window(tpi_collector *c, uint64_t ts);
 void tpi_col_close_window(tpi_collector *c);
-/* The row of `op` (the entry of name_id) in this step's table, added on
- * its first top-level zone of the step; NULL on OOM. */
-tpi_step_op *tpi_col_new_step_op(tpi_collector *c, tpi_op *op, uint32_t name_id, int background);
+/* The row of `op` (an entry of c->ops, so its name id is its index) in
+ * this step's table, added on its first top-level zone of the step; NULL
+ * on OOM. */
+tpi_step_op *tpi_col_new_step_op(tpi_collector *c, tpi_op *op, int background);
 
 /* Adds a top-level zone of `op` to this step's rows. */
-static inline void tpi_col_add_step_op(tpi_collector *c, tpi_op *op, uint32_t name_id,
-                                       uint64_t dur_ns, int background)
+static inline void tpi_col_add_step_op(tpi_collector *c, tpi_op *op, uint64_t dur_ns,
+                                       int background)
 {
     tpi_step_op *so = __builtin_expect(op->step_seq == c->step_seq + 1, 1)
                           ? &c->step_ops[op->step_slot]
-                          : tpi_col_new_step_op(c, op, name_id, background);
+                          : tpi_col_new_step_op(c, op, background);
     if (so) {
         so->count++;
         so->total_s += (double)dur_ns * 1e-9;

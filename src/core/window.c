@@ -105,8 +105,9 @@ void tpi_col_deliver(tpi_collector *c, const tpi_event *e)
     }
 }
 
-tpi_step_op *tpi_col_new_step_op(tpi_collector *c, tpi_op *op, uint32_t name_id, int background)
+tpi_step_op *tpi_col_new_step_op(tpi_collector *c, tpi_op *op, int background)
 {
+    uint32_t name_id = (uint32_t)(op - c->ops);
     if (tpu_reserve_items(&c->step_ops, &c->cap_step_ops, c->n_step_ops + 1, sizeof *c->step_ops,
                           16) != 0)
         return NULL;

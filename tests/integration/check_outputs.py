@@ -14,7 +14,6 @@ import json
 import os
 import shutil
 import signal
-import struct
 import subprocess
 import sys
 import tempfile
@@ -24,6 +23,9 @@ OUT_STEPS = sys.argv[1]
 EXAMPLES = os.environ.get("TP_EXAMPLES_DIR", "build/examples")
 TRAIN_MLP = os.path.join(EXAMPLES, "train_mlp")
 FAILS = []
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "exporters"))
+import pbdecode  # noqa: E402
 
 
 def check(cond, msg):
@@ -44,49 +46,14 @@ def load(path):
 
 
 def tb_steps(path):
-    """Steps of the TensorBoard events that carry a summary (TFRecord framing,
-    Event.step = field 2 varint, Event.summary = field 5)."""
-    data = open(path, "rb").read()
-    steps, off = [], 0
-    while off + 12 <= len(data):
-        (n,) = struct.unpack_from("<Q", data, off)
-        rec = data[off + 12: off + 12 + n]
-        off += 12 + n + 4
-        i, step, has_summary = 0, None, False
-        while i < len(rec):
-            key = rec[i]
-            i += 1
-            field, wire = key >> 3, key & 7
-            if wire == 0:
-                v, shift = 0, 0
-                while True:
-                    b = rec[i]
-                    i += 1
-                    v |= (b & 0x7F) << shift
-                    shift += 7
-                    if not b & 0x80:
-                        break
-                if field == 2:
-                    step = v
-            elif wire == 1:
-                i += 8
-            elif wire == 2:
-                ln, shift = 0, 0
-                while True:
-                    b = rec[i]
-                    i += 1
-                    ln |= (b & 0x7F) << shift
-                    shift += 7
-                    if not b & 0x80:
-                        break
-                has_summary |= field == 5
-                i += ln
-            elif wire == 5:
-                i += 4
-            else:
-                break
-        if has_summary:
-            steps.append(step or 0)
+    """Steps of the TensorBoard events that carry a summary (Event.step =
+    field 2, Event.summary = field 5), read with the exporter tests'
+    independent TFRecord/protobuf decoder (both CRCs checked)."""
+    steps = []
+    for body in pbdecode.tfrecords(path):
+        m = pbdecode.msg(body)
+        if 5 in m:
+            steps.append(pbdecode.one(m, 2, 0))
     return steps
 
 
