@@ -1,0 +1,50 @@
+/* view.h - the report page's views: one data model, gathered in one pass,
+ * rendered into views.
+ *
+ * The page (`trainprof report --html`, a run's report.html, `diff --html`)
+ * is one JSON object in <script id="trainprof-data"> plus the stylesheet and
+ * the scripts under src/analyze/web/. Each view owns one top-level key of
+ * that object and one script, web/view_<key>.js, which registers itself with
+ * the page (see web/common.js) and reads only D[<key>] (and D.meta).
+ *
+ * On the C side a view is a collector: the page builder reads each trace of
+ * its input once and hands every event to every collector, so adding a view
+ * costs one feed call per event, never another pass over a trace. A
+ * collector keeps bounded memory whatever the trace size, and writes its
+ * JSON value at the end.
+ *
+ * A collector that needs nothing from the traces (the run directory's own
+ * files, a job directory's rank summaries) leaves feed NULL and reads what
+ * it needs in begin or json.
+ */
+#ifndef TRAINPROF_ANALYZE_VIEW_H
+#define TRAINPROF_ANALYZE_VIEW_H
+
+#include "analyze.h"
+#include "util/json.h"
+
+/* What the builder tells every collector about the page being built. */
+typedef struct tpa_view_input {
+    const char *input;          /* what the user named: a trace, a run directory, a job directory */
+    bool run_dir;               /* input is a run directory (profiler_traces/ inside) */
+    bool job_dir;               /* input is a job directory (job.json, rank<r>/ inside) */
+    const char *const *traces;  /* the trace files the builder reads, in order */
+    int n_traces;
+} tpa_view_input;
+
+typedef struct tpa_view_class {
+    const char *key;            /* the page data's top-level key, e.g. "operators" */
+    /* A fresh state for one page; NULL on allocation failure (the view is left out). */
+    void *(*begin)(const tpa_view_input *in);
+    /* Each trace file in turn: file_begin, then every event (kind is
+     * tpa_classify(ev)), then file_end with the reader's metadata.
+     * Any of the three may be NULL. */
+    void (*file_begin)(void *state, int file, const char *path);
+    void (*feed)(void *state, const tpa_event *ev, int kind);
+    void (*file_end)(void *state, int file, const tpa_meta *meta);
+    /* The view's JSON value (an object, or null when it has nothing to show). */
+    void (*json)(void *state, tpu_json *j);
+    void (*free)(void *state);
+} tpa_view_class;
+
+#endif
