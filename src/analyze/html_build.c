@@ -148,6 +148,16 @@ static int read_trace(page *p, int file, const char *path, tpa_error *err)
     for (int v = 0; v < N_VIEWS; v++)
         if (p->state[v] && views[v]->file_end) views[v]->file_end(p->state[v], file, meta);
     if (rc >= 0 && meta->truncated) note(p, "%.300s ends early (cut short): the views show what was read", path);
+    if (rc >= 0 && !meta->events) {
+        if (!p->in.run_dir && p->n_traces == 1) {  /* the one input: say what was expected */
+            tpa_error_set(err, TPA_ERR_FORMAT, "no trace events: expected a trace (a JSON array of events, or "
+                          "an object with a traceEvents array of them)");
+            snprintf(err->file, sizeof err->file, "%s", path);
+            rc = -1;
+        } else {
+            note(p, "%.300s holds no trace events", path);
+        }
+    }
     tpa_reader_close(r);
     return rc < 0 ? -1 : 0;
 }

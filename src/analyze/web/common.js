@@ -94,12 +94,22 @@ const TP = (function () {
 
   /* Tick labels sharing one unit and one number of decimals: kind 'ns'
    * (durations), 'bytes', or plain numbers. */
+  /* Nice ticks of durations (kind 'ns') or bytes, rounded in the unit they
+   * are shown in (MiB ticks at 0.5, 1, 1.5 MiB, not at 1,000,000 bytes). */
+  function kindTicks(lo, hi, n, kind) {
+    if (kind !== 'ns' && kind !== 'bytes') return niceTicks(lo, hi, n);
+    const u = (kind === 'ns' ? durUnit : bytesUnit)(Math.max(Math.abs(lo), Math.abs(hi)));
+    const t = niceTicks(lo / u.div, hi / u.div, n);
+    const out = t.map(v => v * u.div);
+    out.digits = t.digits; out.step = t.step * u.div; out.unit = u;
+    return out;
+  }
+
   function tickFormat(ticks, kind) {
     const top = Math.max(Math.abs(ticks[0]), Math.abs(ticks[ticks.length - 1]));
     if (kind === 'ns' || kind === 'bytes') {
-      const u = (kind === 'ns' ? durUnit : bytesUnit)(top);
-      const st = ticks.step / u.div;
-      const d = st >= 1 ? 0 : Math.min(6, Math.ceil(-Math.log10(st) - 1e-9) + (Math.abs(st * Math.pow(10, Math.ceil(-Math.log10(st) - 1e-9)) - 2.5) < 1e-6 ? 1 : 0));
+      const u = ticks.unit || (kind === 'ns' ? durUnit : bytesUnit)(top);
+      const d = ticks.unit ? ticks.digits : Math.max(0, Math.ceil(-Math.log10(ticks.step / u.div) - 1e-9));
       return v => v === 0 ? '0' : (v / u.div).toFixed(d) + ' ' + u.unit;
     }
     if (kind === 'pct') return v => v.toFixed(ticks.digits) + '%';
@@ -120,7 +130,7 @@ const TP = (function () {
    * axis titles outside the plot area. Returns {svg, sx, sy}. */
   function frame(parent, o) {
     const svg = el('svg:svg', Object.assign({ viewBox: '0 0 ' + W + ' ' + H, class: 'chart' }, o.attrs || {}), parent);
-    const yt = niceTicks(o.y0, o.y1, 5), xt = o.xticks || intTicks(niceTicks(o.x0, o.x1, 8), o.xInt);
+    const yt = kindTicks(o.y0, o.y1, 5, o.yKind), xt = o.xticks || intTicks(kindTicks(o.x0, o.x1, 8, o.xKind), o.xInt);
     const y0 = yt[0], y1 = yt[yt.length - 1];
     const x0 = o.xband ? o.x0 : Math.min(o.x0, xt[0]), x1 = o.xband ? o.x1 : Math.max(o.x1, xt[xt.length - 1]);
     const sx = x => L + (x1 > x0 ? (x - x0) / (x1 - x0) : 0.5) * (W - L - R);
@@ -224,7 +234,7 @@ const TP = (function () {
     const rowH = 20, top = 8, left = 280, right = 110, h = top + n * rowH + 24;
     const totals = o.labels.map((_, i) => o.series.reduce((a, s) => a + (s.values[i] || 0), 0));
     const max = Math.max(...totals, 0) || 1;
-    const ticks = niceTicks(0, max, 5), xmax = ticks[ticks.length - 1];
+    const ticks = kindTicks(0, max, 5, o.kind), xmax = ticks[ticks.length - 1];
     const svg = el('svg:svg', Object.assign({ viewBox: '0 0 ' + W + ' ' + h, class: 'chart' }, o.attrs || {}), parent);
     const sx = v => left + v / xmax * (W - left - right);
     const fmt = o.fmt || fmtNum, tfmt = tickFormat(ticks, o.kind);
@@ -318,7 +328,7 @@ const TP = (function () {
     const hr = el('tr', {}, el('thead', {}, t));
     const tb = el('tbody', {}, t);
     const note = el('p', { class: 'note' }, wrap);
-    let key = opts.sortBy, desc = opts.desc !== false, data = rows;
+    let key = opts.sortBy, desc = opts.desc !== false, data = rows, limit = opts.limit || 0;
     const ths = columns.map((c, i) => {
       const th = el('th', { class: c.align === 'l' ? 'l' : 'r', 'data-col': i, 'data-key': c.key, title: c.title }, hr, c.label);
       th.addEventListener('click', () => { desc = key === c.key ? !desc : c.align !== 'l'; key = c.key; draw(); });
@@ -336,7 +346,7 @@ const TP = (function () {
       }
       ths.forEach((th, i) => th.setAttribute('aria-sort', columns[i].key === key ? (desc ? 'descending' : 'ascending') : 'none'));
       tb.textContent = '';
-      const shown = opts.limit ? list.slice(0, opts.limit) : list;
+      const shown = limit ? list.slice(0, limit) : list;
       for (const r of shown) {
         const tr = el('tr', {}, tb);
         for (const c of columns) {
@@ -344,7 +354,11 @@ const TP = (function () {
           el('td', { class: c.align === 'l' ? 'l' : 'r', title: c.align === 'l' ? v : undefined }, tr, c.fmt ? c.fmt(v, r) : v === null || v === undefined ? '-' : typeof v === 'number' ? fmtNum(v) : v);
         }
       }
-      note.textContent = shown.length < list.length ? 'Showing ' + shown.length + ' of ' + list.length + ' rows.' : list.length ? '' : 'No rows.';
+      note.textContent = shown.length < list.length ? 'Showing ' + shown.length + ' of ' + list.length + ' rows. ' : list.length ? '' : 'No rows.';
+      if (shown.length < list.length) {
+        const more = el('button', { type: 'button', class: 'tp-more' }, note, 'show ' + Math.min(list.length, limit * 4) + '');
+        more.addEventListener('click', () => { limit *= 4; draw(); });
+      }
     }
     draw();
     return { table: t, setRows: r => { data = r; draw(); } };
@@ -400,5 +414,5 @@ const TP = (function () {
     select(views.some(v => v.key === want) ? want : first || (views[0] && views[0].key));
   }
 
-  return { view, el, card, start, fmtNum, fmtDur, durUnit, fmtBytes, bytesUnit, fmtPct, niceTicks, tickFormat, table, barChart, lineChart, stackedBars, legend, COLORS, W, H };
+  return { view, el, card, start, fmtNum, fmtDur, durUnit, fmtBytes, bytesUnit, fmtPct, niceTicks, kindTicks, tickFormat, table, barChart, lineChart, stackedBars, legend, COLORS, W, H };
 })();
