@@ -81,12 +81,14 @@
     function range(a, b) {
       if (a === null) {
         sel.textContent = 'Range: whole trace.';
+        delete sel.dataset.a; delete sel.dataset.b;
         pairTable.setRows(pairs);
         opTable.setRows(d.ops.filter(o => o.allocs || o.frees || o.total_inc));
         opNote.textContent = 'Each [memory] event is charged to the innermost host operator running on its thread; total increase adds its children\'s.';
         return;
       }
       sel.textContent = 'Range: ' + TP.fmtDur(a) + ' – ' + TP.fmtDur(b) + ' (click the chart to clear).';
+      sel.dataset.a = a; sel.dataset.b = b;
       pairTable.setRows(pairs.filter(p => p.t_alloc <= b && (p.t_free === null || p.t_free >= a)));
       if (!d.events) { opNote.textContent = 'Too many events to filter the operators by range: the whole trace is shown.'; return; }
       const st = new Map();
