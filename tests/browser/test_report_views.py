@@ -16,6 +16,8 @@ here with Python's json, torch's own key_averages() tables and HTA.
 3. Hostile names (<!--, <script, </script, U+2028/U+2029, quotes,
    backslashes) reach the page as text, and the page still draws.
 4. A view that throws shows its error in its own tab; the others draw.
+6. A run with torch_ops and profile_memory: the run's own report.html
+   holds torch's operators (its [memory] events, charged to aten:: ops).
 5. `report --html` on an empty directory or a non-trace file exits 2 saying
    what was expected.
 Screenshots go to <build>/browser-artifacts/.
@@ -278,6 +280,43 @@ def test_failing_view(browser, tmp):
     page.close()
 
 
+# ---- 6. a run's own report.html with torch_ops ---------------------------------------
+
+RUN = """
+import sys, trainprof, torch, torch.nn as nn
+p = trainprof.Profiler(log_dir=sys.argv[1], torch_ops=True, wait=0, warmup=0, active=2, profile_memory=True)
+m = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 4))
+for i in range(3):
+    with p.zone("forward"):
+        y = m(torch.randn(16, 32)).sum()
+    y.backward()
+    p.step()
+p.close()
+"""
+
+
+def test_run_torch_ops(browser, tmp):
+    logs = os.path.join(tmp, "torch_ops_runs")
+    env = dict(os.environ, PYTHONPATH=os.path.join(os.environ.get("TP_BUILD_DIR", "."), "python"))
+    p = subprocess.run([sys.executable, "-c", RUN, logs], capture_output=True, text=True, env=env)
+    if "No module named" in p.stderr:
+        print("note: trainprof's python package or torch is not importable: torch_ops run skipped")
+        return
+    check(p.returncode == 0, f"torch_ops run: {p.stderr[-600:]}")
+    pages = glob.glob(os.path.join(logs, "*", "report.html"))
+    check(len(pages) == 1, f"report.html of the torch_ops run: {pages}")
+    if not pages:
+        return
+    mem = page_data(pages[0]).get("memory") or {}
+    names = {o["name"] for o in mem.get("ops", []) if o["allocs"]}
+    check(mem.get("n_events", 0) > 0 and any(n.startswith("aten::") for n in names),
+          f"the run's report.html lacks torch's operators: {mem.get('n_events')} memory events, {sorted(names)[:8]}")
+    page, errors = open_page(browser, pages[0], "memory")
+    check(page.query_selector('svg[data-chart="mem_0"]') is not None, "no memory curve on the run's page")
+    check(not errors, f"torch_ops run page console: {errors}")
+    page.close()
+
+
 # ---- 5. inputs that are not traces --------------------------------------------------------
 
 def test_bad_inputs(tmp):
@@ -304,6 +343,7 @@ if __name__ == "__main__":
         test_memory(browser, tmp)
         test_hostile(browser, tmp)
         test_failing_view(browser, tmp)
+        test_run_torch_ops(browser, tmp)
         test_bad_inputs(tmp)
         browser.close()
     print(f"{len(failures)} failure(s)")
