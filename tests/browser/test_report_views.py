@@ -79,6 +79,31 @@ def open_page(browser, path, tab=None):
 PARTS = ["kernel", "memcpy", "memset", "communication", "runtime", "data_loading", "cpu", "other"]
 
 
+def sm_efficiency(raw, steps):
+    """The plugin's estimate: per device, the sum of min(blocks per SM, 1) of
+    the running kernels capped at 1, integrated over the steps' extent."""
+    lo = min(s["start_us"] for s in steps)
+    hi = max(s["start_us"] + s["dur_us"] for s in steps)
+    span = sum(s["dur_us"] for s in steps)
+    edges = {}
+    for e in raw["traceEvents"]:
+        a = e.get("args") or {}
+        if e.get("ph") == "X" and e.get("cat") == "kernel" and "blocks per SM" in a:
+            v = min(float(a["blocks per SM"]), 1.0)
+            d = edges.setdefault(a.get("device", e.get("pid")), [])
+            d += [(float(e["ts"]), v), (float(e["ts"]) + float(e["dur"]), -v)]
+    busy = 0.0
+    for d in edges.values():
+        d.sort(key=lambda x: x[0])
+        level = 0.0
+        for (t, v), (t2, _) in zip(d, d[1:] + [(d[-1][0], 0)]):
+            level += v
+            a, b = max(t, lo), min(t2, hi)
+            if b > a and level > 1e-6:
+                busy += min(level, 1.0) * (b - a)
+    return 100 * busy / (span * len(edges))
+
+
 def hta_breakdown(trace, tmp):
     """HTA's temporal breakdown of one trace, or None without HTA."""
     try:
@@ -113,6 +138,10 @@ def test_overview(browser, tmp):
             if ov["gpu"]:
                 busy = sum(s["gpu_util_pct"] * s["dur_us"] for s in steps) / sum(s["dur_us"] for s in steps)
                 check(abs(ov["gpu"]["utilization_pct"] - busy) < 0.01, f"{name}: utilization {ov['gpu']['utilization_pct']} != {busy}")
+        if cat and ov["gpu"] and ov["gpu"]["sm_efficiency_pct"] is not None:
+            want = sm_efficiency(raw, steps)
+            check(abs(ov["gpu"]["sm_efficiency_pct"] - want) < 0.05, f"{name}: est. SM efficiency {ov['gpu']['sm_efficiency_pct']} != {want}")
+            check(ov["gpu"]["sm_efficiency_pct"] <= ov["gpu"]["utilization_pct"] + 1e-6, f"{name}: SM efficiency above utilization")
         props = raw.get("deviceProperties", []) if isinstance(raw, dict) else []
         check([g["name"] for g in ov["gpus"]] == [p["name"] for p in props], f"{name}: GPUs {ov['gpus']} vs deviceProperties")
         page, errors = open_page(browser, out)
