@@ -287,6 +287,30 @@ def test_hostile(browser, tmp):
     page.close()
 
 
+def test_warmup(browser, tmp):
+    """A first step 20x the others is marked above the axis, not flattening them."""
+    ev, t = [], 0
+    for i in range(30):
+        d = 500000 if i == 0 else 20000 + (i % 5) * 1000
+        ev.append({"ph": "X", "cat": "cpu_op", "name": "ProfilerStep#%d" % i, "pid": 1, "tid": 1, "ts": t, "dur": d})
+        ev.append({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": t + 10, "dur": d // 2})
+        t += d + 10
+    src = os.path.join(tmp, "warmup.json")
+    with open(src, "w") as f:
+        json.dump({"traceEvents": ev}, f)
+    out = os.path.join(tmp, "warmup.html")
+    if report(src, out) is None:
+        return
+    page, errors = open_page(browser, out)
+    marked = page.query_selector_all('svg[data-chart="step_ms"] g.clipped')
+    check(len(marked) == 1 and float(marked[0].get_attribute("data-y")) == 500e6, "the warm-up step is not marked on the step chart")
+    ticks = [t.text_content() for t in page.query_selector_all('svg[data-chart="step_ms"] text.ytick')]
+    check(ticks and ticks[-1] in ("28 ms", "30 ms", "26 ms"), f"step chart axis not clipped: {ticks}")
+    check(len(page.query_selector_all('svg[data-chart="categories"] rect.clip')) == 1, "the warm-up bar is not clipped")
+    check(not errors, f"warm-up page console: {errors}")
+    page.close()
+
+
 # ---- 4. a view that throws ------------------------------------------------------------------
 
 def test_failing_view(browser, tmp):
@@ -372,6 +396,7 @@ if __name__ == "__main__":
         test_memory(browser, tmp)
         test_hostile(browser, tmp)
         test_failing_view(browser, tmp)
+        test_warmup(browser, tmp)
         test_run_torch_ops(browser, tmp)
         test_bad_inputs(tmp)
         browser.close()

@@ -12,7 +12,7 @@ const TP = (function () {
   const NS = 'http://www.w3.org/2000/svg';
   const COLORS = ['#3b6fd8', '#e8702a', '#2ca58d', '#c23b80', '#8c6bd8', '#d8b23b', '#5ab0e8', '#7a7f8c', '#b5523b', '#4f9a3a'];
   const views = [];
-  const W = 960, H = 260, L = 70, R = 24, T = 26, B = 34;
+  const W = 960, H = 270, L = 70, R = 24, T = 38, B = 34;
 
   function view(v) { views.push(v); }
 
@@ -179,7 +179,23 @@ const TP = (function () {
       }
     }
     if (!finite(x0)) return null;
-    const f = frame(parent, Object.assign({}, o, { x0: x0, x1: x1, y0: y0, y1: y1 }));
+    /* a few points far above the rest (a warm-up step) would flatten them:
+     * the axis stops above the rest, the points above it are marked */
+    const ys = [];
+    for (const s of all) for (const v of s.y) if (finite(v)) ys.push(v);
+    ys.sort((a, b) => a - b);
+    const p90 = ys[Math.floor(0.9 * (ys.length - 1))];
+    let top = y1;
+    if (o.clip !== false && ys.length >= 5 && p90 > 0 && ys[ys.length - 1] > 3 * p90) {
+      let rest = -Infinity;
+      for (const s of all) for (let i = 0; i < s.x.length; i++) {
+        const v = s.hi ? s.hi[i] : s.y[i];
+        if (finite(s.y[i]) && s.y[i] <= 3 * p90) rest = Math.max(rest, v <= 3 * p90 ? v : s.y[i]);
+      }
+      top = rest * 1.1;
+    }
+    const f = frame(parent, Object.assign({}, o, { x0: x0, x1: x1, y0: y0, y1: top }));
+    const cy = v => f.sy(Math.min(v, f.y1));
     const svg = f.svg;
     for (const w of o.windows || []) {
       const a = Math.max(w[0], x0), b = Math.min(w[1], x1);
@@ -187,20 +203,30 @@ const TP = (function () {
       el('svg:rect', { x: f.sx(a) - 1, y: T, width: Math.max(2, f.sx(b) - f.sx(a) + 2), height: H - T - B, class: 'win', 'data-window': w[0] + '-' + w[1] }, svg);
     }
     const items = [];
+    let clipped = false;
     all.forEach((s, k) => {
       const col = s.color || COLORS[k % COLORS.length];
       const idx = [];
       for (let i = 0; i < s.x.length; i++) if (finite(s.y[i])) idx.push(i);
       if (s.lo && s.hi) {
-        const band = idx.map(i => f.sx(s.x[i]) + ',' + f.sy(s.hi[i])).concat(idx.slice().reverse().map(i => f.sx(s.x[i]) + ',' + f.sy(s.lo[i])));
+        const band = idx.map(i => f.sx(s.x[i]) + ',' + cy(s.hi[i])).concat(idx.slice().reverse().map(i => f.sx(s.x[i]) + ',' + cy(s.lo[i])));
         el('svg:polygon', { points: band.join(' '), fill: col, opacity: 0.2 }, svg);
       }
-      el('svg:polyline', { points: idx.map(i => f.sx(s.x[i]) + ',' + f.sy(s.y[i])).join(' '), fill: 'none', stroke: col,
+      el('svg:polyline', { points: idx.map(i => f.sx(s.x[i]) + ',' + cy(s.y[i])).join(' '), fill: 'none', stroke: col,
         'stroke-width': 1.6, class: 'series', 'data-series': s.label, 'data-n': idx.length }, svg);
+      let marked = 0;
+      for (const i of idx) {
+        if (s.y[i] <= f.y1) continue;
+        const g = el('svg:g', { class: 'clipped', 'data-x': s.x[i], 'data-y': s.y[i] }, svg);
+        el('svg:rect', { x: f.sx(s.x[i]) - 3, y: T - 4, width: 6, height: 4, class: 'clip' }, g);
+        if (marked++ < 8) el('svg:text', { x: f.sx(s.x[i]) + 5, y: T + 8, class: 'lbl' }, g, (o.fmt || o.yfmt || fmtNum)(s.y[i]));
+      }
+      if (marked) clipped = true;
       items.push({ color: col, label: s.label });
     });
     if (o.windows && o.windows.length) items.push({ color: '#ffd86b', label: o.windowLabel || 'traced steps' });
     legend(parent, items);
+    if (clipped) el('p', { class: 'note' }, parent, 'Points above the axis (e.g. a warm-up step) are marked red at the top, with their value.');
     const ro = el('div', { class: 'readout' }, parent);
     const px2x = ev => { const r = svg.getBoundingClientRect(); const px = (ev.clientX - r.left) * W / r.width; return f.x0 + (px - L) / (W - L - R) * (f.x1 - f.x0); };
     svg.addEventListener('mousemove', ev => {
@@ -227,7 +253,8 @@ const TP = (function () {
 
   /* Horizontal bars, one per label, each labelled with its value: o.labels,
    * o.series = [{label, values}] (stacked when several), o.fmt (the value
-   * labels), o.kind ('ns', 'bytes': the axis ticks), o.attrs. */
+   * labels), o.kind ('ns', 'bytes': the axis ticks), o.colors (one per
+   * label, with a single series), o.attrs. */
   function barChart(parent, o) {
     const n = o.labels.length;
     if (!n) return null;
@@ -250,7 +277,8 @@ const TP = (function () {
       o.series.forEach((s, k) => {
         const v = s.values[i] || 0;
         if (v <= 0) return;
-        el('svg:rect', { x: sx(acc), y: y + 3, width: Math.max(1, sx(acc + v) - sx(acc)), height: rowH - 6, fill: s.color || COLORS[k % COLORS.length], class: 'bar' }, svg)
+        const fill = o.series.length === 1 && o.colors ? o.colors[i] : s.color || COLORS[k % COLORS.length];
+        el('svg:rect', { x: sx(acc), y: y + 3, width: Math.max(1, sx(acc + v) - sx(acc)), height: rowH - 6, fill: fill, class: 'bar' }, svg)
           .appendChild(el('svg:title', {}, null, lab + ' \u2014 ' + s.label + ': ' + fmt(v)));
         acc += v;
       });

@@ -109,7 +109,7 @@
     const order = cat.names.map((n, i) => i).filter(i => cat.total_ns[i] > 0);
     TP.barChart(c, {
       labels: order.map(i => cat.names[i]),
-      series: [{ label: 'time', values: order.map(i => cat.total_ns[i]) }],
+      series: [{ label: 'time', values: order.map(i => cat.total_ns[i]) }], colors: order.map(i => TP.COLORS[i % TP.COLORS.length]),
       kind: 'ns', fmt: v => TP.fmtDur(v) + (v && cat.steps_ns ? ' (' + (100 * v / cat.steps_ns).toFixed(1) + '%)' : ''),
       attrs: { 'data-chart': 'categories_total' }
     });
