@@ -2,7 +2,7 @@
  *
  * An input starting "TRACE\n" is a trace: every view's collector is fed
  * from it (tpa_html_build_mem). One starting "BIG\n" is a trace template
- * whose every '@' becomes a 50 MB name of hostile text (<!--, </script,
+ * whose every '@' becomes a 50 MB name (128 KB in a TP_SMALL_LIMITS build) of hostile text (<!--, </script,
  * <script, U+2028, U+2029, quotes, backslashes). Any other input is a run
  * directory's three files (operations.json, timing_profile.json,
  * memory_profile.json) split at the first two NUL bytes, read by the page's
@@ -86,7 +86,11 @@ static void run_trace(const uint8_t *data, size_t size, size_t max_read)
 static void run_big(const uint8_t *data, size_t size)
 {
     static const char unit[] = "<!--<script></script \xE2\x80\xA8\xE2\x80\xA9 \\\" \\\\ ";
+#ifdef TP_SMALL_LIMITS
+    const size_t big = (size_t)128 << 10, ul = sizeof unit - 1;  /* small buffers rescan a long string per refill */
+#else
     const size_t big = (size_t)50 << 20, ul = sizeof unit - 1;
+#endif
     size_t n_at = 0;
     for (size_t i = 0; i < size; i++) n_at += data[i] == '@';
     if (n_at > 2) return;  /* bounded: at most 100 MB of names */

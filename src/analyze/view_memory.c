@@ -151,6 +151,12 @@ static int64_t name_id(memview *v, tpa_sv name)
 
 /* ---- feed ------------------------------------------------------------------------- */
 
+/* One number per (pid, tid) (ids may be hashes of strings: wrap, never overflow). */
+static int64_t thr_key(const tpa_event *ev)
+{
+    return (int64_t)((uint64_t)ev->tid * 1000003u ^ (uint64_t)ev->pid);
+}
+
 static int64_t arg_i64(const char *args, const char *end, const char *key, int64_t dflt)
 {
     double d;
@@ -188,7 +194,7 @@ static void memory_event(memview *v, const tpa_event *ev)
     e->alloc = arg_i64(args, end, "Total Allocated", -1);
     e->reserved = arg_i64(args, end, "Total Reserved", -1);
     e->addr = (uint64_t)arg_i64(args, end, "Addr", 0);
-    e->thr = ev->tid * 1000003 ^ ev->pid;
+    e->thr = thr_key(ev);
     e->op = -1;
     e->dev = (int16_t)dev;
 }
@@ -206,7 +212,7 @@ static void mem_feed(void *state, const tpa_event *ev, int kind)
             v->cap_ops = v->cap_ops ? 2 * v->cap_ops : 1024;
             v->ops = xrealloc(v->ops, v->cap_ops * sizeof *v->ops);
         }
-        v->ops[v->n_ops++] = (opiv){ ev->ts_ns, tpa_sat_add(ev->ts_ns, ev->dur_ns), ev->tid * 1000003 ^ ev->pid, (uint32_t)id };
+        v->ops[v->n_ops++] = (opiv){ ev->ts_ns, tpa_sat_add(ev->ts_ns, ev->dur_ns), thr_key(ev), (uint32_t)id };
     } else if ((ev->ph == 'i' || ev->ph == 'I') && ev->name.n == 8 && memcmp(ev->name.p, "[memory]", 8) == 0) {
         memory_event(v, ev);
     }
