@@ -285,6 +285,24 @@ def test_hostile(browser, tmp):
     check(page.query_selector("#mem-ops-table b") is None, "a name became markup")
     check(not errors, f"hostile page console: {errors}")
     page.close()
+    # a run directory's zone names with quotes and backslashes show as written
+    run = os.path.join(tmp, "quoted_run")
+    os.makedirs(run)
+    name = 'zone "q" \\ back\\slash <!--'
+    with open(os.path.join(run, "operations.json"), "w") as f:
+        json.dump([{"name": name, "count": 3, "total_time": 0.3, "self_time": 0.3, "avg_time": 0.1,
+                    "min_time": 0.1, "max_time": 0.1, "top_level": True}], f)
+    with open(os.path.join(run, "timing_profile.json"), "w") as f:
+        json.dump([{"step": i, "total_batch_time": 0.2, "samples_per_second": 10.0,
+                    "operations": {name: {"time": 0.1, "count": 1}}} for i in range(3)], f)
+    out = os.path.join(tmp, "quoted.html")
+    if report(run, out) is None:
+        return
+    page, errors = open_page(browser, out)
+    cell = page.query_selector("#ops-table tbody tr td")
+    check(cell is not None and cell.text_content() == name, f"zone name shows as {cell and cell.text_content()!r}, not {name!r}")
+    check(not errors, f"quoted run page console: {errors}")
+    page.close()
 
 
 def test_warmup(browser, tmp):
