@@ -47,4 +47,9 @@ typedef struct tpa_view_class {
     void (*free)(void *state);
 } tpa_view_class;
 
+/* page21b's views (attrib.h: the nesting and attribution they share) */
+extern const tpa_view_class tpa_view_operators;
+extern const tpa_view_class tpa_view_kernels;
+extern const tpa_view_class tpa_view_modules;
+
 #endif
