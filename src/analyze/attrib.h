@@ -125,6 +125,6 @@ void tpa_u64map_free(tpa_u64map *m);
 bool tpa_kernel_uses_tensor_cores(const char *name, size_t n);
 
 /* Names longer than this are cut (at a UTF-8 boundary) when interned. */
-#define TPA_AT_MAX_NAME 1024
+#define TPA_AT_MAX_NAME 8192
 
 #endif
