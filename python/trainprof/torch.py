@@ -149,6 +149,9 @@ class TorchWindows:
             merge_torch_trace(target, path)
             os.remove(path)
             _print_findings(target)
+            merged = True
+        if self.pending and locals().get("merged"):
+            _rewrite_report(self.prof.run_dir)
         try:
             os.rmdir(self.tmpdir)
         except OSError:
@@ -241,6 +244,18 @@ def merge_torch_trace(trainprof_trace, torch_trace):
         json.dump(doc, f, separators=(",", ":"))
     os.replace(tmp, trainprof_trace)
     return facts
+
+
+def _rewrite_report(run_dir):
+    """The run's report.html was written when the session closed, before the
+    torch operators were merged into its traces: written again from them."""
+    page = os.path.join(run_dir, "report.html")
+    cli = _core.cli_path()
+    if not os.path.exists(page) or not cli or not os.path.exists(cli):
+        return
+    res = subprocess.run([cli, "report", "--html", page, run_dir], capture_output=True, text=True)
+    if res.returncode != 0:
+        print(f"trainprof.torch: could not rewrite {page}: {res.stderr.strip()}", file=sys.stderr)
 
 
 def _print_findings(trace):
