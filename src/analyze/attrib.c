@@ -303,9 +303,12 @@ static uint32_t thread_index(tpa_attrib *at, int64_t pid, int64_t tid)
     return (uint32_t)at->last_thread;
 }
 
+enum { NEED_CORR = 1, NEED_EXT = 2, NEED_SHAPES = 4 };
+
 typedef struct args_ctx {
     tpa_attrib *at;
-    bool gpu, want_shapes;
+    bool gpu;
+    unsigned need;   /* host spans: what is still looked for (the scan stops when nothing is) */
     hrec *h;
     grec *g;
 } args_ctx;
@@ -316,15 +319,52 @@ static bool key_is(const char *k, size_t n, const char *lit)
     return n == m && memcmp(k, lit, m) == 0;
 }
 
+/* A number value (or a quoted one) as a double, -1 when it is none. Read
+ * here, digit by digit: strtod costs more than the whole event's parse, and
+ * the scanner's number reader wants bytes after the value. */
+static double value_num(const char *v, const char *end)
+{
+    const char *p = v;
+    if (p < end && *p == '"') p++;
+    bool neg = p < end && *p == '-';
+    if (neg) p++;
+    double d = 0, scale = 1;
+    bool any = false, frac = false;
+    for (; p < end; p++) {
+        if (*p >= '0' && *p <= '9') {
+            any = true;
+            if (frac) { scale /= 10; d += (*p - '0') * scale; }
+            else d = d * 10 + (*p - '0');
+        } else if (*p == '.' && !frac) {
+            frac = true;
+        } else {
+            break;
+        }
+    }
+    if (!any) return -1;
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        p++;
+        bool eneg = p < end && *p == '-';
+        if (p < end && (*p == '-' || *p == '+')) p++;
+        int x = 0;
+        while (p < end && *p >= '0' && *p <= '9' && x < 400) x = x * 10 + (*p++ - '0');
+        while (x-- > 0) d = eneg ? d / 10 : d * 10;
+    }
+    return neg ? -d : d;
+}
+
+/* Integer fields: the same reader, kept when it is whole. */
+static int64_t value_int(const char *v, const char *end)
+{
+    double d = value_num(v, end);
+    return d >= 0 && d <= 9e18 ? (int64_t)d : -1;
+}
+
 static bool value_u64(const char *v, const char *end, uint64_t *out)
 {
-    int64_t x;
-    if (!tpa_value_i64(v, end, &x)) {
-        double d;
-        if (!tpa_value_f64(v, end, &d) || d < 0 || d > 9e18) return false;
-        x = (int64_t)d;
-    }
-    *out = (uint64_t)x;
+    double d = value_num(v, end);
+    if (d < 0 || d > 9e18) return false;
+    *out = (uint64_t)d;
     return true;
 }
 
@@ -344,11 +384,6 @@ static void value_dim3(const char *v, const char *end, uint32_t dim[3])
     }
 }
 
-static double value_num(const char *v, const char *end)
-{
-    double d;
-    return tpa_value_f64(v, end, &d) ? d : -1;
-}
 
 static bool on_arg(const char *k, size_t kn, const char *v, const char *end, void *user)
 {
@@ -359,38 +394,42 @@ static bool on_arg(const char *k, size_t kn, const char *v, const char *end, voi
             if (c->gpu) { c->g->corr = x; c->g->has_corr = true; }
             else { c->h->corr = x; c->h->has_corr = true; }
         }
+        c->need &= ~(unsigned)NEED_CORR;
     } else if (key_is(k, kn, "External id") || key_is(k, kn, "external id")) {
         if (value_u64(v, end, &x)) {
             if (c->gpu) { c->g->ext = x; c->g->has_ext = true; }
             else { c->h->ext = x; c->h->has_ext = true; }
         }
+        c->need &= ~(unsigned)NEED_EXT;
     } else if (!c->gpu) {
-        if (c->want_shapes && key_is(k, kn, "Input Dims"))
+        if ((c->need & NEED_SHAPES) && key_is(k, kn, "Input Dims")) {
             c->h->shapes = intern(c->at, v, (size_t)(end - v));
+            c->need &= ~(unsigned)NEED_SHAPES;
+        }
     } else if (key_is(k, kn, "grid")) {
         value_dim3(v, end, c->g->g.grid);
     } else if (key_is(k, kn, "block")) {
         value_dim3(v, end, c->g->g.block);
     } else if (key_is(k, kn, "registers per thread")) {
-        c->g->g.regs = (int64_t)value_num(v, end);
+        c->g->g.regs = value_int(v, end);
     } else if (key_is(k, kn, "shared memory")) {
-        c->g->g.shmem = (int64_t)value_num(v, end);
+        c->g->g.shmem = value_int(v, end);
     } else if (key_is(k, kn, "blocks per SM")) {
         c->g->g.blocks_per_sm = value_num(v, end);
     } else if (key_is(k, kn, "warps per SM")) {
         c->g->g.warps_per_sm = value_num(v, end);
     } else if (key_is(k, kn, "stream")) {
-        c->g->g.stream = (int64_t)value_num(v, end);
+        c->g->g.stream = value_int(v, end);
     }
-    return true;
+    return c->gpu || c->need != 0;
 }
 
-static void parse_args(tpa_attrib *at, const tpa_event *ev, hrec *h, grec *g, bool want_shapes)
+static void parse_args(tpa_attrib *at, const tpa_event *ev, hrec *h, grec *g, unsigned need)
 {
     const char *end = ev->raw.p + ev->raw.n;
     const char *a = tpa_obj_find(ev->raw.p, end, "args");
     if (!a || *a != '{') return;
-    args_ctx c = { at, g != NULL, want_shapes, h, g };
+    args_ctx c = { at, g != NULL, need, h, g };
     tpa_obj_each(a, end, on_arg, &c);
 }
 
@@ -424,8 +463,10 @@ static void fill_host(tpa_attrib *at, const tpa_event *ev, int kind, hrec *h)
     } else {
         h->name = intern(at, ev->name.p, ev->name.n);
     }
-    if (h->kind != TPA_AT_PYTHON)
-        parse_args(at, ev, h, NULL, h->kind == TPA_AT_OP || h->kind == TPA_AT_ANNOTATION);
+    if (h->kind == TPA_AT_RUNTIME)
+        parse_args(at, ev, h, NULL, NEED_CORR | NEED_EXT);
+    else if (h->kind != TPA_AT_PYTHON)
+        parse_args(at, ev, h, NULL, NEED_EXT | NEED_SHAPES);
 }
 
 static void add_host(tpa_attrib *at, const hrec *h)
@@ -451,7 +492,7 @@ static void add_gpu(tpa_attrib *at, const tpa_event *ev, int kind)
     g->g.regs = g->g.shmem = -1;
     g->g.blocks_per_sm = g->g.warps_per_sm = -1;
     g->g.occupancy = ev->occupancy;
-    parse_args(at, ev, NULL, g, false);
+    parse_args(at, ev, NULL, g, 0);
     at->stats.gpu_events++;
 }
 
