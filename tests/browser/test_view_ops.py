@@ -185,6 +185,7 @@ def gpu_page(browser, tmp, name):
     page.screenshot(path=os.path.join(ART, "view_ops_kernels_config.png"))
     page.click('#tabs button[data-view="operators"]')
     check("Device self" in header(page, "ops-table"), "no device columns on a GPU trace")
+    page.screenshot(path=os.path.join(ART, "view_ops_operators_gpu.png"))
     check(not errors, f"{name}: {errors}")
     page.close()
 

@@ -58,7 +58,7 @@
   }
 
   function render(root, d) {
-    el('style', {}, root, '#view-operators td.r{white-space:nowrap}');
+    el('style', {}, root, '#view-operators td.r{white-space:nowrap}#view-operators td.l{max-width:330px}');
     const top = TP.card(root, 'Operators', 'ops-summary');
     const names = d.by_name.rows.length + (d.by_name.left_out || 0);
     el('p', { class: 'note' }, top, TP.fmtNum(names) + ' names from ' + TP.fmtNum(d.spans) + ' host spans. Counts and times follow torch\u2019s key_averages(): self time is a span\u2019s duration minus the spans directly inside it on its thread, and a span whose parent has the same name and no other child is not counted (' +
