@@ -825,3 +825,59 @@ void tpa_u64map_free(tpa_u64map *m)
     free(m->vals);
     memset(m, 0, sizeof *m);
 }
+
+void *tpa_at_rows_get(tpa_at_rows *t, uint64_t key, bool *fresh)
+{
+    uint32_t *slot = tpa_u64map_slot(&t->map, key, fresh);
+    if (!*fresh) return t->rows + (size_t)(*slot - 1) * t->size;
+    if (t->n >= t->max) {
+        t->map.n--;  /* the slot stays empty */
+        *slot = 0;
+        t->dropped++;
+        return NULL;
+    }
+    if (t->n == t->cap) {
+        size_t nc = t->cap ? t->cap * 2 : 128;
+        char *nr = realloc(t->rows, nc * t->size);
+        if (!nr) abort();
+        t->rows = nr;
+        t->cap = nc;
+    }
+    char *r = t->rows + t->n * t->size;
+    memset(r, 0, t->size);
+    *slot = (uint32_t)++t->n;
+    return r;
+}
+
+void tpa_at_rows_free(tpa_at_rows *t)
+{
+    free(t->rows);
+    tpa_u64map_free(&t->map);
+    t->rows = NULL;
+    t->n = t->cap = 0;
+}
+
+bool tpa_at_client_begin(tpa_at_client *c, const tpa_view_input *in, const tpa_at_visitor *v)
+{
+    c->at = tpa_attrib_acquire(in, v, &c->feeder);
+    return c->at != NULL;
+}
+
+void tpa_at_client_feed(void *state, const tpa_event *ev, int kind)
+{
+    tpa_at_client *c = state;
+    if (c->feeder) tpa_attrib_feed(c->at, ev, kind);
+}
+
+void tpa_at_client_file_end(void *state, int file, const tpa_meta *meta)
+{
+    (void)file; (void)meta;
+    tpa_at_client *c = state;
+    if (c->feeder) tpa_attrib_file_end(c->at);
+}
+
+void tpa_at_client_end(tpa_at_client *c)
+{
+    tpa_attrib_release(c->at);
+    c->at = NULL;
+}

@@ -119,6 +119,24 @@ typedef struct tpa_u64map { uint64_t *keys; uint32_t *vals; size_t cap, n; } tpa
 uint32_t *tpa_u64map_slot(tpa_u64map *m, uint64_t key, bool *fresh);
 void tpa_u64map_free(tpa_u64map *m);
 
+/* The collectors' row tables: rows of `size` bytes keyed by 64-bit keys,
+ * zeroed when new, at most `max` (past it: NULL, counted in dropped). */
+typedef struct tpa_at_rows {
+    char *rows; size_t n, cap, size, max;
+    tpa_u64map map;
+    uint64_t dropped;
+} tpa_at_rows;
+void *tpa_at_rows_get(tpa_at_rows *t, uint64_t key, bool *fresh);
+void tpa_at_rows_free(tpa_at_rows *t);
+
+/* A collector on the shared attributor: its state starts with this, so
+ * tpa_at_client_feed / _file_end serve as its tpa_view_class callbacks. */
+typedef struct tpa_at_client { tpa_attrib *at; bool feeder; } tpa_at_client;
+bool tpa_at_client_begin(tpa_at_client *c, const tpa_view_input *in, const tpa_at_visitor *v);
+void tpa_at_client_feed(void *state, const tpa_event *ev, int kind);
+void tpa_at_client_file_end(void *state, int file, const tpa_meta *meta);
+void tpa_at_client_end(tpa_at_client *c);
+
 /* Tensor-core kernels by name (Kineto writes no flag for it; cuBLAS, cuDNN
  * and CUTLASS name their MMA kernels after the instruction: hmma, xmma,
  * wmma, imma, gmma, tensorop, 884gemm, 1688gemm, 16816, _mma_). */

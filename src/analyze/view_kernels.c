@@ -31,38 +31,18 @@ typedef struct k_row {
     double bps_w, bps_dur;      /* blocks per SM, the same way */
 } k_row;
 
-typedef struct k_table { k_row *rows; size_t n, cap; tpa_u64map map; uint64_t dropped; } k_table;
-
 typedef struct k_state {
-    tpa_attrib *at;
-    bool feeder;
-    k_table by_name, by_config;
+    tpa_at_client c;    /* first: the class's feed and file_end take it */
+    tpa_at_rows by_name, by_config;  /* k_row */
     int64_t total_ns, tc_ns;
     uint64_t memcpy_calls, memset_calls;
     int64_t memcpy_ns, memset_ns;
 } k_state;
 
-static k_row *k_row_for(k_table *t, uint64_t key, bool *fresh)
+static k_row *k_row_for(tpa_at_rows *t, uint64_t key, bool *fresh)
 {
-    uint32_t *slot = tpa_u64map_slot(&t->map, key, fresh);
-    if (!*fresh) return &t->rows[*slot - 1];
-    if (t->n >= MAX_ROWS) {
-        t->map.n--;
-        *slot = 0;
-        t->dropped++;
-        return NULL;
-    }
-    if (t->n == t->cap) {
-        size_t nc = t->cap ? t->cap * 2 : 128;
-        k_row *nr = realloc(t->rows, nc * sizeof *nr);
-        if (!nr) abort();
-        t->rows = nr;
-        t->cap = nc;
-    }
-    k_row *r = &t->rows[t->n];
-    memset(r, 0, sizeof *r);
-    r->min = INT64_MAX;
-    *slot = (uint32_t)++t->n;
+    k_row *r = tpa_at_rows_get(t, key, fresh);
+    if (r && *fresh) r->min = INT64_MAX;
     return r;
 }
 
@@ -131,22 +111,11 @@ static void *k_begin(const tpa_view_input *in)
 {
     k_state *s = calloc(1, sizeof *s);
     if (!s) return NULL;
+    s->by_name = (tpa_at_rows){ .size = sizeof(k_row), .max = MAX_ROWS };
+    s->by_config = s->by_name;
     tpa_at_visitor v = { s, NULL, on_gpu };
-    if (!(s->at = tpa_attrib_acquire(in, &v, &s->feeder))) { free(s); return NULL; }
+    if (!tpa_at_client_begin(&s->c, in, &v)) { free(s); return NULL; }
     return s;
-}
-
-static void k_feed(void *state, const tpa_event *ev, int kind)
-{
-    k_state *s = state;
-    if (s->feeder) tpa_attrib_feed(s->at, ev, kind);
-}
-
-static void k_file_end(void *state, int file, const tpa_meta *meta)
-{
-    (void)file; (void)meta;
-    k_state *s = state;
-    if (s->feeder) tpa_attrib_file_end(s->at);
 }
 
 static int k_cmp(const void *a, const void *b)
@@ -188,15 +157,16 @@ static void json_stats(tpu_json *j, const k_row *r)
     if (r->bps_dur > 0) tpu_json_double(j, r->bps_w / r->bps_dur); else tpu_json_null(j);
 }
 
-static void json_rows(tpu_json *j, const tpa_attrib *at, k_table *t, bool config)
+static void json_rows(tpu_json *j, const tpa_attrib *at, tpa_at_rows *t, bool config)
 {
-    if (t->n) qsort(t->rows, t->n, sizeof *t->rows, k_cmp);
+    k_row *rows = (k_row *)(void *)t->rows;
+    if (t->n) qsort(rows, t->n, sizeof *rows, k_cmp);
     size_t n = t->n < TOP_ROWS ? t->n : TOP_ROWS;
     tpu_json_begin_object(j);
     tpu_json_key(j, "rows");
     tpu_json_begin_array(j);
     for (size_t i = 0; i < n; i++) {
-        const k_row *r = &t->rows[i];
+        const k_row *r = &rows[i];
         tpu_json_begin_object(j);
         json_id(j, at, "name", r->name);
         json_stats(j, r);
@@ -216,7 +186,7 @@ static void json_rows(tpu_json *j, const tpa_attrib *at, k_table *t, bool config
     tpu_json_end_array(j);
     uint64_t calls = 0;
     int64_t total = 0;
-    for (size_t i = n; i < t->n; i++) { calls += t->rows[i].calls; total = tpa_sat_add(total, t->rows[i].total); }
+    for (size_t i = n; i < t->n; i++) { calls += rows[i].calls; total = tpa_sat_add(total, rows[i].total); }
     tpu_json_kv_uint(j, "left_out", (uint64_t)(t->n - n));
     tpu_json_kv_uint(j, "left_out_calls", calls);
     tpu_json_kv_int(j, "left_out_total", total);
@@ -236,9 +206,9 @@ static void k_json(void *state, tpu_json *j)
     tpu_json_kv_uint(j, "memset_calls", s->memset_calls);
     tpu_json_kv_int(j, "memset_total", s->memset_ns);
     tpu_json_key(j, "by_name");
-    json_rows(j, s->at, &s->by_name, false);
+    json_rows(j, s->c.at, &s->by_name, false);
     tpu_json_key(j, "by_config");
-    json_rows(j, s->at, &s->by_config, true);
+    json_rows(j, s->c.at, &s->by_config, true);
     tpu_json_end_object(j);
 }
 
@@ -246,19 +216,17 @@ static void k_free(void *state)
 {
     k_state *s = state;
     if (!s) return;
-    free(s->by_name.rows);
-    tpa_u64map_free(&s->by_name.map);
-    free(s->by_config.rows);
-    tpa_u64map_free(&s->by_config.map);
-    tpa_attrib_release(s->at);
+    tpa_at_rows_free(&s->by_name);
+    tpa_at_rows_free(&s->by_config);
+    tpa_at_client_end(&s->c);
     free(s);
 }
 
 const tpa_view_class tpa_view_kernels = {
     .key = "kernels",
     .begin = k_begin,
-    .feed = k_feed,
-    .file_end = k_file_end,
+    .feed = tpa_at_client_feed,
+    .file_end = tpa_at_client_file_end,
     .json = k_json,
     .free = k_free,
 };

@@ -12,9 +12,11 @@
 #ifdef TP_SMALL_LIMITS
 #define TOP_MODULES 16
 #define TOP_HOOKS 16
+#define MAX_ROWS 256
 #else
 #define TOP_MODULES 5000
 #define TOP_HOOKS 2000
+#define MAX_ROWS ((size_t)1 << 20)
 #endif
 
 typedef struct m_row {
@@ -23,30 +25,16 @@ typedef struct m_row {
     int64_t total, dev_total, min, max;
 } m_row;
 
-typedef struct m_table { m_row *rows; size_t n, cap; tpa_u64map map; } m_table;
-
 typedef struct m_state {
-    tpa_attrib *at;
-    bool feeder;
-    m_table modules, hooks;
+    tpa_at_client c;    /* first: the class's feed and file_end take it */
+    tpa_at_rows modules, hooks;  /* m_row */
 } m_state;
 
-static m_row *m_row_for(m_table *t, uint64_t key)
+static m_row *m_row_for(tpa_at_rows *t, uint64_t key)
 {
     bool fresh;
-    uint32_t *slot = tpa_u64map_slot(&t->map, key, &fresh);
-    if (!fresh) return &t->rows[*slot - 1];
-    if (t->n == t->cap) {
-        size_t nc = t->cap ? t->cap * 2 : 64;
-        m_row *nr = realloc(t->rows, nc * sizeof *nr);
-        if (!nr) abort();
-        t->rows = nr;
-        t->cap = nc;
-    }
-    m_row *r = &t->rows[t->n];
-    memset(r, 0, sizeof *r);
-    r->min = INT64_MAX;
-    *slot = (uint32_t)++t->n;
+    m_row *r = tpa_at_rows_get(t, key, &fresh);
+    if (r && fresh) r->min = INT64_MAX;
     return r;
 }
 
@@ -72,6 +60,7 @@ static void on_node(void *user, const tpa_attrib *at, const tpa_at_node *n)
     m_state *s = user;
     if (n->is_module && n->module) {
         m_row *r = m_row_for(&s->modules, n->module);
+        if (!r) return;
         r->id = n->module;
         r->name = n->name;
         m_add(r, n);
@@ -82,6 +71,7 @@ static void on_node(void *user, const tpa_attrib *at, const tpa_at_node *n)
         const char *p = tpa_attrib_str(at, n->name, &len);
         if (!is_hook(p, len)) return;
         m_row *r = m_row_for(&s->hooks, n->name);
+        if (!r) return;
         r->name = n->name;
         m_add(r, n);
     }
@@ -91,22 +81,11 @@ static void *m_begin(const tpa_view_input *in)
 {
     m_state *s = calloc(1, sizeof *s);
     if (!s) return NULL;
+    s->modules = (tpa_at_rows){ .size = sizeof(m_row), .max = MAX_ROWS };
+    s->hooks = s->modules;
     tpa_at_visitor v = { s, on_node, NULL };
-    if (!(s->at = tpa_attrib_acquire(in, &v, &s->feeder))) { free(s); return NULL; }
+    if (!tpa_at_client_begin(&s->c, in, &v)) { free(s); return NULL; }
     return s;
-}
-
-static void m_feed(void *state, const tpa_event *ev, int kind)
-{
-    m_state *s = state;
-    if (s->feeder) tpa_attrib_feed(s->at, ev, kind);
-}
-
-static void m_file_end(void *state, int file, const tpa_meta *meta)
-{
-    (void)file; (void)meta;
-    m_state *s = state;
-    if (s->feeder) tpa_attrib_file_end(s->at);
 }
 
 static int m_cmp(const void *a, const void *b)
@@ -116,13 +95,14 @@ static int m_cmp(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static void json_rows(tpu_json *j, const tpa_attrib *at, m_table *t, size_t top, bool tree)
+static void json_rows(tpu_json *j, const tpa_attrib *at, tpa_at_rows *t, size_t top, bool tree)
 {
-    if (t->n) qsort(t->rows, t->n, sizeof *t->rows, m_cmp);
+    m_row *rows = (m_row *)(void *)t->rows;
+    if (t->n) qsort(rows, t->n, sizeof *rows, m_cmp);
     size_t n = t->n < top ? t->n : top;
     tpu_json_begin_array(j);
     for (size_t i = 0; i < n; i++) {
-        const m_row *r = &t->rows[i];
+        const m_row *r = &rows[i];
         size_t len;
         const char *p = tpa_attrib_str(at, r->name, &len);
         tpu_json_begin_object(j);
@@ -151,10 +131,10 @@ static void m_json(void *state, tpu_json *j)
     if (!s->modules.n && !s->hooks.n) { tpu_json_null(j); return; }
     tpu_json_begin_object(j);
     tpu_json_key(j, "modules");
-    json_rows(j, s->at, &s->modules, TOP_MODULES, true);
+    json_rows(j, s->c.at, &s->modules, TOP_MODULES, true);
     tpu_json_kv_uint(j, "modules_left_out", s->modules.n > TOP_MODULES ? s->modules.n - TOP_MODULES : 0);
     tpu_json_key(j, "hooks");
-    json_rows(j, s->at, &s->hooks, TOP_HOOKS, false);
+    json_rows(j, s->c.at, &s->hooks, TOP_HOOKS, false);
     tpu_json_kv_uint(j, "hooks_left_out", s->hooks.n > TOP_HOOKS ? s->hooks.n - TOP_HOOKS : 0);
     tpu_json_end_object(j);
 }
@@ -163,19 +143,17 @@ static void m_free(void *state)
 {
     m_state *s = state;
     if (!s) return;
-    free(s->modules.rows);
-    tpa_u64map_free(&s->modules.map);
-    free(s->hooks.rows);
-    tpa_u64map_free(&s->hooks.map);
-    tpa_attrib_release(s->at);
+    tpa_at_rows_free(&s->modules);
+    tpa_at_rows_free(&s->hooks);
+    tpa_at_client_end(&s->c);
     free(s);
 }
 
 const tpa_view_class tpa_view_modules = {
     .key = "modules",
     .begin = m_begin,
-    .feed = m_feed,
-    .file_end = m_file_end,
+    .feed = tpa_at_client_feed,
+    .file_end = tpa_at_client_file_end,
     .json = m_json,
     .free = m_free,
 };

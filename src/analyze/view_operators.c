@@ -33,44 +33,21 @@ typedef struct op_row {
     uint64_t other_stack_calls;
 } op_row;
 
-typedef struct op_table {
-    op_row *rows; size_t n, cap;
-    tpa_u64map map;
-    uint64_t dropped;   /* nodes past MAX_ROWS */
-} op_table;
-
 typedef struct ops_state {
-    tpa_attrib *at;
-    bool feeder;
-    op_table by_name, by_shape;
+    tpa_at_client c;    /* first: the class's feed and file_end take it */
+    tpa_at_rows by_name, by_shape;  /* op_row */
     bool has_shapes, has_stacks;
-    uint64_t nodes;
 } ops_state;
 
-static op_row *row_for(op_table *t, uint32_t name, uint32_t shapes)
+static op_row *row_for(tpa_at_rows *t, uint32_t name, uint32_t shapes)
 {
     bool fresh;
-    uint32_t *slot = tpa_u64map_slot(&t->map, (uint64_t)name << 32 | shapes, &fresh);
-    if (!fresh) return &t->rows[*slot - 1];
-    if (t->n >= MAX_ROWS) {
-        t->map.n--;  /* leave the slot empty */
-        *slot = 0;
-        t->dropped++;
-        return NULL;
+    op_row *r = tpa_at_rows_get(t, (uint64_t)name << 32 | shapes, &fresh);
+    if (r && fresh) {
+        r->name = name;
+        r->shapes = shapes;
+        r->min = INT64_MAX;
     }
-    if (t->n == t->cap) {
-        size_t nc = t->cap ? t->cap * 2 : 256;
-        op_row *nr = realloc(t->rows, nc * sizeof *nr);
-        if (!nr) abort();
-        t->rows = nr;
-        t->cap = nc;
-    }
-    op_row *r = &t->rows[t->n];
-    memset(r, 0, sizeof *r);
-    r->name = name;
-    r->shapes = shapes;
-    r->min = INT64_MAX;
-    *slot = (uint32_t)++t->n;
     return r;
 }
 
@@ -102,7 +79,6 @@ static void on_node(void *user, const tpa_attrib *at, const tpa_at_node *n)
 {
     (void)at;
     ops_state *s = user;
-    s->nodes++;
     op_row *r = row_for(&s->by_name, n->name, 0);
     if (r) {
         row_add(r, n);
@@ -119,22 +95,11 @@ static void *ops_begin(const tpa_view_input *in)
 {
     ops_state *s = calloc(1, sizeof *s);
     if (!s) return NULL;
+    s->by_name = (tpa_at_rows){ .size = sizeof(op_row), .max = MAX_ROWS };
+    s->by_shape = s->by_name;
     tpa_at_visitor v = { s, on_node, NULL };
-    if (!(s->at = tpa_attrib_acquire(in, &v, &s->feeder))) { free(s); return NULL; }
+    if (!tpa_at_client_begin(&s->c, in, &v)) { free(s); return NULL; }
     return s;
-}
-
-static void ops_feed(void *state, const tpa_event *ev, int kind)
-{
-    ops_state *s = state;
-    if (s->feeder) tpa_attrib_feed(s->at, ev, kind);
-}
-
-static void ops_file_end(void *state, int file, const tpa_meta *meta)
-{
-    (void)file; (void)meta;
-    ops_state *s = state;
-    if (s->feeder) tpa_attrib_file_end(s->at);
 }
 
 static int cmp_total_desc(const void *a, const void *b)
@@ -175,16 +140,17 @@ static void json_row_fields(tpu_json *j, const op_row *r)
     tpu_json_kv_int(j, "max", r->max);
 }
 
-static void json_table(tpu_json *j, const tpa_attrib *at, op_table *t, size_t top, bool shapes,
+static void json_table(tpu_json *j, const tpa_attrib *at, tpa_at_rows *t, size_t top, bool shapes,
                        bool stacks)
 {
-    if (t->n) qsort(t->rows, t->n, sizeof *t->rows, cmp_total_desc);
+    op_row *rows = (op_row *)(void *)t->rows;
+    if (t->n) qsort(rows, t->n, sizeof *rows, cmp_total_desc);
     size_t n = t->n < top ? t->n : top;
     tpu_json_begin_object(j);
     tpu_json_key(j, "rows");
     tpu_json_begin_array(j);
     for (size_t i = 0; i < n; i++) {
-        const op_row *r = &t->rows[i];
+        const op_row *r = &rows[i];
         tpu_json_begin_object(j);
         tpu_json_key(j, "name");
         json_str_id(j, at, r->name);
@@ -211,7 +177,7 @@ static void json_table(tpu_json *j, const tpa_attrib *at, op_table *t, size_t to
     /* what did not fit: one row of sums, and how many names it holds */
     op_row other = { .min = INT64_MAX };
     for (size_t i = n; i < t->n; i++) {
-        const op_row *r = &t->rows[i];
+        const op_row *r = &rows[i];
         other.calls += r->calls;
         other.self = tpa_sat_add(other.self, r->self);
         other.total = tpa_sat_add(other.total, r->total);
@@ -235,10 +201,11 @@ static void ops_json(void *state, tpu_json *j)
 {
     ops_state *s = state;
     if (!s->by_name.n) { tpu_json_null(j); return; }
-    const tpa_at_stats *st = tpa_attrib_stats(s->at);
+    const tpa_at_stats *st = tpa_attrib_stats(s->c.at);
+    const op_row *rows = (const op_row *)(const void *)s->by_name.rows;
     bool has_device = false;
     for (size_t i = 0; i < s->by_name.n && !has_device; i++)
-        has_device = s->by_name.rows[i].dev_total != 0;
+        has_device = rows[i].dev_total != 0;
     tpu_json_begin_object(j);
     tpu_json_kv_bool(j, "has_device", has_device);
     tpu_json_kv_bool(j, "has_shapes", s->has_shapes);
@@ -251,35 +218,29 @@ static void ops_json(void *state, tpu_json *j)
     tpu_json_kv_uint(j, "device_by_external_id", st->gpu_by_external_id);
     tpu_json_kv_uint(j, "device_unattributed", st->gpu_unattributed);
     tpu_json_key(j, "by_name");
-    json_table(j, s->at, &s->by_name, TOP_NAMES, false, true);
+    json_table(j, s->c.at, &s->by_name, TOP_NAMES, false, true);
     if (s->has_shapes) {
         tpu_json_key(j, "by_shape");
-        json_table(j, s->at, &s->by_shape, TOP_SHAPES, true, false);
+        json_table(j, s->c.at, &s->by_shape, TOP_SHAPES, true, false);
     }
     tpu_json_end_object(j);
-}
-
-static void table_free(op_table *t)
-{
-    free(t->rows);
-    tpa_u64map_free(&t->map);
 }
 
 static void ops_free(void *state)
 {
     ops_state *s = state;
     if (!s) return;
-    table_free(&s->by_name);
-    table_free(&s->by_shape);
-    tpa_attrib_release(s->at);
+    tpa_at_rows_free(&s->by_name);
+    tpa_at_rows_free(&s->by_shape);
+    tpa_at_client_end(&s->c);
     free(s);
 }
 
 const tpa_view_class tpa_view_operators = {
     .key = "operators",
     .begin = ops_begin,
-    .feed = ops_feed,
-    .file_end = ops_file_end,
+    .feed = tpa_at_client_feed,
+    .file_end = tpa_at_client_file_end,
     .json = ops_json,
     .free = ops_free,
 };
