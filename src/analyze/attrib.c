@@ -4,6 +4,7 @@
 #include "event_parse.h"
 #include "util/hash.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,6 +85,8 @@ struct tpa_attrib {
     uint32_t *by_corr, *by_ext; size_t nby_ext;
     tpa_at_visitor vis[MAX_VISITORS]; int nvis;
     tpa_at_stats stats;
+    int refs;           /* acquirers (tpa_attrib_acquire) not yet released */
+    bool sealed;        /* fed: no more collectors may join */
 };
 
 #define GROW(ptr, n, cap) do { \
@@ -751,39 +754,62 @@ void tpa_attrib_file_end(tpa_attrib *at)
 
 /* ---- sharing between the page's collectors ------------------------------------- */
 
-typedef struct shared_ent { const tpa_view_input *in; tpa_attrib *at; int refs; } shared_ent;
+/* Pages built at once (sessions closing on several threads) each have
+ * their own input, so their own entry. */
+typedef struct shared_ent { const tpa_view_input *in; tpa_attrib *at; } shared_ent;
 static shared_ent g_shared[8];
+static pthread_mutex_t g_shared_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void unregister(const tpa_attrib *at)
+{
+    for (size_t i = 0; i < sizeof g_shared / sizeof *g_shared; i++)
+        if (g_shared[i].at == at) g_shared[i] = (shared_ent){ 0 };
+}
 
 tpa_attrib *tpa_attrib_acquire(const tpa_view_input *in, const tpa_at_visitor *v, bool *feeder)
 {
     shared_ent *free_ent = NULL;
-    for (size_t i = 0; i < sizeof g_shared / sizeof *g_shared; i++) {
+    tpa_attrib *at = NULL;
+    pthread_mutex_lock(&g_shared_lock);
+    for (size_t i = 0; i < sizeof g_shared / sizeof *g_shared && !at; i++) {
         if (g_shared[i].at && g_shared[i].in == in) {
-            g_shared[i].refs++;
-            tpa_attrib_add_visitor(g_shared[i].at, v);
+            at = g_shared[i].at;
+            at->refs++;
+            tpa_attrib_add_visitor(at, v);
             *feeder = false;
-            return g_shared[i].at;
+        } else if (!g_shared[i].at && !free_ent) {
+            free_ent = &g_shared[i];
         }
-        if (!g_shared[i].at && !free_ent) free_ent = &g_shared[i];
     }
-    tpa_attrib *at = tpa_attrib_new();
-    if (!at) return NULL;
-    tpa_attrib_add_visitor(at, v);
-    *feeder = true;
-    if (free_ent) *free_ent = (shared_ent){ in, at, 1 };
+    if (!at && (at = tpa_attrib_new())) {
+        tpa_attrib_add_visitor(at, v);
+        at->refs = 1;
+        *feeder = true;
+        if (free_ent) *free_ent = (shared_ent){ in, at };  /* else: unshared, still correct */
+    }
+    pthread_mutex_unlock(&g_shared_lock);
     return at;
 }
 
 void tpa_attrib_release(tpa_attrib *at)
 {
     if (!at) return;
-    for (size_t i = 0; i < sizeof g_shared / sizeof *g_shared; i++)
-        if (g_shared[i].at == at) {
-            if (--g_shared[i].refs > 0) return;
-            g_shared[i] = (shared_ent){ 0 };
-            break;
-        }
-    tpa_attrib_free(at);
+    pthread_mutex_lock(&g_shared_lock);
+    bool last = --at->refs <= 0;
+    if (last) unregister(at);
+    pthread_mutex_unlock(&g_shared_lock);
+    if (last) tpa_attrib_free(at);
+}
+
+/* Once fed, a page's attributor takes no more collectors: an entry a
+ * builder never released cannot catch a later page at the same address. */
+static void seal(tpa_attrib *at)
+{
+    if (at->sealed) return;
+    pthread_mutex_lock(&g_shared_lock);
+    unregister(at);
+    pthread_mutex_unlock(&g_shared_lock);
+    at->sealed = true;
 }
 
 /* ---- a small map from 64-bit keys to indexes, for the collectors ------------------ */
@@ -866,14 +892,18 @@ bool tpa_at_client_begin(tpa_at_client *c, const tpa_view_input *in, const tpa_a
 void tpa_at_client_feed(void *state, const tpa_event *ev, int kind)
 {
     tpa_at_client *c = state;
-    if (c->feeder) tpa_attrib_feed(c->at, ev, kind);
+    if (!c->feeder) return;
+    if (!c->at->sealed) seal(c->at);
+    tpa_attrib_feed(c->at, ev, kind);
 }
 
 void tpa_at_client_file_end(void *state, int file, const tpa_meta *meta)
 {
     (void)file; (void)meta;
     tpa_at_client *c = state;
-    if (c->feeder) tpa_attrib_file_end(c->at);
+    if (!c->feeder) return;
+    seal(c->at);
+    tpa_attrib_file_end(c->at);
 }
 
 void tpa_at_client_end(tpa_at_client *c)

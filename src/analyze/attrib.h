@@ -92,8 +92,10 @@ void tpa_attrib_file_end(tpa_attrib *at);
 void tpa_attrib_free(tpa_attrib *at);
 
 /* The page's shared attributor for one builder input (keyed by in): the
- * first acquirer is the feeder. Each acquirer releases once; the last
- * release frees it. NULL on allocation failure. */
+ * first acquirer is the feeder. Collectors join until the feeder's first
+ * event (tpa_at_client_feed seals it); a later acquire with the same in
+ * gets a new one. Each acquirer releases once; the last release frees it.
+ * NULL on allocation failure. */
 tpa_attrib *tpa_attrib_acquire(const tpa_view_input *in, const tpa_at_visitor *v, bool *feeder);
 void tpa_attrib_release(tpa_attrib *at);
 

@@ -246,6 +246,39 @@ TP_TEST(begin_end_pairs)
     tpa_attrib_free(at);
 }
 
+/* Collectors of one page share one attributor: one feeder, every visitor
+ * served; once fed, the same input starts a new one. */
+TP_TEST(shared_attributor)
+{
+    static const char t[] = "{\"traceEvents\":[" X("op", "cpu_op", 0, 10, 1, "") END;
+    tpa_view_input in = { "x", false, false, NULL, 0 };
+    collected a, b;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    tpa_at_visitor va = { &a, on_node, on_gpu }, vb = { &b, on_node, on_gpu };
+    tpa_at_client ca, cb, cc;
+    CHECK(tpa_at_client_begin(&ca, &in, &va));
+    CHECK(tpa_at_client_begin(&cb, &in, &vb));
+    CHECK(ca.at == cb.at && ca.feeder && !cb.feeder);
+    tpa_error err;
+    tpa_reader *r = tpa_reader_open_mem(t, strlen(t), &err);
+    tpa_event ev;
+    while (tpa_reader_next(r, &ev, &err) > 0) {
+        tpa_at_client_feed(&ca, &ev, tpa_classify(&ev));
+        tpa_at_client_feed(&cb, &ev, tpa_classify(&ev));
+    }
+    tpa_at_client_file_end(&ca, 0, tpa_reader_meta(r));
+    tpa_at_client_file_end(&cb, 0, tpa_reader_meta(r));
+    tpa_reader_close(r);
+    CHECK_EQ_INT(GET(&a, "op")->calls, 1);
+    CHECK_EQ_INT(GET(&b, "op")->calls, 1);
+    CHECK(tpa_at_client_begin(&cc, &in, &va));
+    CHECK(cc.at != ca.at && cc.feeder);
+    tpa_at_client_end(&cc);
+    tpa_at_client_end(&ca);
+    tpa_at_client_end(&cb);
+}
+
 /* ---- the three collectors as the page builder drives them ------------------------- */
 
 static const tpa_view_class *const g_views[] = { &tpa_view_operators, &tpa_view_kernels, &tpa_view_modules };
@@ -372,6 +405,7 @@ int main(int argc, char **argv)
     RUN(device_attribution);
     RUN(modules_and_stacks);
     RUN(begin_end_pairs);
+    RUN(shared_attributor);
     RUN(collectors_json);
     RUN(chunks_keep_counts);
     tp_test_rm_rf(g_dir);
