@@ -71,8 +71,8 @@ def check_rows_against_torch(page, torch_rows, key, what, shapes=False):
     """Each row shown: its cells are the page data as TP.fmtDur writes it,
     and that data is torch's (calls exact, times within 2 ns a call: torch
     sums float microseconds of the same ns values)."""
-    cells = table_cells(page, "ops-table")
-    head = header(page, "ops-table")
+    cells = table_cells(page, "operators-table")
+    head = header(page, "operators-table")
     i_calls, i_self, i_total = head.index("Calls"), head.index("Host self"), head.index("Host total")
     i_shape = head.index("Input shapes") if shapes else None
     check(len(cells) > 0, f"{what}: empty table")
@@ -109,22 +109,22 @@ def torch_page(browser, tmp):
     page.screenshot(path=os.path.join(ART, "view_ops_operators.png"))
     # python frames are off by default: the table shows the other kinds
     check_rows_against_torch(page, ka["by_name"], lambda t: t["key"], "by operator")
-    n_default = len(table_cells(page, "ops-table"))
+    n_default = len(table_cells(page, "operators-table"))
     page.check('input[data-kind="python"]')
-    check(len(table_cells(page, "ops-table")) == min(200, len(ka["by_name"])),
+    check(len(table_cells(page, "operators-table")) == min(200, len(ka["by_name"])),
           "with python frames the table does not list every torch row (up to its 200-row limit)")
     check_rows_against_torch(page, ka["by_name"], lambda t: t["key"], "by operator, python frames included")
     page.uncheck('input[data-kind="python"]')
-    check(len(table_cells(page, "ops-table")) == n_default, "unchecking python frames does not restore the table")
+    check(len(table_cells(page, "operators-table")) == n_default, "unchecking python frames does not restore the table")
     page.select_option("#ops-group", "shape")
     check_rows_against_torch(page, ka["by_shape"], lambda t: (t["key"], t["input_shapes"].replace(" ", "")),
                              "by operator + input shapes", shapes=True)
     page.screenshot(path=os.path.join(ART, "view_ops_by_shape.png"))
     page.select_option("#ops-group", "name")
     page.fill("#view-operators .tp-search", "conv2d")
-    names = [c[0] for c in table_cells(page, "ops-table")]
+    names = [c[0] for c in table_cells(page, "operators-table")]
     check(names and all("conv2d" in n.lower() for n in names), f"search conv2d: {names}")
-    page.click("#ops-table tbody tr:first-child td:first-child")
+    page.click("#operators-table tbody tr:first-child td:first-child")
     opened = page.evaluate("Array.from(document.querySelectorAll('#ops-stacks details[open]')).map(d => d.dataset.op)")
     check(opened == [names[0]], f"clicking {names[0]} opened the stacks of {opened}")
     frames = page.evaluate("Array.from(document.querySelectorAll('#ops-stacks details[open] li')).map(l => l.textContent)")
@@ -184,7 +184,7 @@ def gpu_page(browser, tmp, name):
     page.evaluate("document.getElementById('kernels-config').scrollIntoView()")
     page.screenshot(path=os.path.join(ART, "view_ops_kernels_config.png"))
     page.click('#tabs button[data-view="operators"]')
-    check("Device self" in header(page, "ops-table"), "no device columns on a GPU trace")
+    check("Device self" in header(page, "operators-table"), "no device columns on a GPU trace")
     page.screenshot(path=os.path.join(ART, "view_ops_operators_gpu.png"))
     check(not errors, f"{name}: {errors}")
     page.close()
@@ -203,7 +203,7 @@ def run_dir_page(browser, tmp):
         return
     (run,) = [os.path.join(log, d) for d in os.listdir(log)]
     page, errors = open_view(browser, os.path.join(run, "report.html"), "operators")
-    names = [c[0] for c in table_cells(page, "ops-table")]
+    names = [c[0] for c in table_cells(page, "operators-table")]
     check("aten::conv2d" in names and "aten::addmm" in names, f"the run's page lacks torch operators: {names[:20]}")
     check(not errors, f"run page: {errors}")
     page.close()
@@ -220,7 +220,7 @@ def hostile_page(browser, tmp):
     trace = os.path.join(tmp, "hostile.json")
     json.dump({"traceEvents": ev}, open(trace, "w"))
     page, errors = open_view(browser, html_of(trace, os.path.join(tmp, "hostile.html")), "operators")
-    shown = {c[0] for c in table_cells(page, "ops-table")}
+    shown = {c[0] for c in table_cells(page, "operators-table")}
     check(set(names) <= shown, f"hostile names shown as {shown}")
     check(page.query_selector("#view-operators b") is None, "a name became markup")
     page.click('#tabs button[data-view="modules"]')

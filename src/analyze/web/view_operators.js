@@ -113,7 +113,7 @@
         TP.barChart(chartBox, { labels: topRows.map(label), series: [{ label: metric, values: topRows.map(r => r[metric]) }], fmt: fmt, kind: metric === 'calls' ? undefined : 'ns', attrs: { 'data-chart': 'ops-top', 'data-metric': metric } });
       else el('p', { class: 'note' }, chartBox, 'Nothing to chart for this choice.');
       tableBox.textContent = '';
-      TP.table(tableBox, columns(d, group === 'shape'), rows, { sortBy: d.has_device && metric.startsWith('d') ? metric : 'self', search: true, limit: 200, id: 'ops-table' });
+      TP.table(tableBox, columns(d, group === 'shape'), rows, { sortBy: d.has_device && metric.startsWith('d') ? metric : 'self', search: true, limit: 200, id: 'operators-table' });
       noteBox.textContent = '';
       leftOut(noteBox, t, group === 'shape' ? 'operator + shape rows' : 'names');
     }
