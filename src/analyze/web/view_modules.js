@@ -56,7 +56,7 @@
 
   function render(root, d) {
     if (d.modules.length) {
-      const c = TP.card(root, 'Module tree', 'modules');
+      const c = TP.card(root, 'Module tree', 'modules-card');
       el('p', { class: 'note' }, c, 'nn.Module calls recorded with with_modules=True: host time is the module\u2019s forward on the CPU thread, device time the kernels its operators launched. Modules of the same name at the same place in the tree are one row.');
       const rows = tree(c, d.modules);
       const top = rows.filter(r => r.depth > 0).sort((a, b) => b.self - a.self).slice(0, 12);
@@ -65,7 +65,7 @@
       if (d.modules_left_out) el('p', { class: 'note' }, c, d.modules_left_out + ' more modules are left out of this page.');
     }
     if (d.hooks.length) {
-      const c = TP.card(root, 'Lightning hooks', 'hooks');
+      const c = TP.card(root, 'Lightning hooks', 'hooks-card');
       el('p', { class: 'note' }, c, 'Spans named [Owner]hook, as Lightning\u2019s profiler writes them ([LightningModule], [Callback], [Strategy], loops).');
       const rows = d.hooks.map(h => Object.assign({ owner: h.name.slice(1, h.name.indexOf(']')), mean: h.calls ? h.total / h.calls : 0 }, h));
       TP.table(c, [{ key: 'name', label: 'Hook', align: 'l' }, { key: 'owner', label: 'Owner', align: 'l' }, { key: 'calls', label: 'Calls' },
