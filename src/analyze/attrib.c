@@ -460,8 +460,9 @@ static void fill_host(tpa_attrib *at, const tpa_event *ev, int kind, hrec *h)
     int64_t num;
     if (h->kind == TPA_AT_STEP || tpa_step_number(ev->name, &num)) {
         h->name = at->step_name;
-    } else if (h->kind == TPA_AT_PYTHON && ev->name.n > 11 && memcmp(ev->name.p, "nn.Module: ", 11) == 0) {
-        h->is_module = true;
+    } else if ((h->kind == TPA_AT_PYTHON && ev->name.n > 11 && memcmp(ev->name.p, "nn.Module: ", 11) == 0) ||
+               (ev->name.n > 12 && memcmp(ev->name.p, "[pl][module]", 12) == 0)) {
+        h->is_module = true;  /* torch's with_modules frame, or Lightning's record_function of a module */
         h->name = intern(at, ev->name.p, ev->name.n);
     } else {
         h->name = intern(at, ev->name.p, ev->name.n);

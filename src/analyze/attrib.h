@@ -56,10 +56,12 @@ typedef struct tpa_at_node {
     uint32_t name;             /* grouped name (ProfilerStep#N -> ProfilerStep*) */
     uint32_t shapes;           /* args["Input Dims"] text, 0 without record_shapes */
     uint32_t stack;            /* tpa_attrib_stack id of the python frames around it */
-    uint32_t module;           /* tpa_attrib_module id: the nn.Module frame it is (kind
-                                  PYTHON) or is inside; 0 outside any module */
+    uint32_t module;           /* tpa_attrib_module id: the module frame it is (an
+                                  "nn.Module: X" python frame, or Lightning's
+                                  "[pl][module]class: attr" annotation) or is
+                                  inside; 0 outside any module */
     uint8_t kind;              /* enum tpa_at_kind */
-    bool is_module;            /* an "nn.Module: X" python frame */
+    bool is_module;            /* a module frame (see module) */
 } tpa_at_node;
 
 /* A device event with what launched it. */

@@ -1,7 +1,9 @@
 /* view_modules.c - the page's Modules view: the nn.Module tree of a
- * with_modules trace ("nn.Module: Name_k" python frames, nested), with calls
- * and host/device time per module, and Lightning's hook table (spans named
- * "[LightningModule]...", "[Callback]...", "[Strategy]...", any "[Owner]hook").
+ * with_modules trace ("nn.Module: Name_k" python frames, nested) or of a
+ * Lightning run ("[pl][module]class: attr" record_functions, nested), with
+ * calls and host/device time per module, and Lightning's hook table (spans
+ * named "[LightningModule]...", "[Callback]...", "[Strategy]...", any
+ * "[Owner]hook", with or without Lightning's "[pl][profile]" prefix).
  */
 #include "attrib.h"
 #include "view.h"
@@ -112,6 +114,7 @@ static void json_rows(tpu_json *j, const tpa_attrib *at, tpa_at_rows *t, size_t 
             tpu_json_kv_uint(j, "id", r->id);
             tpu_json_kv_uint(j, "parent", parent);
             if (len > 11 && memcmp(p, "nn.Module: ", 11) == 0) { p += 11; len -= 11; }
+            else if (len > 12 && memcmp(p, "[pl][module]", 12) == 0) { p += 12; len -= 12; }
         }
         tpu_json_key(j, "name");
         tpu_json_string_n(j, p, len);

@@ -230,6 +230,25 @@ TP_TEST(modules_and_stacks)
     tpa_attrib_free(at);
 }
 
+/* Lightning's module ranges ("[pl][module]class: attr" annotations) make
+ * the module tree as torch's "nn.Module: X" frames do. */
+TP_TEST(lightning_modules)
+{
+    static const char t[] = "{\"traceEvents\":["
+        X("aten::addmm", "cpu_op", 6, 4, 1, "")
+        X("[pl][module]torch.nn.modules.linear.Linear: body.0", "user_annotation", 5, 15, 1, "")
+        X("[pl][module]torch.nn.modules.container.Sequential: body", "user_annotation", 0, 50, 1, "")
+        END;
+    collected c;
+    tpa_attrib *at = run(t, &c);
+    uint32_t parent, name = tpa_attrib_module(at, GET(&c, "aten::addmm")->module, &parent);
+    CHECK_STR(tpa_attrib_str(at, name, NULL), "[pl][module]torch.nn.modules.linear.Linear: body.0");
+    name = tpa_attrib_module(at, parent, &parent);
+    CHECK_STR(tpa_attrib_str(at, name, NULL), "[pl][module]torch.nn.modules.container.Sequential: body");
+    CHECK_EQ_INT(parent, 0);
+    tpa_attrib_free(at);
+}
+
 /* B/E pairs nest like X spans. */
 TP_TEST(begin_end_pairs)
 {
@@ -404,6 +423,7 @@ int main(int argc, char **argv)
     RUN(fold_same_name_only_child);
     RUN(device_attribution);
     RUN(modules_and_stacks);
+    RUN(lightning_modules);
     RUN(begin_end_pairs);
     RUN(shared_attributor);
     RUN(collectors_json);

@@ -10,11 +10,14 @@ Debian chromium via playwright), with no console error:
    `trainprof report --json`'s device table; operators show device time;
 3. a run of examples/python/train_cnn.py with torch_ops: the run's own
    report.html lists the torch operators;
-4. names that are markup (<!--<script>, </script>, quotes, backslashes,
+4. a Lightning run profiled by its PyTorchProfiler: the hook table and the
+   module tree ([pl][module] ranges);
+5. names that are markup (<!--<script>, </script>, quotes, backslashes,
    U+2028) show as text.
 Screenshots go to <build>/browser-artifacts/ (docs/images/ has the ones
 docs/REPORT.md shows).
 """
+import collections
 import json
 import os
 import subprocess
@@ -209,6 +212,63 @@ def run_dir_page(browser, tmp):
     page.close()
 
 
+LIGHTNING_RUN = """
+import sys, torch, lightning as L
+from lightning.pytorch.profilers import PyTorchProfiler
+class Net(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.body = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU())
+        self.head = torch.nn.Linear(16, 2)
+    def training_step(self, b, i):
+        x, y = b
+        return torch.nn.functional.cross_entropy(self.head(self.body(x)), y)
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.1)
+ds = torch.utils.data.TensorDataset(torch.randn(64, 8), torch.randint(0, 2, (64,)))
+prof = PyTorchProfiler(dirpath=sys.argv[1], filename="pl", export_to_chrome=True,
+                       schedule=torch.profiler.schedule(wait=1, warmup=1, active=3))
+L.Trainer(max_steps=8, profiler=prof, logger=False, enable_checkpointing=False, enable_progress_bar=False,
+          enable_model_summary=False, accelerator="cpu").fit(Net(), torch.utils.data.DataLoader(ds, batch_size=8))
+"""
+
+
+def lightning_page(browser, tmp):
+    try:
+        import lightning  # noqa: F401
+    except ImportError:
+        print("SKIP part: lightning is not installed")
+        return
+    out = os.path.join(tmp, "pl")
+    res = subprocess.run([sys.executable, "-c", LIGHTNING_RUN, out], capture_output=True, text=True, timeout=300)
+    check(res.returncode == 0, f"lightning run: {res.stderr[-2000:]}")
+    traces = [f for f in os.listdir(out) if f.endswith(".json")] if res.returncode == 0 else []
+    check(len(traces) == 1, f"lightning traces: {traces}")
+    if len(traces) != 1:
+        return
+    ev = json.load(open(os.path.join(out, traces[0])))["traceEvents"]
+    hooks = collections.Counter(e["name"] for e in ev if e.get("ph") == "X" and e["name"].startswith("[pl][profile]"))
+    page, errors = open_view(browser, html_of(os.path.join(out, traces[0]), os.path.join(tmp, "pl.html")), "modules")
+    head = header(page, "hooks-table")
+    rows = table_cells(page, "hooks-table")
+    shown = {}
+    for r in rows:
+        owner, hook = r[head.index("Owner")], r[head.index("Hook")]
+        name = "[pl][profile]" + ("" if owner == "(Trainer)" else f"[{owner}]") + hook
+        shown[name] = int(r[head.index("Calls")].replace(",", ""))
+    check(shown == dict(hooks), f"hooks on the page {shown} vs the trace {dict(hooks)}")
+    check(any(r[head.index("Owner")] == "LightningModule" and r[head.index("Hook")] == "Net.training_step"
+              for r in rows) or any(r[head.index("Owner")] == "Strategy" for r in rows), f"no owners: {rows[:3]}")
+    mods = {c[0].lstrip("\u25be\u25b8"): c[1] for c in table_cells(page, "modules-tree")}
+    check({"torch.nn.modules.container.Sequential: body", "torch.nn.modules.linear.Linear: head"} <= set(mods),
+          f"lightning module tree: {mods}")
+    depth = page.evaluate("Array.from(document.querySelectorAll('#modules-tree tbody tr')).map(tr => tr.dataset.depth)")
+    check("1" in depth, f"the Sequential's children are not nested: {depth}")
+    page.screenshot(path=os.path.join(ART, "view_ops_lightning.png"), full_page=True)
+    check(not errors, f"lightning page: {errors}")
+    page.close()
+
+
 def hostile_page(browser, tmp):
     names = ["<!--<script>", "</script><b>bold</b>", 'q"uote\\back\\\\slash', "line\u2028sep\u2029end", "&amp;"]
     ev = []
@@ -238,6 +298,7 @@ def main():
             torch_page(browser, tmp)
             gpu_page(browser, tmp, "trace_filter__sampled_rank-0.json.gz")
             run_dir_page(browser, tmp)
+            lightning_page(browser, tmp)
             hostile_page(browser, tmp)
         finally:
             browser.close()

@@ -57,7 +57,7 @@
   function render(root, d) {
     if (d.modules.length) {
       const c = TP.card(root, 'Module tree', 'modules-card');
-      el('p', { class: 'note' }, c, 'nn.Module calls recorded with with_modules=True: host time is the module\u2019s forward on the CPU thread, device time the kernels its operators launched. Modules of the same name at the same place in the tree are one row.');
+      el('p', { class: 'note' }, c, 'nn.Module calls (with_modules=True frames, or Lightning\u2019s [pl][module] ranges): host time is the module\u2019s forward on the CPU thread, device time the kernels its operators launched. Modules of the same name at the same place in the tree are one row.');
       const rows = tree(c, d.modules);
       const top = rows.filter(r => r.depth > 0).sort((a, b) => b.self - a.self).slice(0, 12);
       if (top.length)
@@ -66,9 +66,13 @@
     }
     if (d.hooks.length) {
       const c = TP.card(root, 'Lightning hooks', 'hooks-card');
-      el('p', { class: 'note' }, c, 'Spans named [Owner]hook, as Lightning\u2019s profiler writes them ([LightningModule], [Callback], [Strategy], loops).');
-      const rows = d.hooks.map(h => Object.assign({ owner: h.name.slice(1, h.name.indexOf(']')), mean: h.calls ? h.total / h.calls : 0 }, h));
-      TP.table(c, [{ key: 'name', label: 'Hook', align: 'l' }, { key: 'owner', label: 'Owner', align: 'l' }, { key: 'calls', label: 'Calls' },
+      el('p', { class: 'note' }, c, 'Spans named [Owner]hook, as Lightning\u2019s profilers write them ([LightningModule], [Callback], [Strategy], loops; [pl][profile] prefix or not). Hooks without an owner are the Trainer\u2019s.');
+      const rows = d.hooks.map(h => {
+        const n = h.name.startsWith('[pl][profile]') ? h.name.slice(13) : h.name;
+        const owned = n.startsWith('[') && n.indexOf(']') > 1;
+        return Object.assign({}, h, { hook: owned ? n.slice(n.indexOf(']') + 1) : n, owner: owned ? n.slice(1, n.indexOf(']')) : '(Trainer)', mean: h.calls ? h.total / h.calls : 0 });
+      });
+      TP.table(c, [{ key: 'owner', label: 'Owner', align: 'l' }, { key: 'hook', label: 'Hook', align: 'l' }, { key: 'calls', label: 'Calls' },
         { key: 'total', label: 'Total', fmt: dur }, { key: 'mean', label: 'Mean', fmt: dur }, { key: 'max', label: 'Max', fmt: dur },
         { key: 'dtotal', label: 'Device total', fmt: dur }], rows, { sortBy: 'total', search: true, id: 'hooks-table' });
       if (d.hooks_left_out) el('p', { class: 'note' }, c, d.hooks_left_out + ' more hooks are left out of this page.');
