@@ -146,6 +146,14 @@ void tpa_at_client_end(tpa_at_client *c);
  * wmma, imma, gmma, tensorop, 884gemm, 1688gemm, 16816, _mma_). */
 bool tpa_kernel_uses_tensor_cores(const char *name, size_t n);
 
+/* What one table of a view may write into the page: rows past it are left
+ * out (and counted) like rows past the table's row limit. */
+#ifdef TP_SMALL_LIMITS
+#define TPA_AT_TABLE_BYTES ((size_t)4096)
+#else
+#define TPA_AT_TABLE_BYTES ((size_t)3 << 19)   /* 1.5 MB */
+#endif
+
 /* Names longer than this are cut (at a UTF-8 boundary) when interned. */
 #define TPA_AT_MAX_NAME 8192
 

@@ -165,7 +165,8 @@ static void json_rows(tpu_json *j, const tpa_attrib *at, tpa_at_rows *t, bool co
     tpu_json_begin_object(j);
     tpu_json_key(j, "rows");
     tpu_json_begin_array(j);
-    for (size_t i = 0; i < n; i++) {
+    size_t start = j->out->len, i;
+    for (i = 0; i < n && j->out->len - start < TPA_AT_TABLE_BYTES; i++) {
         const k_row *r = &rows[i];
         tpu_json_begin_object(j);
         json_id(j, at, "name", r->name);
@@ -184,6 +185,7 @@ static void json_rows(tpu_json *j, const tpa_attrib *at, tpa_at_rows *t, bool co
         tpu_json_end_object(j);
     }
     tpu_json_end_array(j);
+    n = i;
     uint64_t calls = 0;
     int64_t total = 0;
     for (size_t i = n; i < t->n; i++) { calls += rows[i].calls; total = tpa_sat_add(total, rows[i].total); }

@@ -97,13 +97,15 @@ static int m_cmp(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static void json_rows(tpu_json *j, const tpa_attrib *at, tpa_at_rows *t, size_t top, bool tree)
+/* Writes the rows that fit; returns how many. */
+static size_t json_rows(tpu_json *j, const tpa_attrib *at, tpa_at_rows *t, size_t top, bool tree)
 {
     m_row *rows = (m_row *)(void *)t->rows;
     if (t->n) qsort(rows, t->n, sizeof *rows, m_cmp);
     size_t n = t->n < top ? t->n : top;
     tpu_json_begin_array(j);
-    for (size_t i = 0; i < n; i++) {
+    size_t start = j->out->len, i;
+    for (i = 0; i < n && j->out->len - start < TPA_AT_TABLE_BYTES / 2; i++) {
         const m_row *r = &rows[i];
         size_t len;
         const char *p = tpa_attrib_str(at, r->name, &len);
@@ -126,6 +128,7 @@ static void json_rows(tpu_json *j, const tpa_attrib *at, tpa_at_rows *t, size_t 
         tpu_json_end_object(j);
     }
     tpu_json_end_array(j);
+    return i;
 }
 
 static void m_json(void *state, tpu_json *j)
@@ -134,11 +137,11 @@ static void m_json(void *state, tpu_json *j)
     if (!s->modules.n && !s->hooks.n) { tpu_json_null(j); return; }
     tpu_json_begin_object(j);
     tpu_json_key(j, "modules");
-    json_rows(j, s->c.at, &s->modules, TOP_MODULES, true);
-    tpu_json_kv_uint(j, "modules_left_out", s->modules.n > TOP_MODULES ? s->modules.n - TOP_MODULES : 0);
+    size_t w = json_rows(j, s->c.at, &s->modules, TOP_MODULES, true);
+    tpu_json_kv_uint(j, "modules_left_out", s->modules.n - w);
     tpu_json_key(j, "hooks");
-    json_rows(j, s->c.at, &s->hooks, TOP_HOOKS, false);
-    tpu_json_kv_uint(j, "hooks_left_out", s->hooks.n > TOP_HOOKS ? s->hooks.n - TOP_HOOKS : 0);
+    w = json_rows(j, s->c.at, &s->hooks, TOP_HOOKS, false);
+    tpu_json_kv_uint(j, "hooks_left_out", s->hooks.n - w);
     tpu_json_end_object(j);
 }
 

@@ -20,6 +20,7 @@
 #define MAX_ROWS ((size_t)1 << 20)   /* rows held (the string table caps names too) */
 #endif
 #define STACKS_PER_OP 5
+#define STACK_ROWS 300      /* rows (by total) whose stacks the page carries */
 #define STACK_FRAMES 8      /* innermost python frames written per stack */
 
 typedef struct op_stack { uint32_t id; uint64_t calls; int64_t total; } op_stack;
@@ -149,7 +150,8 @@ static void json_table(tpu_json *j, const tpa_attrib *at, tpa_at_rows *t, size_t
     tpu_json_begin_object(j);
     tpu_json_key(j, "rows");
     tpu_json_begin_array(j);
-    for (size_t i = 0; i < n; i++) {
+    size_t start = j->out->len, i;
+    for (i = 0; i < n && j->out->len - start < TPA_AT_TABLE_BYTES; i++) {
         const op_row *r = &rows[i];
         tpu_json_begin_object(j);
         tpu_json_key(j, "name");
@@ -157,7 +159,7 @@ static void json_table(tpu_json *j, const tpa_attrib *at, tpa_at_rows *t, size_t
         tpu_json_kv_string(j, "kind", tpa_at_kind_names[r->kind]);
         if (shapes) { tpu_json_key(j, "shapes"); json_str_id(j, at, r->shapes); }
         json_row_fields(j, r);
-        if (stacks && r->stacks[0].calls) {
+        if (stacks && i < STACK_ROWS && r->stacks[0].calls) {
             tpu_json_key(j, "stacks");
             tpu_json_begin_array(j);
             for (int k = 0; k < STACKS_PER_OP && r->stacks[k].calls; k++) {
@@ -174,6 +176,7 @@ static void json_table(tpu_json *j, const tpa_attrib *at, tpa_at_rows *t, size_t
         tpu_json_end_object(j);
     }
     tpu_json_end_array(j);
+    n = i;
     /* what did not fit: one row of sums, and how many names it holds */
     op_row other = { .min = INT64_MAX };
     for (size_t i = n; i < t->n; i++) {

@@ -386,6 +386,37 @@ TP_TEST(collectors_json)
     free(out.data);
 }
 
+/* Long names: each table stops at its byte budget and counts the rest as
+ * left out, so the page stays bounded (1,000 names of 4,000 bytes would
+ * be 8 MB in the two operator tables). */
+TP_TEST(tables_bounded_in_bytes)
+{
+    tpu_buf b = {0};
+    tpu_buf_puts(&b, "{\"traceEvents\":[");
+    char *name = malloc(4001);
+    for (int i = 0; i < 1000; i++) {
+        memset(name, 'a' + i % 26, 4000);
+        snprintf(name, 8, "%05d_", i);
+        name[6] = 'x';  /* over the NUL snprintf wrote */
+        name[4000] = 0;
+        char head[160];
+        snprintf(head, sizeof head, "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"ts\":%d,\"dur\":5,\"pid\":1,\"tid\":1,\"name\":\"", i * 10);
+        tpu_buf_puts(&b, head);
+        tpu_buf_puts(&b, name);
+        tpu_buf_puts(&b, "\"},");
+    }
+    tpu_buf_puts(&b, END);
+    free(name);
+    const char *p = write_tmp("long.json", b.data);
+    free(b.data);
+    tpu_buf out = {0};
+    CHECK_EQ_INT(views_json(&p, 1, &out), 0);
+    CHECK(out.len < ((size_t)4 << 20));
+    const char *lo = out.data ? strstr(out.data, "\"left_out\":") : NULL;
+    CHECK(lo && atoi(lo + 11) > 0);
+    free(out.data);
+}
+
 /* Over the span budget (TP_SMALL_LIMITS: 64) a file is nested in chunks:
  * counts and totals stay exact. */
 TP_TEST(chunks_keep_counts)
@@ -428,6 +459,7 @@ int main(int argc, char **argv)
     RUN(shared_attributor);
     RUN(collectors_json);
     RUN(chunks_keep_counts);
+    RUN(tables_bounded_in_bytes);
     tp_test_rm_rf(g_dir);
     return tp_test_finish();
 }
