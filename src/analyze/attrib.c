@@ -46,9 +46,14 @@ typedef struct hrec {
     int64_t start, end;
     uint64_t corr, ext;
     uint32_t name, shapes, thread, seq;
+    uint32_t launch;    /* launches[] index + 1 of a runtime call with a launch configuration */
     uint8_t kind;
     bool is_module, has_corr, has_ext;
 } hrec;
+
+/* The launch configuration a runtime call carries (HIP writes grid, block
+ * and shared memory on hipLaunchKernel, not on the kernel). */
+typedef struct launch_cfg { uint32_t grid[3], block[3]; int64_t shmem; } launch_cfg;
 
 typedef struct grec {
     tpa_at_gpu g;
@@ -77,6 +82,7 @@ struct tpa_attrib {
     pairtab stacks, modules;
     thread_ent *threads; size_t nthreads, cthreads, last_thread;
     hrec *host; size_t nhost, chost;
+    launch_cfg *launches; size_t nlaunches, claunches;
     grec *gpu; size_t ngpu, cgpu;
     uint32_t seq;
     uint32_t step_name, other_name;
@@ -279,6 +285,7 @@ void tpa_attrib_free(tpa_attrib *at)
     for (size_t i = 0; i < at->nthreads; i++) free(at->threads[i].begins);
     free(at->threads);
     free(at->host);
+    free(at->launches);
     free(at->gpu);
     free(at->stack);
     free(at->by_corr);
@@ -306,7 +313,7 @@ static uint32_t thread_index(tpa_attrib *at, int64_t pid, int64_t tid)
     return (uint32_t)at->last_thread;
 }
 
-enum { NEED_CORR = 1, NEED_EXT = 2, NEED_SHAPES = 4 };
+enum { NEED_CORR = 1, NEED_EXT = 2, NEED_SHAPES = 4, NEED_ALL = 8 /* never found: the whole args */ };
 
 typedef struct args_ctx {
     tpa_attrib *at;
@@ -314,6 +321,8 @@ typedef struct args_ctx {
     unsigned need;   /* host spans: what is still looked for (the scan stops when nothing is) */
     hrec *h;
     grec *g;
+    launch_cfg launch;  /* a runtime call's grid/block/shared memory */
+    bool has_launch;
 } args_ctx;
 
 static bool key_is(const char *k, size_t n, const char *lit)
@@ -408,6 +417,15 @@ static bool on_arg(const char *k, size_t kn, const char *v, const char *end, voi
         if ((c->need & NEED_SHAPES) && key_is(k, kn, "Input Dims")) {
             c->h->shapes = intern(c->at, v, (size_t)(end - v));
             c->need &= ~(unsigned)NEED_SHAPES;
+        } else if (c->h->kind == TPA_AT_RUNTIME && key_is(k, kn, "grid")) {
+            value_dim3(v, end, c->launch.grid);
+            c->has_launch = true;
+        } else if (c->h->kind == TPA_AT_RUNTIME && key_is(k, kn, "block")) {
+            value_dim3(v, end, c->launch.block);
+            c->has_launch = true;
+        } else if (c->h->kind == TPA_AT_RUNTIME && key_is(k, kn, "shared memory")) {
+            c->launch.shmem = value_int(v, end);
+            c->has_launch = true;
         }
     } else if (key_is(k, kn, "grid")) {
         value_dim3(v, end, c->g->g.grid);
@@ -432,8 +450,13 @@ static void parse_args(tpa_attrib *at, const tpa_event *ev, hrec *h, grec *g, un
     const char *end = ev->raw.p + ev->raw.n;
     const char *a = tpa_obj_find(ev->raw.p, end, "args");
     if (!a || *a != '{') return;
-    args_ctx c = { at, g != NULL, need, h, g };
+    args_ctx c = { at, g != NULL, need, h, g, { { 0 }, { 0 }, -1 }, false };
     tpa_obj_each(a, end, on_arg, &c);
+    if (c.has_launch) {
+        GROW(at->launches, at->nlaunches, at->claunches);
+        at->launches[at->nlaunches++] = c.launch;
+        h->launch = (uint32_t)at->nlaunches;
+    }
 }
 
 static void process_chunk(tpa_attrib *at);
@@ -467,8 +490,8 @@ static void fill_host(tpa_attrib *at, const tpa_event *ev, int kind, hrec *h)
     } else {
         h->name = intern(at, ev->name.p, ev->name.n);
     }
-    if (h->kind == TPA_AT_RUNTIME)
-        parse_args(at, ev, h, NULL, NEED_CORR | NEED_EXT);
+    if (h->kind == TPA_AT_RUNTIME)  /* the whole args: HIP's launch configuration follows */
+        parse_args(at, ev, h, NULL, NEED_CORR | NEED_EXT | NEED_ALL);
     else if (h->kind != TPA_AT_PYTHON)
         parse_args(at, ev, h, NULL, NEED_EXT | NEED_SHAPES);
 }
@@ -606,7 +629,8 @@ static void index_gpu(tpa_attrib *at)
 
 /* Gives the device records with this key to the operator frame (or to no
  * operator when op_frame is NO_FRAME); returns their time. */
-static int64_t attribute(tpa_attrib *at, uint64_t key, bool ext, uint32_t op_name, uint32_t runtime)
+static int64_t attribute(tpa_attrib *at, uint64_t key, bool ext, uint32_t op_name, uint32_t runtime,
+                         const launch_cfg *launch)
 {
     const uint32_t *idx = ext ? at->by_ext : at->by_corr;
     size_t n = ext ? at->nby_ext : at->ngpu;
@@ -618,6 +642,11 @@ static int64_t attribute(tpa_attrib *at, uint64_t key, bool ext, uint32_t op_nam
         if (ext && g->g.op) continue;  /* taken already */
         g->g.op = op_name;
         g->g.runtime = runtime;
+        if (launch && !g->g.grid[0] && !g->g.block[0]) {
+            memcpy(g->g.grid, launch->grid, sizeof g->g.grid);
+            memcpy(g->g.block, launch->block, sizeof g->g.block);
+            if (g->g.shmem < 0) g->g.shmem = launch->shmem;
+        }
         sum = tpa_sat_add(sum, g->g.dur_ns);
     }
     return sum;
@@ -686,10 +715,10 @@ static void push_span(tpa_attrib *at, const hrec *r)
     if (r->kind == TPA_AT_OP || r->kind == TPA_AT_ANNOTATION || r->kind == TPA_AT_STEP) {
         f->op_frame = (uint32_t)at->nstack;
         if (r->has_ext && at->nby_ext)
-            f->dev_own = attribute(at, r->ext, true, r->name, 0);
+            f->dev_own = attribute(at, r->ext, true, r->name, 0, NULL);
     } else if (r->kind == TPA_AT_RUNTIME && r->has_corr) {
         uint32_t opn = f->op_frame == NO_FRAME ? 0 : at->stack[f->op_frame].n.name;
-        int64_t t = attribute(at, r->corr, false, opn, r->name);
+        int64_t t = attribute(at, r->corr, false, opn, r->name, r->launch ? &at->launches[r->launch - 1] : NULL);
         if (f->op_frame != NO_FRAME)
             at->stack[f->op_frame].dev_own = tpa_sat_add(at->stack[f->op_frame].dev_own, t);
     }
@@ -735,6 +764,7 @@ static void process_chunk(tpa_attrib *at)
     emit_gpu(at);
     at->nhost = at->ngpu = 0;
     at->nby_ext = 0;
+    at->nlaunches = 0;
 }
 
 void tpa_attrib_file_end(tpa_attrib *at)

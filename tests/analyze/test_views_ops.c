@@ -206,6 +206,27 @@ TP_TEST(device_attribution)
     tpa_attrib_free(at);
 }
 
+/* HIP writes the launch configuration on hipLaunchKernel, not on the
+ * kernel: the kernel takes it from its runtime call. */
+TP_TEST(hip_launch_config)
+{
+    static const char t[] = "{\"traceEvents\":["
+        X("Cijk_gemm", "kernel", 20, 30, 7, "\"device\":0,\"correlation\":118,\"External id\":13")
+        X("aten::addmm", "cpu_op", 5, 45, 1, "\"External id\":13")
+        X("hipLaunchKernel", "cuda_runtime", 10, 5, 1, "\"External id\":13,\"cid\":107,\"correlation\":118,"
+          "\"stream\":\"0x0\",\"grid\":[3,1,1],\"block\":[128,2,1],\"shared memory\":512")
+        END;
+    collected c;
+    tpa_attrib *at = run(t, &c);
+    CHECK_EQ_INT(c.ng, 1);
+    CHECK_STR(c.gop[0], "aten::addmm");
+    CHECK_EQ_INT(c.g[0].grid[0], 3);
+    CHECK_EQ_INT(c.g[0].block[1], 2);
+    CHECK_EQ_INT(c.g[0].shmem, 512);
+    CHECK_EQ_INT(c.g[0].regs, -1);
+    tpa_attrib_free(at);
+}
+
 /* with_modules / with_stack: module frames make the tree, other python
  * frames the stack of the operators inside them. */
 TP_TEST(modules_and_stacks)
@@ -454,6 +475,7 @@ int main(int argc, char **argv)
     RUN(fold_same_name_only_child);
     RUN(device_attribution);
     RUN(modules_and_stacks);
+    RUN(hip_launch_config);
     RUN(lightning_modules);
     RUN(begin_end_pairs);
     RUN(shared_attributor);
