@@ -1,104 +1,18 @@
 /* attrib.c - host nesting with torch's rules and launch attribution by
- * correlation id (see attrib.h for the rules). */
-#include "attrib.h"
+ * correlation id (see attrib.h for the rules): the string and tree tables,
+ * and the feeding (what each event adds to a file's buffers).
+ * attrib_nest.c nests and attributes; attrib_share.c shares the attributor
+ * between the page's collectors. */
+#include "attrib_priv.h"
 #include "event_parse.h"
 #include "util/hash.h"
 
-#include <pthread.h>
-#include <stdlib.h>
-#include <string.h>
-
-#ifdef TP_SMALL_LIMITS
-#define HOST_BUDGET 64
-#define GPU_BUDGET 32
-#define MAX_STRINGS 4096
-#define MAX_PAIRS 4096
-#else
-#define HOST_BUDGET ((size_t)1 << 20)    /* 56 MB of span records */
-#define GPU_BUDGET ((size_t)1 << 19)     /* 64 MB of device records */
-#define MAX_STRINGS ((uint32_t)1 << 20)
-#define MAX_PAIRS ((uint32_t)1 << 20)
-#endif
-#define MAX_STRING_BYTES ((size_t)64 << 20)
-#define MAX_VISITORS 4
-#define NO_FRAME UINT32_MAX
 
 const char *const tpa_at_kind_names[TPA_AT_KIND_COUNT] = {
     "op", "annotation", "step", "python", "runtime"
 };
 
 /* ---- tables ------------------------------------------------------------- */
-
-typedef struct strtab {
-    char **s; uint32_t *len; uint64_t *hash;
-    uint32_t n, cap;
-    uint32_t *slots; size_t nslots;
-    size_t bytes;
-} strtab;
-
-typedef struct pairtab {
-    uint32_t *parent, *name;
-    uint32_t n, cap;
-    uint32_t *slots; size_t nslots;
-} pairtab;
-
-typedef struct hrec {
-    int64_t start, end;
-    uint64_t corr, ext;
-    uint32_t name, shapes, thread, seq;
-    uint32_t launch;    /* launches[] index + 1 of a runtime call with a launch configuration */
-    uint8_t kind;
-    bool is_module, has_corr, has_ext;
-} hrec;
-
-/* The launch configuration a runtime call carries (HIP writes grid, block
- * and shared memory on hipLaunchKernel, not on the kernel). */
-typedef struct launch_cfg { uint32_t grid[3], block[3]; int64_t shmem; } launch_cfg;
-
-typedef struct grec {
-    tpa_at_gpu g;
-    uint64_t corr, ext;
-    bool has_corr, has_ext, matched;
-} grec;
-
-typedef struct begin_rec { hrec r; } begin_rec;
-
-typedef struct thread_ent {
-    int64_t pid, tid;
-    begin_rec *begins; size_t nbegins, cbegins;
-} thread_ent;
-
-typedef struct frame {
-    tpa_at_node n;
-    int64_t end;
-    int64_t child_sum, dev_own, dev_child;
-    uint32_t nchild, op_frame, ctx_stack, ctx_module;
-    bool has_pending;
-    tpa_at_node pending;
-} frame;
-
-struct tpa_attrib {
-    strtab str;
-    pairtab stacks, modules;
-    thread_ent *threads; size_t nthreads, cthreads, last_thread;
-    hrec *host; size_t nhost, chost;
-    launch_cfg *launches; size_t nlaunches, claunches;
-    grec *gpu; size_t ngpu, cgpu;
-    uint32_t seq;
-    uint32_t step_name, other_name;
-    bool chunked_file;   /* this file needed more than one chunk */
-    frame *stack; size_t nstack, cstack;
-    uint32_t *by_corr, *by_ext; size_t nby_ext;
-    tpa_at_visitor vis[MAX_VISITORS]; int nvis;
-    tpa_at_stats stats;
-    int refs;           /* acquirers (tpa_attrib_acquire) not yet released */
-    bool sealed;        /* fed: no more collectors may join */
-};
-
-#define GROW(ptr, n, cap) do { \
-    if ((n) == (cap)) { size_t nc_ = (cap) ? (cap) * 2 : 16; \
-        void *np_ = realloc((ptr), nc_ * sizeof *(ptr)); if (!np_) abort(); \
-        (ptr) = np_; (cap) = nc_; } } while (0)
 
 static void str_rehash(strtab *t)
 {
@@ -199,7 +113,7 @@ static void pair_grow(pairtab *t)
 }
 
 /* The id of (parent, name); id 0 is the root (and the answer past the budget). */
-static uint32_t pair_id(pairtab *t, uint32_t parent, uint32_t name)
+uint32_t tpa__at_pair_id(pairtab *t, uint32_t parent, uint32_t name)
 {
     if (t->n == 0) {  /* slot 0: the root */
         pair_grow(t);
@@ -459,8 +373,6 @@ static void parse_args(tpa_attrib *at, const tpa_event *ev, hrec *h, grec *g, un
     }
 }
 
-static void process_chunk(tpa_attrib *at);
-
 static uint8_t host_kind(const tpa_event *ev, int kind)
 {
     switch (kind) {
@@ -498,7 +410,7 @@ static void fill_host(tpa_attrib *at, const tpa_event *ev, int kind, hrec *h)
 
 static void add_host(tpa_attrib *at, const hrec *h)
 {
-    if (at->nhost >= HOST_BUDGET) { process_chunk(at); at->chunked_file = true; }
+    if (at->nhost >= HOST_BUDGET) { tpa__at_process_chunk(at); at->chunked_file = true; }
     GROW(at->host, at->nhost, at->chost);
     at->host[at->nhost++] = *h;
     at->stats.host_spans++;
@@ -506,7 +418,7 @@ static void add_host(tpa_attrib *at, const hrec *h)
 
 static void add_gpu(tpa_attrib *at, const tpa_event *ev, int kind)
 {
-    if (at->ngpu >= GPU_BUDGET) { process_chunk(at); at->chunked_file = true; }
+    if (at->ngpu >= GPU_BUDGET) { tpa__at_process_chunk(at); at->chunked_file = true; }
     GROW(at->gpu, at->ngpu, at->cgpu);
     grec *g = &at->gpu[at->ngpu++];
     memset(g, 0, sizeof *g);
@@ -552,221 +464,6 @@ void tpa_attrib_feed(tpa_attrib *at, const tpa_event *ev, int kind)
     }
 }
 
-/* ---- nesting ----------------------------------------------------------------- */
-
-static void emit_node(tpa_attrib *at, const tpa_at_node *n)
-{
-    for (int i = 0; i < at->nvis; i++)
-        if (at->vis[i].node) at->vis[i].node(at->vis[i].user, at, n);
-}
-
-static int cmp_host(const void *a, const void *b)
-{
-    const hrec *x = a, *y = b;
-    if (x->thread != y->thread) return x->thread < y->thread ? -1 : 1;
-    if (x->start != y->start) return x->start < y->start ? -1 : 1;
-    if (x->end != y->end) return x->end > y->end ? -1 : 1;  /* the longer one first */
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-static const grec *g_sort_base;
-static int cmp_corr(const void *a, const void *b)
-{
-    uint64_t x = g_sort_base[*(const uint32_t *)a].corr, y = g_sort_base[*(const uint32_t *)b].corr;
-    return x < y ? -1 : x > y;
-}
-static int cmp_ext(const void *a, const void *b)
-{
-    uint64_t x = g_sort_base[*(const uint32_t *)a].ext, y = g_sort_base[*(const uint32_t *)b].ext;
-    return x < y ? -1 : x > y;
-}
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* First index in idx[0..n) whose record's key (corr or ext) is >= key. */
-static size_t lower_bound(const grec *g, const uint32_t *idx, size_t n, uint64_t key, bool ext)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        uint64_t k = ext ? g[idx[mid]].ext : g[idx[mid]].corr;
-        if (k < key) lo = mid + 1; else hi = mid;
-    }
-    return lo;
-}
-
-/* Indexes the chunk's device records: by correlation (those a runtime call
- * of the chunk launched) and by External id (the others). */
-static void index_gpu(tpa_attrib *at)
-{
-    uint64_t *corrs = NULL;
-    size_t nc = 0;
-    if (at->nhost && !(corrs = malloc(at->nhost * sizeof *corrs))) abort();
-    for (size_t i = 0; i < at->nhost; i++)
-        if (at->host[i].kind == TPA_AT_RUNTIME && at->host[i].has_corr) corrs[nc++] = at->host[i].corr;
-    qsort(corrs, nc, sizeof *corrs, cmp_u64);
-    free(at->by_corr);
-    free(at->by_ext);
-    at->by_corr = malloc((at->ngpu + 1) * sizeof *at->by_corr);
-    at->by_ext = malloc((at->ngpu + 1) * sizeof *at->by_ext);
-    if (!at->by_corr || !at->by_ext) abort();
-    size_t n_ext = 0;
-    for (size_t i = 0; i < at->ngpu; i++) {
-        grec *g = &at->gpu[i];
-        at->by_corr[i] = (uint32_t)i;
-        g->matched = g->has_corr && nc && bsearch(&g->corr, corrs, nc, sizeof *corrs, cmp_u64);
-        if (!g->matched && g->has_ext) at->by_ext[n_ext++] = (uint32_t)i;
-    }
-    free(corrs);
-    g_sort_base = at->gpu;
-    qsort(at->by_corr, at->ngpu, sizeof *at->by_corr, cmp_corr);
-    qsort(at->by_ext, n_ext, sizeof *at->by_ext, cmp_ext);
-    at->nby_ext = n_ext;
-}
-
-/* Gives the device records with this key to the operator frame (or to no
- * operator when op_frame is NO_FRAME); returns their time. */
-static int64_t attribute(tpa_attrib *at, uint64_t key, bool ext, uint32_t op_name, uint32_t runtime,
-                         const launch_cfg *launch)
-{
-    const uint32_t *idx = ext ? at->by_ext : at->by_corr;
-    size_t n = ext ? at->nby_ext : at->ngpu;
-    int64_t sum = 0;
-    for (size_t i = lower_bound(at->gpu, idx, n, key, ext); i < n; i++) {
-        grec *g = &at->gpu[idx[i]];
-        if ((ext ? g->ext : g->corr) != key) break;
-        if (!ext && !g->matched) continue;
-        if (ext && g->g.op) continue;  /* taken already */
-        g->g.op = op_name;
-        g->g.runtime = runtime;
-        if (launch && !g->g.grid[0] && !g->g.block[0]) {
-            memcpy(g->g.grid, launch->grid, sizeof g->g.grid);
-            memcpy(g->g.block, launch->block, sizeof g->g.block);
-            if (g->g.shmem < 0) g->g.shmem = launch->shmem;
-        }
-        sum = tpa_sat_add(sum, g->g.dur_ns);
-    }
-    return sum;
-}
-
-static void give_child(tpa_attrib *at, frame *p, const tpa_at_node *c)
-{
-    if (p->nchild == 0) {
-        p->pending = *c;
-        p->has_pending = true;
-    } else {
-        if (p->has_pending) { emit_node(at, &p->pending); p->has_pending = false; }
-        emit_node(at, c);
-    }
-    p->nchild++;
-    p->child_sum = tpa_sat_add(p->child_sum, c->dur_ns);
-    p->dev_child = tpa_sat_add(p->dev_child, c->dev_total_ns);
-}
-
-static void close_top(tpa_attrib *at)
-{
-    frame *f = &at->stack[--at->nstack];
-    if (f->has_pending) {
-        const tpa_at_node *c = &f->pending;
-        if (f->nchild == 1 && c->name == f->n.name) {
-            /* torch's _remove_dup_nodes: the only child of the same name
-             * goes; its children and kernels become the parent's */
-            f->child_sum = c->child_ns;
-            f->dev_own = c->dev_self_ns;
-            f->dev_child = c->dev_total_ns - c->dev_self_ns;
-            at->stats.folded++;
-        } else {
-            emit_node(at, c);
-        }
-    }
-    f->n.child_ns = f->child_sum;
-    f->n.dev_self_ns = f->dev_own;
-    f->n.dev_total_ns = tpa_sat_add(f->dev_own, f->dev_child);
-    if (at->nstack) give_child(at, &at->stack[at->nstack - 1], &f->n);
-    else emit_node(at, &f->n);
-}
-
-static void push_span(tpa_attrib *at, const hrec *r)
-{
-    GROW(at->stack, at->nstack, at->cstack);
-    const frame *p = at->nstack ? &at->stack[at->nstack - 1] : NULL;
-    frame *f = &at->stack[at->nstack];
-    memset(f, 0, sizeof *f);
-    f->end = r->end;
-    f->n.start_ns = r->start;
-    f->n.dur_ns = r->end - r->start;
-    f->n.name = r->name;
-    f->n.shapes = r->shapes;
-    f->n.kind = r->kind;
-    f->n.is_module = r->is_module;
-    f->ctx_stack = p ? p->ctx_stack : 0;
-    f->ctx_module = p ? p->ctx_module : 0;
-    f->op_frame = p ? p->op_frame : NO_FRAME;
-    f->n.stack = f->ctx_stack;
-    if (r->is_module) {
-        f->ctx_module = pair_id(&at->modules, f->ctx_module, r->name);
-    } else if (r->kind == TPA_AT_PYTHON) {
-        f->ctx_stack = pair_id(&at->stacks, f->ctx_stack, r->name);
-    }
-    f->n.module = f->ctx_module;
-    if (r->kind == TPA_AT_OP || r->kind == TPA_AT_ANNOTATION || r->kind == TPA_AT_STEP) {
-        f->op_frame = (uint32_t)at->nstack;
-        if (r->has_ext && at->nby_ext)
-            f->dev_own = attribute(at, r->ext, true, r->name, 0, NULL);
-    } else if (r->kind == TPA_AT_RUNTIME && r->has_corr) {
-        uint32_t opn = f->op_frame == NO_FRAME ? 0 : at->stack[f->op_frame].n.name;
-        int64_t t = attribute(at, r->corr, false, opn, r->name, r->launch ? &at->launches[r->launch - 1] : NULL);
-        if (f->op_frame != NO_FRAME)
-            at->stack[f->op_frame].dev_own = tpa_sat_add(at->stack[f->op_frame].dev_own, t);
-    }
-    at->nstack++;
-}
-
-static void nest_all(tpa_attrib *at)
-{
-    size_t i = 0;
-    while (i < at->nhost) {
-        uint32_t th = at->host[i].thread;
-        at->nstack = 0;
-        for (; i < at->nhost && at->host[i].thread == th; i++) {
-            const hrec *r = &at->host[i];
-            while (at->nstack) {
-                const frame *top = &at->stack[at->nstack - 1];
-                if (r->start >= top->end || r->end > top->end) close_top(at);
-                else break;
-            }
-            push_span(at, r);
-        }
-        while (at->nstack) close_top(at);
-    }
-}
-
-static void emit_gpu(tpa_attrib *at)
-{
-    for (size_t i = 0; i < at->ngpu; i++) {
-        const grec *g = &at->gpu[i];
-        if (g->matched) at->stats.gpu_by_correlation++;
-        else if (g->g.op) at->stats.gpu_by_external_id++;
-        else at->stats.gpu_unattributed++;
-        for (int v = 0; v < at->nvis; v++)
-            if (at->vis[v].gpu) at->vis[v].gpu(at->vis[v].user, at, &g->g);
-    }
-}
-
-static void process_chunk(tpa_attrib *at)
-{
-    index_gpu(at);
-    qsort(at->host, at->nhost, sizeof *at->host, cmp_host);
-    nest_all(at);
-    emit_gpu(at);
-    at->nhost = at->ngpu = 0;
-    at->nby_ext = 0;
-    at->nlaunches = 0;
-}
-
 void tpa_attrib_file_end(tpa_attrib *at)
 {
     /* B without E: closed at the last begin so that they still count */
@@ -779,166 +476,7 @@ void tpa_attrib_file_end(tpa_attrib *at)
         }
     }
     if (at->chunked_file) at->stats.chunks++;
-    process_chunk(at);
+    tpa__at_process_chunk(at);
     at->chunked_file = false;
 }
 
-/* ---- sharing between the page's collectors ------------------------------------- */
-
-/* Pages built at once (sessions closing on several threads) each have
- * their own input, so their own entry. */
-typedef struct shared_ent { const tpa_view_input *in; tpa_attrib *at; } shared_ent;
-static shared_ent g_shared[8];
-static pthread_mutex_t g_shared_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void unregister(const tpa_attrib *at)
-{
-    for (size_t i = 0; i < sizeof g_shared / sizeof *g_shared; i++)
-        if (g_shared[i].at == at) g_shared[i] = (shared_ent){ 0 };
-}
-
-tpa_attrib *tpa_attrib_acquire(const tpa_view_input *in, const tpa_at_visitor *v, bool *feeder)
-{
-    shared_ent *free_ent = NULL;
-    tpa_attrib *at = NULL;
-    pthread_mutex_lock(&g_shared_lock);
-    for (size_t i = 0; i < sizeof g_shared / sizeof *g_shared && !at; i++) {
-        if (g_shared[i].at && g_shared[i].in == in) {
-            at = g_shared[i].at;
-            at->refs++;
-            tpa_attrib_add_visitor(at, v);
-            *feeder = false;
-        } else if (!g_shared[i].at && !free_ent) {
-            free_ent = &g_shared[i];
-        }
-    }
-    if (!at && (at = tpa_attrib_new())) {
-        tpa_attrib_add_visitor(at, v);
-        at->refs = 1;
-        *feeder = true;
-        if (free_ent) *free_ent = (shared_ent){ in, at };  /* else: unshared, still correct */
-    }
-    pthread_mutex_unlock(&g_shared_lock);
-    return at;
-}
-
-void tpa_attrib_release(tpa_attrib *at)
-{
-    if (!at) return;
-    pthread_mutex_lock(&g_shared_lock);
-    bool last = --at->refs <= 0;
-    if (last) unregister(at);
-    pthread_mutex_unlock(&g_shared_lock);
-    if (last) tpa_attrib_free(at);
-}
-
-/* Once fed, a page's attributor takes no more collectors: an entry a
- * builder never released cannot catch a later page at the same address. */
-static void seal(tpa_attrib *at)
-{
-    if (at->sealed) return;
-    pthread_mutex_lock(&g_shared_lock);
-    unregister(at);
-    pthread_mutex_unlock(&g_shared_lock);
-    at->sealed = true;
-}
-
-/* ---- a small map from 64-bit keys to indexes, for the collectors ------------------ */
-
-uint32_t *tpa_u64map_slot(tpa_u64map *m, uint64_t key, bool *fresh)
-{
-    if ((m->n + 1) * 2 > m->cap) {
-        size_t nc = m->cap ? m->cap * 2 : 256;
-        uint64_t *keys = malloc(nc * sizeof *keys);
-        uint32_t *vals = calloc(nc, sizeof *vals);
-        if (!keys || !vals) abort();
-        for (size_t i = 0; i < m->cap; i++) {
-            if (!m->vals[i]) continue;
-            size_t s = (m->keys[i] * 0x9E3779B97F4A7C15ULL >> 20) & (nc - 1);
-            while (vals[s]) s = (s + 1) & (nc - 1);
-            keys[s] = m->keys[i];
-            vals[s] = m->vals[i];
-        }
-        free(m->keys);
-        free(m->vals);
-        m->keys = keys;
-        m->vals = vals;
-        m->cap = nc;
-    }
-    size_t s = (key * 0x9E3779B97F4A7C15ULL >> 20) & (m->cap - 1);
-    while (m->vals[s]) {
-        if (m->keys[s] == key) { *fresh = false; return &m->vals[s]; }
-        s = (s + 1) & (m->cap - 1);
-    }
-    m->keys[s] = key;
-    m->n++;
-    *fresh = true;
-    return &m->vals[s];
-}
-
-void tpa_u64map_free(tpa_u64map *m)
-{
-    free(m->keys);
-    free(m->vals);
-    memset(m, 0, sizeof *m);
-}
-
-void *tpa_at_rows_get(tpa_at_rows *t, uint64_t key, bool *fresh)
-{
-    uint32_t *slot = tpa_u64map_slot(&t->map, key, fresh);
-    if (!*fresh) return t->rows + (size_t)(*slot - 1) * t->size;
-    if (t->n >= t->max) {
-        t->map.n--;  /* the slot stays empty */
-        *slot = 0;
-        t->dropped++;
-        return NULL;
-    }
-    if (t->n == t->cap) {
-        size_t nc = t->cap ? t->cap * 2 : 128;
-        char *nr = realloc(t->rows, nc * t->size);
-        if (!nr) abort();
-        t->rows = nr;
-        t->cap = nc;
-    }
-    char *r = t->rows + t->n * t->size;
-    memset(r, 0, t->size);
-    *slot = (uint32_t)++t->n;
-    return r;
-}
-
-void tpa_at_rows_free(tpa_at_rows *t)
-{
-    free(t->rows);
-    tpa_u64map_free(&t->map);
-    t->rows = NULL;
-    t->n = t->cap = 0;
-}
-
-bool tpa_at_client_begin(tpa_at_client *c, const tpa_view_input *in, const tpa_at_visitor *v)
-{
-    c->at = tpa_attrib_acquire(in, v, &c->feeder);
-    return c->at != NULL;
-}
-
-void tpa_at_client_feed(void *state, const tpa_event *ev, int kind)
-{
-    tpa_at_client *c = state;
-    if (!c->feeder) return;
-    if (!c->at->sealed) seal(c->at);
-    tpa_attrib_feed(c->at, ev, kind);
-}
-
-void tpa_at_client_file_end(void *state, int file, const tpa_meta *meta)
-{
-    (void)file; (void)meta;
-    tpa_at_client *c = state;
-    if (!c->feeder) return;
-    seal(c->at);
-    tpa_attrib_file_end(c->at);
-}
-
-void tpa_at_client_end(tpa_at_client *c)
-{
-    tpa_attrib_release(c->at);
-    c->at = NULL;
-}
