@@ -50,10 +50,16 @@ typedef struct tpa_view_class {
 /* ---- the views: one line each, in the page data's key order ------------------------ */
 extern const tpa_view_class tpa_view_overview;   /* view_overview.c */
 extern const tpa_view_class tpa_view_memory;     /* view_memory.c */
+extern const tpa_view_class tpa_view_operators;  /* view_operators.c (attrib.h) */
+extern const tpa_view_class tpa_view_kernels;    /* view_kernels.c (attrib.h) */
+extern const tpa_view_class tpa_view_modules;    /* view_modules.c (attrib.h) */
 
 /* The builder's list (html_build.c): add your view's line. */
 #define TPA_VIEW_LIST \
     &tpa_view_overview, \
-    &tpa_view_memory,
+    &tpa_view_memory, \
+    &tpa_view_operators, \
+    &tpa_view_kernels, \
+    &tpa_view_modules,
 
 #endif

@@ -1,0 +1,105 @@
+/* attrib_priv.h - what attrib.c (tables, feeding), attrib_nest.c (nesting,
+ * attribution) and attrib_share.c (sharing, row tables) share. Not for the
+ * collectors: they use attrib.h. */
+#ifndef TRAINPROF_ANALYZE_ATTRIB_PRIV_H
+#define TRAINPROF_ANALYZE_ATTRIB_PRIV_H
+
+#include "attrib.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef TP_SMALL_LIMITS
+#define HOST_BUDGET 64
+#define GPU_BUDGET 32
+#define MAX_STRINGS 4096
+#define MAX_PAIRS 4096
+#else
+#define HOST_BUDGET ((size_t)1 << 20)    /* 56 MB of span records */
+#define GPU_BUDGET ((size_t)1 << 19)     /* 64 MB of device records */
+#define MAX_STRINGS ((uint32_t)1 << 20)
+#define MAX_PAIRS ((uint32_t)1 << 20)
+#endif
+#define MAX_STRING_BYTES ((size_t)64 << 20)
+#define MAX_VISITORS 4
+#define NO_FRAME UINT32_MAX
+
+typedef struct strtab {
+    char **s; uint32_t *len; uint64_t *hash;
+    uint32_t n, cap;
+    uint32_t *slots; size_t nslots;
+    size_t bytes;
+} strtab;
+
+typedef struct pairtab {
+    uint32_t *parent, *name;
+    uint32_t n, cap;
+    uint32_t *slots; size_t nslots;
+} pairtab;
+
+typedef struct hrec {
+    int64_t start, end;
+    uint64_t corr, ext;
+    uint32_t name, shapes, thread, seq;
+    uint32_t launch;    /* launches[] index + 1 of a runtime call with a launch configuration */
+    uint8_t kind;
+    bool is_module, has_corr, has_ext;
+} hrec;
+
+/* The launch configuration a runtime call carries (HIP writes grid, block
+ * and shared memory on hipLaunchKernel, not on the kernel). */
+typedef struct launch_cfg { uint32_t grid[3], block[3]; int64_t shmem; } launch_cfg;
+
+typedef struct grec {
+    tpa_at_gpu g;
+    uint64_t corr, ext;
+    bool has_corr, has_ext, matched;
+} grec;
+
+typedef struct begin_rec { hrec r; } begin_rec;
+
+typedef struct thread_ent {
+    int64_t pid, tid;
+    begin_rec *begins; size_t nbegins, cbegins;
+} thread_ent;
+
+typedef struct frame {
+    tpa_at_node n;
+    int64_t end;
+    int64_t child_sum, dev_own, dev_child;
+    uint32_t nchild, op_frame, ctx_stack, ctx_module;
+    bool has_pending;
+    tpa_at_node pending;
+} frame;
+
+struct tpa_attrib {
+    strtab str;
+    pairtab stacks, modules;
+    thread_ent *threads; size_t nthreads, cthreads, last_thread;
+    hrec *host; size_t nhost, chost;
+    launch_cfg *launches; size_t nlaunches, claunches;
+    grec *gpu; size_t ngpu, cgpu;
+    uint32_t seq;
+    uint32_t step_name, other_name;
+    bool chunked_file;   /* this file needed more than one chunk */
+    frame *stack; size_t nstack, cstack;
+    uint32_t *by_corr, *by_ext; size_t nby_ext;
+    tpa_at_visitor vis[MAX_VISITORS]; int nvis;
+    tpa_at_stats stats;
+    int refs;           /* acquirers (tpa_attrib_acquire) not yet released */
+    bool sealed;        /* fed: no more collectors may join */
+};
+
+#define GROW(ptr, n, cap) do { \
+    if ((n) == (cap)) { size_t nc_ = (cap) ? (cap) * 2 : 16; \
+        void *np_ = realloc((ptr), nc_ * sizeof *(ptr)); if (!np_) abort(); \
+        (ptr) = np_; (cap) = nc_; } } while (0)
+
+
+/* (parent, name) -> id in a stack or module tree (attrib.c). */
+uint32_t tpa__at_pair_id(pairtab *t, uint32_t parent, uint32_t name);
+/* Nests what is buffered, attributes the device events, calls the
+ * visitors and empties the buffers (attrib_nest.c). */
+void tpa__at_process_chunk(tpa_attrib *at);
+
+#endif

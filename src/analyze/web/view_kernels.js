@@ -1,0 +1,70 @@
+'use strict';
+/* view_kernels.js - the Kernels view: device kernels by name, and by name +
+ * launching operator + grid + block + registers + shared memory; blocks per
+ * SM and est. achieved occupancy weighted by duration; tensor-core use.
+ * Data: D.kernels (view_kernels.c). */
+(function () {
+  const el = TP.el;
+  const dur = v => TP.fmtDur(v);
+  const dim = v => v ? v.join('\u00d7') : '-';
+  const occ = v => v === null || v === undefined ? '-' : TP.fmtPct(v);
+  const num2 = v => v === null || v === undefined ? '-' : TP.fmtNum(v, 2);
+
+  const STATS = [
+    { key: 'calls', label: 'Calls' },
+    { key: 'total', label: 'Total', fmt: dur },
+    { key: 'mean', label: 'Mean', fmt: dur },
+    { key: 'min', label: 'Min', fmt: dur },
+    { key: 'max', label: 'Max', fmt: dur },
+    { key: 'share', label: '% of kernel time', fmt: v => TP.fmtPct(v) }
+  ];
+
+  function withShare(rows, total) {
+    return rows.map(r => Object.assign({}, r, { share: total ? 100 * r.total / total : 0, tc: r.tensor_cores ? 'yes' : 'no' }));
+  }
+
+  function leftOut(parent, t) {
+    if (t.left_out)
+      el('p', { class: 'note', 'data-left-out': t.left_out }, parent, t.left_out + ' more rows are left out of this page (' + TP.fmtNum(t.left_out_calls) + ' calls, ' + dur(t.left_out_total) + '); the ' + t.rows.length + ' with the largest total are listed.');
+  }
+
+  function render(root, d) {
+    el('style', {}, root, '#view-kernels td.r{white-space:nowrap}#view-kernels td.l{max-width:330px}');
+    const top = TP.card(root, 'Kernels', 'kernels-summary');
+    const stats = el('div', { class: 'stats' }, top);
+    const stat = (label, v, id) => { const s = el('div', { class: 'stat', id: id }, stats); el('b', {}, s, v); s.appendChild(document.createTextNode(label)); };
+    stat('kernel time', dur(d.total), 'k-total');
+    stat('kernel names', TP.fmtNum(d.by_name.rows.length + (d.by_name.left_out || 0)), 'k-names');
+    stat('on tensor cores (by name)', d.total ? TP.fmtPct(100 * d.tensor_core_total / d.total) : '-', 'k-tc');
+    if (d.memcpy_calls) stat('memcpy (' + TP.fmtNum(d.memcpy_calls) + ')', dur(d.memcpy_total), 'k-memcpy');
+    if (d.memset_calls) stat('memset (' + TP.fmtNum(d.memset_calls) + ')', dur(d.memset_total), 'k-memset');
+    el('p', { class: 'note' }, top, 'Blocks per SM and est. achieved occupancy are what the trace records per kernel (CUPTI), averaged weighted by duration. Tensor-core use is read from kernel names (hmma, xmma, wmma, imma, gmma, tensorop, 884/1688/16816 MMA shapes): the trace has no flag for it. Collectives (NCCL/RCCL kernels) are listed with kind communication.');
+
+    const byName = withShare(d.by_name.rows, d.total), byCfg = withShare(d.by_config.rows, d.total);
+    const topRows = byName.slice(0, 15);
+    if (topRows.length)
+      TP.barChart(TP.card(root, 'Top kernels by total time', 'kernels-chart'), { labels: topRows.map(r => r.name), series: [{ label: 'total', values: topRows.map(r => r.total) }], fmt: dur, kind: 'ns', attrs: { 'data-chart': 'kernels-top' } });
+
+    const c1 = TP.card(root, 'By kernel name', 'kernels-name');
+    TP.table(c1, [{ key: 'name', label: 'Kernel', align: 'l' }, { key: 'kind', label: 'Kind', align: 'l' }].concat(STATS,
+      [{ key: 'occupancy', label: 'Est. occupancy', fmt: occ, title: 'est. achieved occupancy %, weighted by duration' },
+        { key: 'blocks_per_sm', label: 'Blocks/SM', fmt: num2 }, { key: 'tc', label: 'Tensor cores', align: 'l' }]),
+    byName, { sortBy: 'total', search: true, limit: 100, id: 'kernels-by-name' });
+    leftOut(c1, d.by_name);
+
+    const c2 = TP.card(root, 'By kernel, launching operator and launch configuration', 'kernels-config');
+    el('p', { class: 'note' }, c2, 'The launching operator is the innermost operator around the runtime call that launched the kernel (matched by correlation id).');
+    TP.table(c2, [{ key: 'name', label: 'Kernel', align: 'l' }, { key: 'op', label: 'Operator', align: 'l' },
+      { key: 'grid', label: 'Grid', fmt: dim, align: 'l' }, { key: 'block', label: 'Block', fmt: dim, align: 'l' },
+      { key: 'regs', label: 'Registers/thread' }, { key: 'shmem', label: 'Shared mem', fmt: v => v === null ? '-' : TP.fmtBytes(v) }].concat(STATS,
+      [{ key: 'blocks_per_sm', label: 'Blocks/SM', fmt: num2 }, { key: 'occupancy', label: 'Est. occupancy', fmt: occ }]),
+    byCfg, { sortBy: 'total', search: true, limit: 100, id: 'kernels-by-config' });
+    leftOut(c2, d.by_config);
+  }
+
+  TP.view({
+    key: 'kernels', title: 'Kernels', order: 30,
+    missing: 'no device kernels in the traces (a CPU-only profile)',
+    render: render
+  });
+})();

@@ -1,0 +1,221 @@
+"""The report page's Operators, Kernels and Modules data against other tools.
+
+`trainprof report --html` is run on real traces and the page's data block
+(D.operators, D.kernels, D.modules) is compared with:
+1. torch's own key_averages() for the same run (tests/fixtures_gen/
+   gen_torch_traces.py: by name, by input shapes, by stack; and
+   ../shared/fixtures/torch_cpu): every row's calls, host self and total;
+2. the nn.Module frames of the same trace, read here with Python's json;
+3. HTA's kernel breakdown on Kineto GPU traces (HTA leaves out the kernels
+   whose launch is not in a complete ProfilerStep, so the page is built from
+   a copy of the trace without them), and `trainprof report --json`'s device
+   tables on the whole trace.
+"""
+import collections
+import gzip
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+BIN = os.environ["TRAINPROF_BIN"]
+SRC = os.environ["TP_SOURCE_DIR"]
+FIX = os.environ.get("TP_FIXTURES", os.path.join(SRC, "..", "shared", "fixtures"))
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def page_data(trace, out):
+    subprocess.run([BIN, "report", "--html", out, trace], check=True, capture_output=True)
+    html = open(out, encoding="utf-8").read()
+    m = re.search(r'<script id="trainprof-data" type="application/json">(.*?)</script>', html, re.S)
+    return json.loads(m.group(1))
+
+
+def near_us(ns, us, calls):
+    # the trace holds ns (3 decimals of us); torch sums floats of the same values
+    return abs(ns / 1000.0 - us) <= 0.002 * max(1, calls) + 1e-6 * abs(us)
+
+
+def compare_ops(rows, torch_rows, what, key=lambda r: r["key"], tkey=lambda r: r["name"]):
+    mine = {tkey(r): r for r in rows}
+    check(len(mine) == len(torch_rows), f"{what}: {len(mine)} rows, torch has {len(torch_rows)}")
+    bad = 0
+    for t in torch_rows:
+        r = mine.get(key(t))
+        if r is None:
+            bad += 1
+            check(False, f"{what}: {key(t)!r} missing")
+            continue
+        ok = r["calls"] == t["count"] and near_us(r["total"], t["cpu_total_us"], t["count"]) and \
+            near_us(r["self"], t["self_cpu_us"], t["count"])
+        if not ok:
+            bad += 1
+            check(False, f"{what}: {key(t)!r}: calls {r['calls']} self {r['self']} ns total {r['total']} ns; "
+                  f"torch {t['count']} {t['self_cpu_us']} us {t['cpu_total_us']} us")
+    print(f"{what}: {len(torch_rows)} rows compared, {bad} differ")
+
+
+def shapes_key(s):
+    return s.replace(" ", "")
+
+
+def torch_generated(tmp):
+    gen = os.path.join(SRC, "tests", "fixtures_gen", "gen_torch_traces.py")
+    out = os.path.join(tmp, "torch")
+    subprocess.run([sys.executable, gen, out], check=True)
+    trace = os.path.join(out, "full.pt.trace.json")
+    ka = json.load(open(os.path.join(out, "full.key_averages.json")))
+    D = page_data(trace, os.path.join(tmp, "torch.html"))
+    ops = D["operators"]
+    check(ops["has_shapes"] and ops["has_stacks"], "torch trace: shapes and stacks not seen")
+    check(ops["by_name"]["left_out"] == 0, "torch trace: rows left out")
+    compare_ops(ops["by_name"]["rows"], ka["by_name"], "by name")
+    # group_by_stack_n=5: torch 2.13 gives kineto events no stack, so the
+    # table groups like by_name; the page's stacks come from python frames
+    compare_ops(ops["by_name"]["rows"], ka["by_stack"], "by stack (names)")
+    compare_ops(ops["by_shape"]["rows"], ka["by_shape"], "by shape",
+                key=lambda r: (r["key"], shapes_key(r["input_shapes"])),
+                tkey=lambda r: (r["name"], shapes_key(r["shapes"])))
+    conv = [r for r in ops["by_name"]["rows"] if r["name"] == "aten::conv2d"][0]
+    check(conv.get("stacks") and any("forward" in f for s in conv["stacks"] for f in s["frames"]),
+          f"aten::conv2d: no python stack with its forward frame: {conv.get('stacks')}")
+    # modules: every nn.Module frame of the trace, read here
+    ev = json.load(open(trace))["traceEvents"]
+    mods = collections.defaultdict(lambda: [0, 0])
+    for e in ev:
+        if e.get("cat") == "python_function" and e["name"].startswith("nn.Module: "):
+            m = mods[e["name"][11:]]
+            m[0] += 1
+            m[1] += round(e["dur"] * 1000)
+    page_mods = {m["name"]: m for m in D["modules"]["modules"]}
+    check(set(page_mods) == set(mods), f"modules: {sorted(page_mods)} vs {sorted(mods)}")
+    for name, (calls, total) in mods.items():
+        m = page_mods.get(name, {})
+        check(m.get("calls") == calls and abs(m.get("total", 0) - total) <= calls,
+              f"module {name}: {m} vs calls {calls} total {total}")
+    by_id = {m["id"]: m for m in D["modules"]["modules"]}
+    check(by_id[page_mods["Conv2d_0"]["parent"]]["name"] == "Block_0", "Conv2d_0's parent is not Block_0")
+    check(D["kernels"] is None, "a CPU trace has kernels")
+
+
+def torch_fixture(tmp):
+    d = os.path.join(FIX, "torch_cpu")
+    if not os.path.isdir(d):
+        print("SKIP part: no", d)
+        return
+    D = page_data(os.path.join(d, "mlp_adam.pt.trace.json"), os.path.join(tmp, "mlp.html"))
+    rows = {r["name"]: r for r in D["operators"]["by_name"]["rows"]}
+    ka = json.load(open(os.path.join(d, "mlp_adam.key_averages.json")))
+    for t in ka:  # this fixture's tables are in whole microseconds
+        r = rows.get(t["name"])
+        ok = r and r["calls"] == t["count"] and abs(r["total"] / 1000 - t["cpu_time_total_us"]) <= 1 + t["count"] and \
+            abs(r["self"] / 1000 - t["self_cpu_time_total_us"]) <= 1 + t["count"]
+        check(ok, f"mlp_adam {t['name']}: {r} vs {t}")
+    print(f"mlp_adam: {len(ka)} rows compared")
+
+
+def hta_kernels(tmp, name, ns_trace=False):
+    src = os.path.join(FIX, "kineto", name)
+    if not os.path.exists(src):
+        print("SKIP part: no", src)
+        return
+    try:
+        from hta.trace_analysis import TraceAnalysis
+    except ImportError:
+        print("SKIP part: HTA is not installed")
+        return
+    hdir = os.path.join(tmp, "hta_" + name[:12])
+    os.makedirs(hdir)
+    shutil.copy(src, os.path.join(hdir, "rank-0.json.gz"))
+    _, km = TraceAnalysis(trace_dir=hdir).get_gpu_kernel_breakdown(visualize=False, num_kernels=10 ** 6)
+    # HTA keeps the kernels launched (by correlation) from host events that
+    # start before the last ProfilerStep#: the same cut, made here
+    doc = json.load(gzip.open(src))
+    ev = doc["traceEvents"]
+    last = max(e["ts"] for e in ev if e.get("ph") == "X" and str(e.get("name", "")).startswith("ProfilerStep#"))
+    host_corr = {e["args"]["correlation"] for e in ev if e.get("cat") in ("cuda_runtime", "cuda_driver")
+                 and "correlation" in e.get("args", {}) and e["ts"] < last}
+    keep = [e for e in ev if e.get("cat") not in ("kernel",) or e.get("args", {}).get("correlation") in host_corr]
+    doc["traceEvents"] = keep
+    cut = os.path.join(tmp, "cut_" + name.replace(".gz", ""))
+    json.dump(doc, open(cut, "w"))
+    D = page_data(cut, os.path.join(tmp, "cut.html"))
+    mine = {r["name"]: r for r in D["kernels"]["by_name"]["rows"]}
+    n = 0
+    for _, r in km.iterrows():
+        if r["kernel_type"] == "MEMORY":
+            continue
+        n += 1
+        k = mine.get(r["name"])
+        calls = round(r["sum (us)"] / r["mean (us)"])
+        # a trace in ns: HTA rounds the times down to whole us (its warning
+        # cites pytorch#122425), so each kernel may lose up to 2 us there
+        tol, tol1 = (2 * calls + 0.01, 2.01) if ns_trace else (0.01, 0.01)
+        ok = k is not None and k["calls"] == calls and abs(k["total"] / 1000 - r["sum (us)"]) < tol and \
+            abs(k["max"] / 1000 - r["max (us)"]) < tol1 and abs(k["min"] / 1000 - r["min (us)"]) < tol1
+        check(ok, f"HTA {name}: {r['name'][:80]}: page {k and (k['calls'], k['total'], k['min'], k['max'])} "
+              f"HTA {calls} {r['sum (us)']} {r['min (us)']} {r['max (us)']}")
+    check(n == len(mine), f"HTA {name}: {n} kernels, page {len(mine)}")
+    print(f"HTA {name}: {n} kernels compared")
+
+
+def report_json_kernels(tmp, name):
+    src = os.path.join(FIX, "kineto", name)
+    if not os.path.exists(src):
+        return
+    D = page_data(src, os.path.join(tmp, "k.html"))
+    rep = json.loads(subprocess.run([BIN, "report", "--json", src], check=True, capture_output=True, text=True).stdout)
+    dev = collections.defaultdict(lambda: [0, 0])
+    for t in rep["tables"]:
+        if t["table"] == "gpu":
+            for o in t["ops"]:
+                dev[o["name"]][0] += o["calls"]
+                dev[o["name"]][1] += o["total_us"]
+    k = D["kernels"]
+    for r in k["by_name"]["rows"]:
+        d = dev.get(r["name"])
+        check(d is not None and d[0] == r["calls"] and abs(d[1] - r["total"] / 1000) <= 0.001 * r["calls"] + 0.01,
+              f"report --json {name}: {r['name'][:60]}: page {r['calls']} {r['total']} vs {d}")
+    # every kernel of the config table has a launching operator (all are launched by runtime calls here)
+    check(all(r["op"] for r in k["by_config"]["rows"]), f"{name}: a kernel without its operator")
+    cfg_calls = sum(r["calls"] for r in k["by_config"]["rows"])
+    check(cfg_calls == sum(r["calls"] for r in k["by_name"]["rows"]), f"{name}: config rows do not add up")
+    ops = D["operators"]
+    check(ops["device_unattributed"] == 0 and ops["device_by_correlation"] == ops["device_events"],
+          f"{name}: attribution {ops['device_by_correlation']}/{ops['device_events']}")
+    # device time of the operators adds up to every device event
+    dself = sum(r["dself"] for r in ops["by_name"]["rows"])
+    allgpu = sum(o["total_us"] for t in rep["tables"] if t["table"] == "gpu" for o in t["ops"])
+    check(abs(dself / 1000 - allgpu) <= 0.01 * len(ops["by_name"]["rows"]) + 1,
+          f"{name}: operators' device self {dself / 1000} us vs device total {allgpu} us")
+    print(f"report --json {name}: {len(k['by_name']['rows'])} kernels compared")
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="tp_views_ops_")
+    try:
+        torch_generated(tmp)
+        torch_fixture(tmp)
+        hta_kernels(tmp, "trace_filter__sampled_rank-0.json.gz")
+        hta_kernels(tmp, "ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz", ns_trace=True)
+        report_json_kernels(tmp, "trace_filter__sampled_rank-0.json.gz")
+        report_json_kernels(tmp, "nccl_parser_config__nccl_data.json.gz")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if failures:
+        print(f"{len(failures)} failure(s)")
+        sys.exit(1)
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()
