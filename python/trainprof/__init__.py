@@ -21,7 +21,7 @@ import functools
 import sys
 import threading
 
-from . import _core
+from . import _core, _signals
 from ._core import Config, ConfigError, Profiler, ProfilerClosedError, Zone, cli_path
 
 __version__ = _core.__version__
@@ -229,7 +229,9 @@ def _on_open(prof):
     """Called by _core after every session opened: PyTorch extras. With
     torch already imported and CUDA present, GPU memory comes from
     torch.cuda; with profiling.torch_ops, torch.profiler runs in the trace
-    windows. Neither imports torch when the program did not."""
+    windows. Neither imports torch when the program did not. On the main
+    thread, SIGTERM/SIGINT close the run first (trainprof._signals)."""
+    _signals.install(prof)
     torch_ops = prof.config_get("torch_ops") == "true"
     if torch_ops or "torch" in sys.modules:
         from . import torch as tp_torch

@@ -89,6 +89,10 @@ static inline int core_live(ProfilerObject *p, tp_session **s)
 PyObject *core_close_all(PyObject *mod, PyObject *unused);
 /* _set_open_hook(fn): fn(prof) after every session opened (None clears). */
 PyObject *core_set_open_hook(PyObject *mod, PyObject *fn);
+/* _set_closed_hook(fn): fn() after every close, once the outermost close
+ * on the stack is over (None clears); _closing(): a close is under way. */
+PyObject *core_set_closed_hook(PyObject *mod, PyObject *fn);
+PyObject *core_closing(PyObject *mod, PyObject *unused);
 
 /* _core_zone.c */
 int core_zone_ready(void);

@@ -10,11 +10,24 @@ PyObject *Core_ProfilerClosedError;
 static uint32_t g_next_serial = 1;
 static ProfilerObject *g_open; /* profilers with a session, closed at exit */
 static PyObject *g_open_hook;  /* trainprof.torch: fn(prof) after each open */
+static PyObject *g_closed_hook; /* trainprof._signals: fn() after each close */
+static int g_closing;          /* closes under way on this thread's stack */
 
 PyObject *core_set_open_hook(PyObject *mod, PyObject *fn)
 {
     Py_XSETREF(g_open_hook, fn == Py_None ? NULL : Py_NewRef(fn));
     Py_RETURN_NONE;
+}
+
+PyObject *core_set_closed_hook(PyObject *mod, PyObject *fn)
+{
+    Py_XSETREF(g_closed_hook, fn == Py_None ? NULL : Py_NewRef(fn));
+    Py_RETURN_NONE;
+}
+
+PyObject *core_closing(PyObject *mod, PyObject *unused)
+{
+    return PyBool_FromLong(g_closing > 0);
 }
 
 /* A hook that raises is reported (as unraisable) and does not stop the
@@ -188,11 +201,28 @@ static PyObject *live_summary(ProfilerObject *p)
     return d;
 }
 
-/* Closes once; 0, or -1 with an exception (an I/O error when writing). */
+static int profiler_close_run(ProfilerObject *p);
+
+/* Closes once; 0, or -1 with an exception (an I/O error when writing).
+ * _closing() is true meanwhile; the closed hook runs when the outermost
+ * close is over (a signal that came during the close is handled then). */
 static int profiler_close_impl(ProfilerObject *p)
 {
     if (p->closed)
         return 0;
+    g_closing++;
+    int rc = profiler_close_run(p);
+    if (--g_closing == 0 && g_closed_hook) {
+        PyObject *et, *ev, *tb;
+        PyErr_Fetch(&et, &ev, &tb);
+        call_hook(g_closed_hook, NULL);
+        PyErr_Restore(et, ev, tb);
+    }
+    return rc;
+}
+
+static int profiler_close_run(ProfilerObject *p)
+{
     if (p->s && !p->final_summary) {
         p->final_summary = live_summary(p);
         if (!p->final_summary)
