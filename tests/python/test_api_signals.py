@@ -216,3 +216,13 @@ def test_the_cnn_example_with_torch_ops_survives_sigterm(tmp_path):
     merged = [t for t in glob.glob(os.path.join(run_dir, "profiler_traces", "*.json"))
               if "torch_ops" in load(t).get("trainprof", {})]
     assert len(merged) >= 2
+    # report.html was written again after the merge: it is the page of the merged run
+    # (so the torch operators show wherever the page shows the traces' operators)
+    import trainprof
+    fresh = os.path.join(str(tmp_path), "fresh.html")
+    trainprof._core.report_html(run_dir, fresh)
+    with open(os.path.join(run_dir, "report.html"), encoding="utf-8") as a, \
+            open(fresh, encoding="utf-8") as b:
+        page = a.read()
+        assert page == b.read()
+    assert "trainprof analyze" not in out
