@@ -89,7 +89,8 @@ static inline int core_live(ProfilerObject *p, tp_session **s)
 }
 /* Closes every profiler still open (atexit). */
 PyObject *core_close_all(PyObject *mod, PyObject *unused);
-/* _set_open_hook(fn): fn(prof) after every session opened (None clears). */
+/* _set_open_hook(fn): fn(prof) after every Profiler() initialized, profiling
+ * off included (None clears). */
 PyObject *core_set_open_hook(PyObject *mod, PyObject *fn);
 /* _set_closed_hook(fn): fn() after every close, once the outermost close
  * on the stack is over (None clears); _closing(): a close is under way. */

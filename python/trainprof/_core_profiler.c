@@ -158,9 +158,9 @@ static int profiler_init(ProfilerObject *p, PyObject *args, PyObject *kw)
         if (!p->run_dir)
             return -1;
         list_add(p);
-        if (g_open_hook)
-            call_hook(g_open_hook, (PyObject *)p);
     }
+    if (g_open_hook) /* profiling off too: the program's profiler all the same */
+        call_hook(g_open_hook, (PyObject *)p);
     return 0;
 }
 
