@@ -130,12 +130,14 @@ static PyObject *zone_enter(ZoneObject *z, PyObject *unused)
 }
 
 /* Ends the zone whatever the exception; never suppresses it. A profiler
- * closed inside the zone has nothing left to end. */
+ * closed inside the zone has nothing left to end. Each zone ends its own
+ * interval: A entered, B entered, A exited, B exited records A and B as
+ * they were (the overlap is counted and warned about by the C layer). */
 static PyObject *zone_exit(ZoneObject *z, PyObject *const *args, Py_ssize_t n)
 {
     tp_session *s = z->prof->s;
     if (__builtin_expect(s != NULL, 1))
-        tp_zone_end(s);
+        tp_zone_end_site(s, &z->site); /* its own zone, even out of order */
     Py_RETURN_FALSE;
 }
 
@@ -197,7 +199,7 @@ static PyObject *zonecall_vectorcall(PyObject *self, PyObject *const *args, size
     }
     PyObject *r = PyObject_Vectorcall(w->func, args, nargsf, kwnames);
     if (s && p->s == s) /* still open: the call may have closed it */
-        tp_zone_end(s);
+        tp_zone_end_site(s, &w->zone->site);
     return r;
 }
 
