@@ -119,6 +119,26 @@ def format_action_table(stats, total_duration, stage=None):
     return out + line + sep
 
 
+class _StepEnd:
+    """`with profiler.profile(step-ending action):` after its first call: the
+    action's zone, then the trainprof step (no generator, no start/stop)."""
+    __slots__ = ("owner", "zone")
+
+    def __init__(self, owner, zone):
+        self.owner, self.zone = owner, zone
+
+    def __enter__(self):
+        self.zone.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self.zone.__exit__(None, None, None)
+        owner = self.owner
+        if owner.profiler is not None:
+            owner.profiler.step(owner._batch_samples())
+        return False
+
+
 def _with_early(stats, early):
     """stats plus the actions timed before the session opened (Lightning's
     configure_callbacks comes before Profiler.setup): in the table only."""
@@ -213,11 +233,11 @@ def _build(namespace):
         def profile(self, action_name):
             """Lightning's `with profiler.profile(action):`. An action seen
             before is its trainprof zone itself (a C context manager: no
-            generator, no Python frame); the first call and the step-ending
-            action go through Lightning's start/stop."""
+            generator, no Python frame), the step-ending one a _StepEnd; the
+            first call goes through Lightning's start/stop."""
             entry = self._zones.get(action_name)
-            if entry is not None and not entry[3]:
-                return entry[4]
+            if entry is not None:
+                return entry[4] if not entry[3] else _StepEnd(self, entry[4])
             return super().profile(action_name)
 
         def stop(self, action_name):
@@ -245,7 +265,13 @@ def _build(namespace):
                 batch = self._lightning_module.trainer._results.batch
             except Exception:  # no module, trainer or batch: no samples
                 return None
-            return None if batch is None else _batch_size(batch, extract)
+            if batch is None:
+                return None
+            first = batch[0] if isinstance(batch, (list, tuple)) and batch else batch
+            shape = getattr(first, "shape", None)  # the common (x, y) batch of tensors
+            if shape is not None and len(shape) > 0 and type(first).__name__ == "Tensor":
+                return int(shape[0])
+            return _batch_size(batch, extract)
 
         def _new_entry(self, action_name):
             """(name, enter, exit, ends_step, zone) of an action's zone, made at
