@@ -14,21 +14,17 @@ and sampler threads are not in it, SimpleProfiler has none). Reported: the
 median over rounds of (fit with the profiler / fit without, same round) - 1,
 and the least disturbed fit's thread CPU (minimum over rounds) of each.
 """
-import argparse
-import logging
 import os
 import shutil
 import statistics
 import tempfile
 import time
-import warnings
 
 import lightning.pytorch as L
 import torch
 from lightning.pytorch.profilers import SimpleProfiler
-from torch.utils.data import DataLoader, TensorDataset
 
-from bench_lightning import MLP  # same model as the other Lightning benchmark
+from bench_lightning import MLP, parse_and_prepare  # same model, data and flags
 from trainprof.lightning import TrainprofProfiler
 
 VARIANTS = ["none", "SimpleProfiler", "TrainprofProfiler"]
@@ -55,20 +51,7 @@ def fit(name, args, loader, tmp):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rounds", type=int, default=15)
-    ap.add_argument("--steps", type=int, default=300)
-    ap.add_argument("--width", type=int, default=256)
-    ap.add_argument("--batch_size", type=int, default=64)
-    args = ap.parse_args()
-    torch.set_num_threads(1)
-    warnings.filterwarnings("ignore")
-    for logger in ("lightning", "lightning.pytorch", "trainprof"):
-        logging.getLogger(logger).setLevel(logging.ERROR)
-    gen = torch.Generator().manual_seed(0)
-    data = TensorDataset(torch.randn(args.batch_size * 50, 64, generator=gen),
-                         torch.randint(0, 10, (args.batch_size * 50,), generator=gen))
-    loader = DataLoader(data, batch_size=args.batch_size, shuffle=True)
+    args, loader = parse_and_prepare(__doc__, rounds=15)
     tmp = tempfile.mkdtemp(prefix="bench_lightning_pair_")
     wall = {v: [] for v in VARIANTS}
     cpu = {v: [] for v in VARIANTS}
