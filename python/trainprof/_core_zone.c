@@ -123,7 +123,7 @@ static PyObject *zone_enter(ZoneObject *z, PyObject *unused)
     if (__builtin_expect(s != NULL, 1)) {
         core_name_thread(p);
         tp_zone_begin_site(s, &z->site);
-    } else if (p->closed) {
+    } else if (p->closed == 1) {
         return closed_error();
     }
     return Py_NewRef(z);
@@ -194,7 +194,7 @@ static PyObject *zonecall_vectorcall(PyObject *self, PyObject *const *args, size
     if (s) {
         core_name_thread(p);
         tp_zone_begin_site(s, &w->zone->site);
-    } else if (p->closed) {
+    } else if (p->closed == 1) {
         return closed_error();
     }
     PyObject *r = PyObject_Vectorcall(w->func, args, nargsf, kwnames);
@@ -329,7 +329,7 @@ PyObject *core_start_timer(ProfilerObject *p, PyObject *const *args, Py_ssize_t 
     if (!PyUnicode_Check(a[0]))
         return PyErr_Format(PyExc_TypeError, "timer name must be str, not %.100s",
                             Py_TYPE(a[0])->tp_name);
-    if (p->closed)
+    if (p->closed == 1)
         return closed_error();
     Py_hash_t h = PyObject_Hash(a[0]); /* cached in the str */
     if (h == -1)
@@ -358,7 +358,7 @@ PyObject *core_end_timer(ProfilerObject *p, PyObject *const *args, Py_ssize_t n,
     if (PyBool_Check(args[1]) || !PyIndex_Check(args[1]))
         return PyErr_Format(PyExc_TypeError, "timer token must be the int start_timer returned, "
                             "not %.100s", Py_TYPE(args[1])->tp_name);
-    if (p->closed)
+    if (p->closed == 1)
         return closed_error();
     uint64_t t;
     if (core_count_arg(args[1], "timer token", &t) != 0) {
