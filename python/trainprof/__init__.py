@@ -20,8 +20,9 @@ import argparse
 import functools
 import sys
 import threading
+import weakref
 
-from . import _core
+from . import _core, _signals
 from ._core import Config, ConfigError, Profiler, ProfilerClosedError, Zone, cli_path
 
 __version__ = _core.__version__
@@ -33,27 +34,46 @@ __all__ = [
     "remove_metrics_logger", "add_argparse_arguments", "profiler_from_argparse",
 ]
 
-_global = None
+_global = None          # set_profiler()'s
+_opened = []            # weakrefs to the profilers the program opened, in order
+_opened_here = None     # the one get_profiler() opened, kept alive
 _global_lock = threading.Lock()
 _metrics_loggers = []
 
 
+def _program_profiler():
+    """The open profiler the program opened last, or None."""
+    for ref in reversed(_opened):
+        prof = ref()
+        if prof is not None and not prof.closed:
+            return prof
+    return None
+
+
 def get_profiler():
-    """The global profiler, opened on first use from defaults and TRAINPROF_*
-    variables (a TrainingProfiler, so the timer methods are there too)."""
-    global _global
+    """The profiler the module-level helpers record into: the one given to
+    set_profiler(); else the profiler the program opened last (any
+    Profiler, TrainingProfiler, trainprof.torch.profile, a Lightning or JAX
+    callback's), while it is open; else one opened here on first use from
+    defaults and TRAINPROF_* variables (a TrainingProfiler)."""
+    global _opened_here
     prof = _global
-    if prof is None:
-        with _global_lock:
-            if _global is None:
-                _global = TrainingProfiler()
-            prof = _global
-    return prof
+    if prof is not None:
+        return prof
+    prof = _program_profiler()
+    if prof is not None:
+        return prof
+    with _global_lock:
+        prof = _global or _program_profiler()
+        if prof is None:
+            prof = _opened_here = TrainingProfiler()  # the program's from now on
+        return prof
 
 
 def set_profiler(prof):
     """Makes prof the global profiler (what get_profiler() and the
-    module-level helpers use); returns the previous one (not closed)."""
+    module-level helpers use; None: back to the one the program opened);
+    returns the previous one (not closed)."""
     global _global
     with _global_lock:
         old, _global = _global, prof
@@ -96,8 +116,11 @@ class TrainingProfiler(Profiler):
         self._baseline = {}
 
     def get_summary(self):
-        """{name: {"avg_time", "total_time", "count", ...}} in seconds, for
-        the operations recorded since the start (or the last reset())."""
+        """{name: {"avg_time", "total_time", "count", "self_time", "min",
+        "max", "p50", "p90", "p99"}} in seconds, for the operations recorded
+        since the start (or the last reset()). After a reset, count, totals
+        and avg cover the time since it; min, max and the percentiles are
+        the whole run's (the C layer keeps one distribution per operation)."""
         out = {}
         for name, row in self.summary().items():
             base = self._baseline.get(name)
@@ -108,9 +131,8 @@ class TrainingProfiler(Profiler):
             if count <= 0:
                 continue
             total = row["total_time"] - base["total_time"]
-            self_time = row["self_time"] - base["self_time"]
-            out[name] = {"count": count, "total_time": total, "avg_time": total / count,
-                         "self_time": self_time}
+            out[name] = dict(row, count=count, total_time=total, avg_time=total / count,
+                             self_time=row["self_time"] - base["self_time"])
         return out
 
     def reset(self):
@@ -229,7 +251,15 @@ def _on_open(prof):
     """Called by _core after every session opened: PyTorch extras. With
     torch already imported and CUDA present, GPU memory comes from
     torch.cuda; with profiling.torch_ops, torch.profiler runs in the trace
-    windows. Neither imports torch when the program did not."""
+    windows. Neither imports torch when the program did not. On the main
+    thread, SIGTERM/SIGINT close the run first (trainprof._signals). Called
+    for every Profiler(), profiling off included: the last one opened is the
+    program's profiler (get_profiler()) unless set_profiler() named one."""
+    _opened[:] = [r for r in _opened if r() is not None and not r().closed]
+    _opened.append(weakref.ref(prof))
+    if prof.run_dir is None:
+        return
+    _signals.install(prof)
     torch_ops = prof.config_get("torch_ops") == "true"
     if torch_ops or "torch" in sys.modules:
         from . import torch as tp_torch
