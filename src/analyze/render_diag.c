@@ -68,6 +68,9 @@ void tpa_render_diagnosis_text(FILE *f, const tpa_diagnosis *d, size_t top)
         if (!n) continue;
         int64_t total = side_self(&d->rep, g == 1);
         fprintf(f, "\nTop %s by self time:\n", g ? "GPU kernels and copies" : "host operations");
+        if (!g && d->rep.late_events)
+            fprintf(f, "  (%" PRIu64 " spans too far out of order: self times approximate; a file, "
+                    "unlike stdin, is read again to make them exact)\n", d->rep.late_events);
         for (size_t i = 0; i < n; i++) {
             const tpa_op *o = &d->rep.ops[idx[i]];
             tpa_fmt_dur(a, sizeof a, o->self_ns);
@@ -114,8 +117,8 @@ void tpa_render_diagnosis_json(FILE *f, const tpa_diagnosis *d, size_t top)
     fprintf(f, ", \"steps\": %zu, \"step_source\": \"%s\", \"step_name\": ", s->n,
             tpa_step_source_names[s->step_source]);
     tpa_json_str(f, s->step_name, strlen(s->step_name));
-    fprintf(f, ", \"has_gpu\": %s, \"truncated\": %s, \"basis_us\": ",
-            d->has_gpu ? "true" : "false", s->truncated ? "true" : "false");
+    fprintf(f, ", \"has_gpu\": %s, \"truncated\": %s, \"late_events\": %" PRIu64 ", \"basis_us\": ",
+            d->has_gpu ? "true" : "false", s->truncated ? "true" : "false", d->rep.late_events);
     tpa_print_us(f, d->basis_ns);
     fputs(", \"step_mean_us\": ", f);
     tpa_print_us(f, d->mean_ns);

@@ -1,0 +1,216 @@
+"""Analyzer correctness on real traces (issue 23), against independent parsers.
+
+Runs the real `trainprof` binary (env TRAINPROF_BIN) on the fixtures in
+argv[1] (tests/fixtures), on torch 2.13 traces written here, and on
+$TP_FIXTURES when present. Python's json module and a nesting written here
+from torch's own rules (torch/autograd/profiler_util.py) are the reference.
+"""
+import collections
+import decimal
+import gzip
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+BIN = os.environ["TRAINPROF_BIN"]
+FIX = sys.argv[1]
+SHARED = os.environ.get("TP_FIXTURES", "")
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def run(*args, expect=0, stdin=None):
+    p = subprocess.run([BIN, *args], capture_output=True, text=True, stdin=stdin)
+    check(p.returncode == expect, f"{args}: exit {p.returncode} != {expect}\n{p.stderr}")
+    return p
+
+
+def load(path):
+    with open(path, "rb") as f:
+        gz = f.read(2) == b"\x1f\x8b"
+    with (gzip.open if gz else open)(path, "rt") as f:
+        doc = json.load(f, parse_float=decimal.Decimal)
+    return doc["traceEvents"] if isinstance(doc, dict) else doc
+
+
+# ---- reference: torch's key_averages() over the trace's host spans ---------------
+
+NOT_HOST = {"Kernel", "Memcpy", "Memset", "kernel", "gpu_memcpy", "gpu_memset",
+            "gpu_user_annotation", "Trace"}
+
+
+def ns(x):
+    return int(decimal.Decimal(x) * 1000)
+
+
+def op_name(n):
+    return "ProfilerStep*" if re.fullmatch(r"ProfilerStep#\d+", n) else n
+
+
+def host_table(evs):
+    """{name: [calls, total_ns, self_ns]}: spans nested per thread as torch's
+    _populate_cpu_children does (sorted by start, longer first; a child starts
+    before its parent's end and ends at or before it), then _remove_dup_nodes
+    (a span whose parent has its name and no other child is merged into it)."""
+    threads = collections.defaultdict(list)
+    for e in evs:
+        if e.get("ph") != "X" or e.get("cat") in NOT_HOST or "ts" not in e:
+            continue
+        span = {"ts": ns(e["ts"]), "dur": max(ns(e.get("dur", 0)), 0),
+                "name": op_name(e.get("name", "")), "parent": None, "kids": []}
+        threads[(e.get("pid"), e.get("tid"))].append(span)
+    ops = {}
+    for spans in threads.values():
+        spans.sort(key=lambda s: (s["ts"], -s["dur"]))
+        stack = []
+        for s in spans:
+            while stack and (s["ts"] + s["dur"] > stack[-1]["ts"] + stack[-1]["dur"]
+                             or s["ts"] >= stack[-1]["ts"] + stack[-1]["dur"]):
+                stack.pop()
+            if stack:
+                s["parent"] = stack[-1]
+                stack[-1]["kids"].append(s)
+            stack.append(s)
+        alive = spans
+        while True:
+            gone = set()
+            for s in alive:
+                p = s["parent"]
+                if p is not None and p["name"] == s["name"] and len(p["kids"]) == 1:
+                    p["kids"] = s["kids"]
+                    for k in s["kids"]:
+                        k["parent"] = p
+                    gone.add(id(s))
+            if not gone:
+                break
+            alive = [s for s in alive if id(s) not in gone]
+        for s in alive:
+            o = ops.setdefault(s["name"], [0, 0, 0])
+            o[0] += 1
+            o[1] += s["dur"]
+            o[2] += s["dur"] - sum(k["dur"] for k in s["kids"])
+    return ops
+
+
+def host_ops(report_json):
+    return {o["name"]: o for t in report_json["tables"] if t["table"] == "host" for o in t["ops"]}
+
+
+def compare_host(path, rep, what):
+    want = host_table(load(path))
+    got = host_ops(rep)
+    check(set(got) == set(want), f"{what}: op names differ: {set(got) ^ set(want)}")
+    bad = [n for n, (c, tot, sf) in want.items() if n in got and
+           (got[n]["calls"] != c or abs(got[n]["total_us"] * 1000 - tot) > 1 or
+            abs(got[n]["self_us"] * 1000 - sf) > 1)]
+    check(not bad, f"{what}: {len(bad)} ops differ, e.g. " +
+          "; ".join(f"{n}: {want[n]} vs {got[n]['calls']}, {got[n]['total_us']}, {got[n]['self_us']}"
+                    for n in bad[:3]))
+
+
+# ---- item 1: self time whatever the order events were written in -------------------
+
+def test_self_time_parents_after_children():
+    path = os.path.join(FIX, "kineto_resnet50_2021_host.json.gz")
+    rep = json.loads(run("report", "--json", "--top", "0", path).stdout)
+    compare_host(path, rep, "resnet50 2021")
+    check(rep["late_events"] == 0, f"late_events {rep['late_events']} after the second pass")
+    step = host_ops(rep)["ProfilerStep*"]
+    check(abs(step["self_us"] - 248729.0) < 1, f"ProfilerStep* self {step['self_us']} us, want 248729")
+    an = json.loads(run("analyze", "--json", "--top", "1", path).stdout)
+    top = an["top_host_ops"][0]
+    check(top["name"] == "ProfilerStep*" and abs(top["self_us"] - 248729.0) < 1,
+          f"analyze top host op {top}")
+    # stdin cannot be read twice: the approximation stays, and says so
+    with open(path, "rb") as f:
+        p = run("report", "--json", "-", stdin=f)
+    check(json.loads(p.stdout)["late_events"] > 0, "stdin: late_events not counted")
+    with open(path, "rb") as f:
+        p = run("analyze", "-", stdin=f)
+    check("out of order" in p.stdout, f"analyze from stdin: no out-of-order note:\n{p.stdout[:400]}")
+
+
+def test_self_time_every_fixture():
+    paths = [os.path.join(FIX, f) for f in sorted(os.listdir(FIX)) if ".json" in f and "key_averages" not in f]
+    kin = os.path.join(SHARED, "kineto")
+    if os.path.isdir(kin):
+        paths += [os.path.join(kin, f) for f in sorted(os.listdir(kin))]
+    for path in paths:
+        rep = json.loads(run("report", "--json", "--top", "0", path).stdout)
+        if "autograd" in path:
+            continue
+        compare_host(path, rep, os.path.basename(path))
+
+
+# ---- item 6: counts as torch's key_averages() ----------------------------------------
+
+NEST = r'''
+import json, sys, torch
+from torch.profiler import profile, ProfilerActivity, record_function
+x = torch.ones(64)
+with profile(activities=[ProfilerActivity.CPU]) as p:
+    for _ in range(6):
+        with record_function("outer_block"):
+            with record_function("outer_block"):
+                x.div_(2.0)
+        with record_function("twice"):
+            with record_function("twice"):
+                x.add_(1.0)
+            with record_function("twice"):
+                x.add_(1.0)
+p.export_chrome_trace(sys.argv[1])
+json.dump([{"key": e.key, "count": e.count, "cpu_total_us": e.cpu_time_total,
+            "self_cpu_us": e.self_cpu_time_total} for e in p.key_averages()], open(sys.argv[2], "w"))
+'''
+
+
+def test_counts_as_key_averages(tmp):
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        print("skip: no torch")
+        return
+    trace, ka_path = os.path.join(tmp, "nest.pt.trace.json"), os.path.join(tmp, "nest.ka.json")
+    p = subprocess.run([sys.executable, "-c", NEST, trace, ka_path], capture_output=True, text=True)
+    check(p.returncode == 0, f"torch script failed: {p.stderr[-800:]}")
+    if p.returncode:
+        return
+    with open(ka_path) as f:
+        ka = json.load(f)
+    rep = json.loads(run("report", "--json", "--top", "0", trace).stdout)
+    ops = host_ops(rep)
+    for row in ka:
+        op = ops.get(row["key"])
+        check(op is not None, f"missing {row['key']}")
+        if not op:
+            continue
+        check(op["calls"] == row["count"], f"{row['key']}: calls {op['calls']} vs torch {row['count']}")
+        check(abs(op["total_us"] - row["cpu_total_us"]) <= 0.01,
+              f"{row['key']}: total {op['total_us']} vs torch {row['cpu_total_us']}")
+        check(abs(op["self_us"] - row["self_cpu_us"]) <= 0.01,
+              f"{row['key']}: self {op['self_us']} vs torch {row['self_cpu_us']}")
+    check(ops.get("outer_block", {}).get("calls") == 6, "outer_block nested in itself counts 6")
+    check(ops.get("twice", {}).get("calls") == 18, "twice with two children counts 18")
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        test_self_time_parents_after_children()
+        test_self_time_every_fixture()
+        test_counts_as_key_averages(tmp)
+    if failures:
+        print(f"{len(failures)} failure(s)")
+        sys.exit(1)
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()
