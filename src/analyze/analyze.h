@@ -245,6 +245,10 @@ void tpa_steps_free(tpa_steps_result *res);
 /* q in [0,1] over the rows' durations (or part p when p >= 0). */
 int64_t tpa_steps_quantile(const tpa_steps_result *res, int part, double q);
 int64_t tpa_steps_mean(const tpa_steps_result *res, int part);
+/* GPU util (busy / duration, %) of the steps: their mean (stat 0), median
+ * (1) or p90 (2), each a statistic of the per-step values themselves;
+ * -1 without GPU work or steps. */
+double tpa_steps_util_stat(const tpa_steps_result *res, int stat);
 
 /* ---- writers (slice, merge, fix) ------------------------------------------ */
 typedef struct tpa_out tpa_out;  /* plain or .gz output stream */

@@ -74,7 +74,9 @@ void tpa_render_diagnosis_text(FILE *f, const tpa_diagnosis *d, size_t top)
         for (size_t i = 0; i < n; i++) {
             const tpa_op *o = &d->rep.ops[idx[i]];
             tpa_fmt_dur(a, sizeof a, o->self_ns);
-            fprintf(f, "  %-56.56s %12s %6.1f%% %8" PRIu64 " calls\n", o->name, a, pct(o->self_ns, total), o->count);
+            char name[TPA_FIT_CAP(56)];
+            int extra = tpa_fit_name(name, 56, o->name);
+            fprintf(f, "  %-*s %12s %6.1f%% %8" PRIu64 " calls\n", 56 + extra, name, a, pct(o->self_ns, total), o->count);
         }
     }
     if (d->kernel_calls) {

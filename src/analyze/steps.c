@@ -611,6 +611,35 @@ int64_t tpa_steps_quantile(const tpa_steps_result *res, int part, double q)
     return out;
 }
 
+static int dbl_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+double tpa_steps_util_stat(const tpa_steps_result *res, int stat)
+{
+    if (!res->has_gpu || !res->n) return -1;
+    double *v = malloc(res->n * sizeof *v), sum = 0;
+    if (!v) abort();
+    size_t n = 0;
+    for (size_t i = 0; i < res->n; i++)
+        if (res->rows[i].dur_ns > 0) {
+            v[n] = 100.0 * (double)res->rows[i].gpu_busy_ns / (double)res->rows[i].dur_ns;
+            sum += v[n++];
+        }
+    double out = -1;
+    if (n && stat == 0) out = sum / (double)n;
+    else if (n) {  /* the same interpolation as tpa_steps_quantile */
+        qsort(v, n, sizeof *v, dbl_cmp);
+        double pos = (stat == 1 ? 0.5 : 0.9) * (double)(n - 1);
+        size_t lo = (size_t)pos;
+        out = lo + 1 < n ? v[lo] + (v[lo + 1] - v[lo]) * (pos - (double)lo) : v[lo];
+    }
+    free(v);
+    return out;
+}
+
 int64_t tpa_steps_mean(const tpa_steps_result *res, int part)
 {
     if (!res->n) return 0;

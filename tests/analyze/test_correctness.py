@@ -201,11 +201,61 @@ def test_counts_as_key_averages(tmp):
     check(ops.get("twice", {}).get("calls") == 18, "twice with two children counts 18")
 
 
+# ---- item 3: every summary row is a statistic of its own column ------------------------
+
+def quantile(v, q):
+    v = sorted(v)
+    pos = q * (len(v) - 1)
+    lo = int(pos)
+    return v[lo] + (v[lo + 1] - v[lo]) * (pos - lo) if lo + 1 < len(v) else v[lo]
+
+
+def test_gpu_util_summary():
+    path = os.path.join(SHARED, "kineto", "trace_diff__control__control.json.gz")
+    if not os.path.exists(path):  # 6 steps there, 2 here
+        path = os.path.join(FIX, "trace_filter__sampled_rank-0.json.gz")
+    res = json.loads(run("steps", "--json", path).stdout)
+    utils = [s["gpu_util_pct"] for s in res["steps"]]
+    check(len(utils) >= 2 and None not in utils, f"steps: utils {utils}")
+    want = {"mean": sum(utils) / len(utils), "median": quantile(utils, 0.5), "p90": quantile(utils, 0.9)}
+    for stat, w in want.items():
+        got = res["summary"][stat]["gpu_util_pct"]
+        check(abs(got - w) < 0.001, f"{stat} GPU util {got} vs {w:.3f} from the steps' own values")
+    text = run("steps", path).stdout
+    for stat, w in want.items():
+        line = next((ln for ln in text.splitlines() if ln.startswith(stat + " ")), "")
+        check(line.endswith(f"{w:.1f}%"), f"steps text {stat} row: {line!r}, want {w:.1f}%")
+    check(want["p90"] >= want["median"], "p90 below median")
+
+
+# ---- item 9: cut names keep an ellipsis ------------------------------------------------
+
+def test_table_names_cut_with_ellipsis():
+    path = os.path.join(FIX, "kineto_resnet50_2021_host.json.gz")
+    names = {n for n in host_table(load(path))}
+    long_name = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
+    check(long_name in names, "fixture lacks the DataLoader span")
+    for args, width in ((("analyze", path), 56), (("report", path, "--top", "0"), 48)):
+        out = run(*args).stdout
+        rows = [ln for ln in out.splitlines() if ln.lstrip().startswith("enumerate(DataLoader)")]
+        check(len(rows) == 1, f"{args[0]}: DataLoader row {rows}")
+        for ln in rows:
+            field = ln.lstrip()[:width]
+            check("\u2026" in field and field.startswith("enumerate(DataLoader)#_Single")
+                  and field.rstrip().endswith("__next__"), f"{args[0]}: cut name {field!r}")
+        for ln in out.splitlines():
+            for n in names:  # a name shown whole, or cut with the ellipsis: never a bare prefix
+                if len(n) > width and ln.lstrip().startswith(n[:width]) :
+                    check(False, f"{args[0]}: name cut without an ellipsis: {ln[:80]!r}")
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         test_self_time_parents_after_children()
         test_self_time_every_fixture()
         test_counts_as_key_averages(tmp)
+        test_gpu_util_summary()
+        test_table_names_cut_with_ellipsis()
     if failures:
         print(f"{len(failures)} failure(s)")
         sys.exit(1)
