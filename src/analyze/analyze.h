@@ -224,6 +224,10 @@ typedef struct tpa_steps_result {
      * annotation, named step_name, numbered from 0); TPA_STEPS_NONE. */
     int step_source;
     char step_name[128];
+    /* Without steps (n == 0): the whole span of the trace split the same
+     * way, as one row (start_ns, dur_ns: the span's extent). */
+    bool has_whole;
+    tpa_step_row whole;
 } tpa_steps_result;
 enum { TPA_STEPS_NONE, TPA_STEPS_PROFILER, TPA_STEPS_STEP_NUM, TPA_STEPS_ANNOTATION };
 extern const char *const tpa_step_source_names[4];

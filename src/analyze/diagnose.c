@@ -112,14 +112,15 @@ static double share_of(const tpa_diagnosis *d, int64_t ns)
 static void part_finding(tpa_diagnosis *d, int part, double min, const char *id, const char *title,
                          const char *suggestion, int k1, int k2, bool gpu)
 {
-    if (!d->steps.n) return;
+    if (!d->steps.n && !d->steps.has_whole) return;
     double share = d->mean_ns ? (double)d->part_mean_ns[part] / (double)d->mean_ns : 0.0;
     if (share < min) return;
     tpa_finding *f = add_finding(d, id, title, share, suggestion);
     if (!f) return;
     char m[32];
     tpa_fmt_dur(m, sizeof m, d->part_mean_ns[part]);
-    snprintf(f->evidence, sizeof f->evidence, "%s of each step on average with nothing of higher priority running; top: ", m);
+    snprintf(f->evidence, sizeof f->evidence, "%s of %s with nothing of higher priority running; top: ", m,
+             d->steps.n ? "each step on average" : "the trace (no steps)");
     top_names(f->evidence, sizeof f->evidence, &d->rep, gpu, k1, k2, 3);
 }
 
@@ -197,7 +198,7 @@ static void find_all(tpa_diagnosis *d)
                  "for stragglers on other ranks",
                  TPA_K_COMM, TPA_K_COMM, true);
 
-    if (d->has_gpu && d->steps.n && d->mean_ns) {
+    if (d->has_gpu && (d->steps.n || d->steps.has_whole) && d->mean_ns) {
         double idle = d->gpu_idle, host = (double)(d->part_mean_ns[TPA_P_CPU] + d->part_mean_ns[TPA_P_RUNTIME]) / (double)d->mean_ns;
         if (idle >= LAUNCH_IDLE_MIN && host >= LAUNCH_HOST_MIN) {
             tpa_finding *f = add_finding(d, "launch_bound", "GPU idle while the CPU works (launch/host bound)", idle,
@@ -304,6 +305,11 @@ int tpa_diagnose_file(const char *path, tpa_diagnosis *d, tpa_error *err)
         for (size_t i = 0; i < d->steps.n; i++) d->basis_ns = tpa_sat_add(d->basis_ns, d->steps.rows[i].dur_ns);
         if (d->has_gpu && d->mean_ns)
             d->gpu_idle = 1.0 - (double)tpa_steps_mean(&d->steps, TPA_P_COUNT) / (double)d->mean_ns;
+    } else if (d->steps.has_whole) {  /* no steps: the whole span as one */
+        const tpa_step_row *w = &d->steps.whole;
+        d->mean_ns = d->basis_ns = w->dur_ns;
+        for (int p = 0; p < TPA_P_COUNT; p++) d->part_mean_ns[p] = w->part_ns[p];
+        if (d->has_gpu && w->dur_ns) d->gpu_idle = 1.0 - (double)w->gpu_busy_ns / (double)w->dur_ns;
     } else {
         d->basis_ns = d->steps.span_end_ns - d->steps.span_start_ns;
     }

@@ -225,7 +225,11 @@ void tpa_render_steps_text(FILE *f, const tpa_steps_result *res)
 {
     static const char *const short_names[TPA_P_COUNT] = {
         "kernel", "memcpy", "memset", "comm", "runtime", "dataload", "cpu", "other" };
-    if (!res->n) { fprintf(f, "No steps in this trace: no ProfilerStep#N spans, no args.step_num, no repeated annotation.\n"); return; }
+    if (!res->n) {
+        fprintf(f, "No steps in this trace: no ProfilerStep#N spans, no args.step_num, no repeated annotation.\n");
+        if (!res->has_whole) return;
+        fprintf(f, "The whole trace instead (ms; parts exclusive, by priority left to right):\n");
+    }
     if (res->step_source == TPA_STEPS_ANNOTATION)
         fprintf(f, "No ProfilerStep#N in this trace: steps are the repeated annotation \"%s\", numbered from 0.\n", res->step_name);
     else if (res->step_source == TPA_STEPS_STEP_NUM)
@@ -237,6 +241,10 @@ void tpa_render_steps_text(FILE *f, const tpa_steps_result *res)
     for (int i = 0; i < 22 + 11 * TPA_P_COUNT + 8; i++) fputc('-', f);
     fputc('\n', f);
     char label[32];
+    if (!res->n) {
+        step_line(f, "whole", res->whole.part_ns, res->whole.dur_ns, row_util(&res->whole, res->has_gpu));
+        return;
+    }
     for (size_t i = 0; i < res->n; i++) {
         const tpa_step_row *r = &res->rows[i];
         snprintf(label, sizeof label, "#%" PRId64, r->num);
@@ -280,7 +288,17 @@ void tpa_render_steps_json(FILE *f, const tpa_steps_result *res)
         json_parts(f, r->part_ns, r->dur_ns, row_util(r, res->has_gpu));
         fputc('}', f);
     }
-    fputs("],\n \"summary\": {", f);
+    fputs("],\n \"whole\": ", f);  /* the trace's span, when it has no steps */
+    if (res->has_whole) {
+        fputs("{\"start_us\": ", f);
+        tpa_print_us(f, res->whole.start_ns);
+        fputs(", ", f);
+        json_parts(f, res->whole.part_ns, res->whole.dur_ns, row_util(&res->whole, res->has_gpu));
+        fputc('}', f);
+    } else {
+        fputs("null", f);
+    }
+    fputs(",\n \"summary\": {", f);
     for (int s = 0; s < 3; s++) {
         int64_t v[TPA_P_COUNT], dur = 0;
         double util;

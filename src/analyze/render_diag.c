@@ -54,14 +54,19 @@ void tpa_render_diagnosis_text(FILE *f, const tpa_diagnosis *d, size_t top)
             fprintf(f, "(no ProfilerStep#N in this trace: steps are the repeated annotation \"%s\")\n", s->step_name);
         else if (s->step_source == TPA_STEPS_STEP_NUM)
             fprintf(f, "(steps are the \"%s\" spans numbered by args.step_num)\n", s->step_name);
-        fprintf(f, "\nWhere the step time goes (mean per step; parts exclusive, by priority):\n");
+    } else {
+        tpa_fmt_dur(a, sizeof a, d->basis_ns);
+        fprintf(f, "no steps found (no ProfilerStep#N, no args.step_num, no repeated annotation); shares are of the trace's extent, %s", a);
+        if (d->has_gpu && s->has_whole) fprintf(f, "; GPU idle %.1f%% of it", 100 * d->gpu_idle);
+        fputc('\n', f);
+    }
+    if (s->n || s->has_whole) {
+        fprintf(f, "\nWhere the %s time goes (%s; parts exclusive, by priority):\n", s->n ? "step" : "trace's",
+                s->n ? "mean per step" : "its whole extent");
         for (int p = 0; p < TPA_P_COUNT; p++) {
             tpa_fmt_dur(a, sizeof a, d->part_mean_ns[p]);
             fprintf(f, "  %-14s %12s %6.1f%%\n", tpa_part_names[p], a, pct(d->part_mean_ns[p], d->mean_ns));
         }
-    } else {
-        tpa_fmt_dur(a, sizeof a, d->basis_ns);
-        fprintf(f, "no steps (no ProfilerStep#N, no args.step_num, no repeated annotation); shares are of the trace's extent, %s\n", a);
     }
     for (int g = 0; g < 2; g++) {
         size_t idx[16], n = pick_top(&d->rep, g == 1, top < 16 ? top : 16, idx);
@@ -128,7 +133,7 @@ void tpa_render_diagnosis_json(FILE *f, const tpa_diagnosis *d, size_t top)
     tpa_print_us(f, tpa_steps_quantile(s, -1, 0.5));
     fputs(", \"step_p90_us\": ", f);
     tpa_print_us(f, tpa_steps_quantile(s, -1, 0.9));
-    if (d->has_gpu && s->n) fprintf(f, ", \"gpu_idle_pct\": %.3f", 100 * d->gpu_idle);
+    if (d->has_gpu && (s->n || s->has_whole)) fprintf(f, ", \"gpu_idle_pct\": %.3f", 100 * d->gpu_idle);
     else fputs(", \"gpu_idle_pct\": null", f);
     fputs(",\n \"breakdown\": {", f);
     for (int p = 0; p < TPA_P_COUNT; p++) {

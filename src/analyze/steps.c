@@ -520,12 +520,44 @@ static void steps_ctx_free(tpa_steps_ctx *c)
     free(c);
 }
 
+/* No steps: the trace's span cut in WHOLE_PIECES pieces, done like steps
+ * (so the passes that bound memory apply), then added into one row. */
+#define WHOLE_PIECES 64
+static bool tile_span(tpa_steps_ctx *c)
+{
+    if (c->steps.n || c->span_lo >= c->span_hi) return false;
+    int64_t len = c->span_hi - c->span_lo, at = c->span_lo;
+    for (int i = 0; i < WHOLE_PIECES; i++) {
+        int64_t end = i + 1 == WHOLE_PIECES ? c->span_hi : c->span_lo + (int64_t)((__int128)len * (i + 1) / WHOLE_PIECES);
+        if (end > at) add_step(&c->steps, i, at, end - at);
+        at = end;
+    }
+    return true;
+}
+
+static void fold_whole(tpa_steps_result *res)
+{
+    tpa_step_row *w = &res->whole;
+    memset(w, 0, sizeof *w);
+    w->num = -1;
+    w->start_ns = res->n ? res->rows[0].start_ns : 0;
+    for (size_t i = 0; i < res->n; i++) {
+        const tpa_step_row *r = &res->rows[i];
+        w->dur_ns += r->dur_ns;
+        w->gpu_busy_ns += r->gpu_busy_ns;
+        for (int p = 0; p < TPA_P_COUNT; p++) w->part_ns[p] += r->part_ns[p];
+    }
+    res->has_whole = res->n > 0;
+    res->n = 0;
+}
+
 int tpa_steps_finish(tpa_steps_ctx *c, bool truncated, tpa_steps_result *res, tpa_error *err)
 {
     memset(res, 0, sizeof *res);
     res->truncated = truncated;
     res->unmatched_end = c->be.unmatched_end;
     choose_steps(c, res);
+    bool whole = tile_span(c);
     if (c->steps.n) qsort(c->steps.v, c->steps.n, sizeof *c->steps.v, step_cmp);
     ivbuf tmp[2] = {{0}};
     size_t cap = 0, next = 0;  /* steps before `next` are done */
@@ -548,6 +580,7 @@ int tpa_steps_finish(tpa_steps_ctx *c, bool truncated, tpa_steps_result *res, tp
     free(tmp[0].v);
     free(tmp[1].v);
     if (res->n) qsort(res->rows, res->n, sizeof *res->rows, row_cmp);
+    if (whole) fold_whole(res);
     if (!res->rows && !(res->rows = calloc(1, sizeof *res->rows))) abort();
     res->has_gpu = c->has_gpu;
     res->passes = c->passes;

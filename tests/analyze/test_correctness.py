@@ -249,12 +249,56 @@ def test_table_names_cut_with_ellipsis():
                     check(False, f"{args[0]}: name cut without an ellipsis: {ln[:80]!r}")
 
 
+# ---- item 2: a GPU trace without steps gets its breakdown and GPU idle -----------------
+
+GPU_CATS = {"Kernel", "Memcpy", "Memset", "kernel", "gpu_memcpy", "gpu_memset"}
+
+
+def union_len(ivs):
+    total, cur_s, cur_e = 0, None, None
+    for s, e in sorted(ivs):
+        if cur_e is None or s > cur_e:
+            if cur_e is not None:
+                total += cur_e - cur_s
+            cur_s, cur_e = s, e
+        else:
+            cur_e = max(cur_e, e)
+    return total + (cur_e - cur_s if cur_e is not None else 0)
+
+
+def test_gpu_trace_without_steps():
+    path = os.path.join(FIX, "kineto_resnet50_autograd_api_slice.json.gz")
+    evs = [e for e in load(path) if e.get("ph") == "X" and "ts" in e]
+    lo = min(ns(e["ts"]) for e in evs)
+    hi = max(ns(e["ts"]) + max(ns(e.get("dur", 0)), 0) for e in evs)
+    gpu = [(ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in evs if e.get("cat") in GPU_CATS and ns(e["dur"]) > 0]
+    kernels = sum(1 for e in evs if e.get("cat") == "Kernel")
+    check(kernels > 300, f"fixture has {kernels} kernels")
+    idle = 100.0 * (1 - union_len(gpu) / (hi - lo))
+    an = json.loads(run("analyze", "--json", path).stdout)
+    check(an["steps"] == 0 and an["step_source"] == "none", f"steps {an['steps']}")
+    check(an["gpu_idle_pct"] is not None and abs(an["gpu_idle_pct"] - idle) < 0.01,
+          f"gpu_idle_pct {an['gpu_idle_pct']} vs {idle:.3f} over the whole span")
+    parts = sum(p["mean_us"] for p in an["breakdown"].values())
+    check(abs(parts - (hi - lo) / 1000) < 0.01, f"breakdown sums to {parts}, span {(hi - lo) / 1000}")
+    check(abs(an["breakdown"]["kernel"]["mean_us"] * 1000 -
+              union_len([(ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in evs if e.get("cat") == "Kernel"])) < 2,
+          "kernel part is not the kernels' union")
+    text = run("analyze", path).stdout
+    check("no steps found" in text and "GPU idle" in text and "Where the trace's time goes" in text,
+          f"analyze text:\n{text[:600]}")
+    st = json.loads(run("steps", "--json", path).stdout)
+    check(st["whole"] is not None and abs(st["whole"]["gpu_util_pct"] - (100 - idle)) < 0.01,
+          f"steps whole row {st.get('whole')}")
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         test_self_time_parents_after_children()
         test_self_time_every_fixture()
         test_counts_as_key_averages(tmp)
         test_gpu_util_summary()
+        test_gpu_trace_without_steps()
         test_table_names_cut_with_ellipsis()
     if failures:
         print(f"{len(failures)} failure(s)")
