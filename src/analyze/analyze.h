@@ -169,6 +169,8 @@ typedef struct tpa_report {
     tpa_op *ops; size_t n_ops;     /* unsorted */
     uint64_t events, spans, skipped_unknown, late_events, unmatched_end;
     uint64_t async_pairs, async_unmatched;   /* b/e pairs matched; b or e left alone */
+    uint64_t negative_durs;        /* X with dur < 0, E before its B: left out of every table */
+    uint64_t negative_at;          /* byte offset of the first (its file's), valid when counted */
     uint64_t bytes;
     uint64_t per_ph[128];
     int n_files, truncated_files;
@@ -181,6 +183,9 @@ void tpa_report_free(tpa_report *rep);
 /* Adds src's operations and counts to dst, as if src's files had been fed
  * to dst after its own (exact while no sum nears the int64 range). */
 void tpa_report_merge(tpa_report *dst, const tpa_report *src);
+/* The one warning for events with a negative duration (count, first
+ * offset), printed once per file by report (and steps' CLI). */
+void tpa_warn_negative(const char *path, uint64_t n, uint64_t first_at);
 /* The warning tpa_report_end prints for a cut-short file unless quiet. */
 void tpa_report_warn_truncated(const char *path, const tpa_meta *m);
 /* tpa_report_file over paths in order, up to jobs files at once (each
@@ -228,6 +233,8 @@ typedef struct tpa_steps_result {
      * way, as one row (start_ns, dur_ns: the span's extent). */
     bool has_whole;
     tpa_step_row whole;
+    uint64_t negative_durs;        /* spans with dur < 0: in no row, no statistic */
+    uint64_t negative_at;          /* byte offset of the first */
 } tpa_steps_result;
 enum { TPA_STEPS_NONE, TPA_STEPS_PROFILER, TPA_STEPS_STEP_NUM, TPA_STEPS_ANNOTATION };
 extern const char *const tpa_step_source_names[4];

@@ -425,13 +425,18 @@ static void on_begin(run_ctx *c, const tpa_event *ev)
     t->begins[t->nbegins++] = (begin_rec){ ev->ts_ns, op_for(c, -1, tpa_classify(ev), ev->name) };
 }
 
+static void note_negative(tpa_report *rep, const tpa_event *ev)
+{
+    if (!rep->negative_durs++) rep->negative_at = ev->offset;
+}
+
 static void on_end(run_ctx *c, const tpa_event *ev)
 {
     thread_state *t = thread_for(c, ev->pid, ev->tid);
     if (!t->nbegins) { c->rep->unmatched_end++; return; }
     begin_rec b = t->begins[--t->nbegins];
     int64_t dur = ev->ts_ns - b.ts;
-    if (dur < 0) dur = 0;
+    if (dur < 0) { note_negative(c->rep, ev); return; }
     host_span(c, ev->pid, ev->tid, b.ts, dur, b.op);
     c->rep->spans++;
 }
@@ -498,7 +503,8 @@ static void async_end(run_ctx *c, const tpa_event *ev)
     if (t->cap) {
         for (size_t s = key & (t->cap - 1); t->v[s].used; s = (s + 1) & (t->cap - 1)) {
             if (t->v[s].key != key) continue;
-            int64_t dur = ev->ts_ns > t->v[s].ts ? ev->ts_ns - t->v[s].ts : 0;
+            int64_t dur = ev->ts_ns - t->v[s].ts;
+            if (dur < 0) { note_negative(c->rep, ev); async_remove(t, s); return; }
             tpa_op *op = &c->rep->ops[t->v[s].op];
             op_add_call(op, dur);
             op->self_ns = tpa_sat_add(op->self_ns, dur);
@@ -519,7 +525,8 @@ static void on_event(run_ctx *c, const tpa_event *ev)
     switch (ev->ph) {
     case 'X': {
         if (!ev->has_ts) { rep->skipped_unknown++; return; }
-        int64_t dur = ev->has_dur && ev->dur_ns > 0 ? ev->dur_ns : 0;
+        if (ev->has_dur && ev->dur_ns < 0) { note_negative(rep, ev); return; }
+        int64_t dur = ev->has_dur ? ev->dur_ns : 0;
         int kind = tpa_classify(ev);
         rep->spans++;
         if (tpa_kind_is_gpu(kind)) {
@@ -618,6 +625,7 @@ void tpa_report_end(tpa_report_run *run, const tpa_meta *m, const char *path)
     free(c->windows);
     free(c->next);
     tpa_report *rep = c->out;
+    if (c->own.negative_durs && !c->o->quiet) tpa_warn_negative(path, c->own.negative_durs, c->own.negative_at);
     tpa_report_merge(rep, &c->own);
     tpa_report_free(&c->own);
     rep->bytes += m->bytes;
@@ -626,6 +634,7 @@ void tpa_report_end(tpa_report_run *run, const tpa_meta *m, const char *path)
         rep->truncated_files++;
         if (!c->o->quiet) tpa_report_warn_truncated(path, m);
     }
+
     free(c->steps);
     free(c);
 }
@@ -643,6 +652,12 @@ int tpa_report_file(tpa_report *rep, const char *path, const tpa_report_opts *o,
     tpa_report_end(run, tpa_reader_meta(r), path);
     tpa_reader_close(r);
     return rc < 0 ? -1 : 0;
+}
+
+void tpa_warn_negative(const char *path, uint64_t n, uint64_t first_at)
+{
+    fprintf(stderr, "trainprof: warning: %s: %llu event(s) with a negative duration (the first at byte %llu) "
+            "left out of every statistic\n", path, (unsigned long long)n, (unsigned long long)first_at);
 }
 
 void tpa_report_warn_truncated(const char *path, const tpa_meta *m)
@@ -680,6 +695,8 @@ void tpa_report_merge(tpa_report *dst, const tpa_report *src)
     dst->unmatched_end += src->unmatched_end;
     dst->async_pairs += src->async_pairs;
     dst->async_unmatched += src->async_unmatched;
+    if (!dst->negative_durs) dst->negative_at = src->negative_at;
+    dst->negative_durs += src->negative_durs;
     dst->bytes += src->bytes;
     for (int i = 0; i < 128; i++) dst->per_ph[i] += src->per_ph[i];
     dst->n_files += src->n_files;

@@ -195,14 +195,14 @@ int tpa_find_steps(const char *path, tpa_step **steps, size_t *n, int64_t *min_t
     while ((rc = tpa_reader_next(r, &ev, err)) > 0) {
         if (ev.has_ts && ev.ph != 'M' && ev.ts_ns < lo) lo = ev.ts_ns;
         int64_t num = 0;
-        if (ev.ph == 'X' && host_step(&ev, tpa_classify(&ev), &num))
-            add_step(&l, num, ev.ts_ns, ev.has_dur && ev.dur_ns > 0 ? ev.dur_ns : 0);
+        if (ev.ph == 'X' && !(ev.has_dur && ev.dur_ns < 0) && host_step(&ev, tpa_classify(&ev), &num))
+            add_step(&l, num, ev.ts_ns, ev.has_dur ? ev.dur_ns : 0);  /* negative: in no step */
         else if (ev.ph == 'B' && ev.has_ts)
             be_push(&be, &ev, host_step(&ev, tpa_classify(&ev), &num) ? BE_STEP : -1, num, -1);
         else if (ev.ph == 'E' && ev.has_ts) {
             be_open b;
-            if (be_pop(&be, &ev, &b) && b.part == BE_STEP)
-                add_step(&l, b.num, b.ts, ev.ts_ns > b.ts ? ev.ts_ns - b.ts : 0);
+            if (be_pop(&be, &ev, &b) && b.part == BE_STEP && ev.ts_ns >= b.ts)
+                add_step(&l, b.num, b.ts, ev.ts_ns - b.ts);
         }
     }
     tpa_reader_close(r);
@@ -332,6 +332,7 @@ struct tpa_steps_ctx {
     size_t budget, peak;
     int64_t span_lo, span_hi;
     int passes;
+    uint64_t negative, negative_at;  /* spans with dur < 0 (first pass) */
 };
 
 tpa_steps_ctx *tpa_steps_begin(const char *path)
@@ -431,14 +432,21 @@ static void note_step(tpa_steps_ctx *c, const tpa_event *ev, int kind, int64_t n
     add_step(&c->steps, num, ts, dur);
 }
 
+static void note_negative(tpa_steps_ctx *c, const tpa_event *ev)
+{
+    if (c->first_pass && !c->negative++) c->negative_at = ev->offset;
+}
+
 void tpa_steps_feed(tpa_steps_ctx *c, const tpa_event *ev)
 {
     if (!ev->has_ts || (ev->ph != 'X' && ev->ph != 'B' && ev->ph != 'E')) return;
+    if (ev->ph == 'X' && ev->has_dur && ev->dur_ns < 0) { note_negative(c, ev); return; }
     int64_t num = 0;
     if (ev->ph == 'E') {
         be_open b;
         if (!be_pop(&c->be, ev, &b)) return;
-        int64_t dur = ev->ts_ns > b.ts ? ev->ts_ns - b.ts : 0;
+        if (ev->ts_ns < b.ts) { note_negative(c, ev); return; }
+        int64_t dur = ev->ts_ns - b.ts;
         if (b.part == BE_STEP) { if (c->first_pass) add_step(&c->steps, b.num, b.ts, dur); }
         else if (b.part >= 0) add_interval(c, b.part, b.ts, b.ts + dur);
         if (c->first_pass) cand_add(&c->cands, b.cand, b.ts, dur);
@@ -585,6 +593,8 @@ int tpa_steps_finish(tpa_steps_ctx *c, bool truncated, tpa_steps_result *res, tp
     res->has_gpu = c->has_gpu;
     res->passes = c->passes;
     res->peak_intervals = c->peak;
+    res->negative_durs = c->negative;
+    res->negative_at = c->negative_at;
     res->span_start_ns = c->span_lo == INT64_MAX ? 0 : c->span_lo;
     res->span_end_ns = c->span_hi == INT64_MIN ? 0 : c->span_hi;
     steps_ctx_free(c);

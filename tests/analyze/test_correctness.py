@@ -292,6 +292,63 @@ def test_gpu_trace_without_steps():
           f"steps whole row {st.get('whole')}")
 
 
+# ---- item 4: negative durations are counted, warned about once, left out ---------------
+
+def write_events(path, evs, extra=""):
+    """Writes {"traceEvents": [...]} one event a line; returns each event's byte offset."""
+    offs, pos = [], 0
+    with open(path, "w") as f:
+        head = '{"traceEvents": [\n'
+        f.write(head)
+        pos = len(head.encode())
+        for i, e in enumerate(evs):
+            text = json.dumps(e, default=str) + (",\n" if i + 1 < len(evs) else "\n")
+            offs.append(pos)
+            f.write(text)
+            pos += len(text.encode())
+        f.write("]" + extra + "}\n")
+    return offs
+
+
+def test_negative_durations(tmp):
+    src = os.path.join(FIX, "trace_filter__sampled_rank-0.json.gz")
+    with gzip.open(src, "rt") as f:
+        evs = json.load(f)["traceEvents"]
+    neg_kernels, neg_step, first = 0, None, None
+    for i, e in enumerate(evs):
+        if e.get("ph") == "X" and e.get("cat") == "kernel" and neg_kernels < 40:
+            e["dur"] = -abs(e["dur"]) * 1000
+            neg_kernels += 1
+            first = i if first is None else first
+        elif (e.get("ph") == "X" and str(e.get("name", "")).startswith("ProfilerStep#")
+              and e.get("cat") == "user_annotation" and neg_step is None):
+            e["dur"] = -e["dur"]
+            neg_step = e["name"]
+            first = i if first is None else min(first, i)
+    path = os.path.join(tmp, "negative.json")
+    offs = write_events(path, evs)
+    n = neg_kernels + 1
+    want = f"{n} event(s) with a negative duration (the first at byte {offs[first]})"
+    for cmd in ("analyze", "steps", "report"):
+        p = run(cmd, path)
+        check(p.stderr.count("negative duration") == 1 and want in p.stderr,
+              f"{cmd}: warning {p.stderr!r}, want one with {want!r}")
+    st = json.loads(run("steps", "--json", path).stdout)
+    good = [e for e in evs if e.get("ph") == "X" and str(e.get("name", "")).startswith("ProfilerStep#")
+            and e.get("cat") == "user_annotation" and e["dur"] >= 0]
+    check(len(st["steps"]) == len(good) and all(s["dur_us"] > 0 for s in st["steps"]),
+          f"steps {[s['dur_us'] for s in st['steps']]}: the negative step counted")
+    rep = json.loads(run("report", "--json", "--top", "0", path).stdout)
+    kern = sum(o["calls"] for t in rep["tables"] if t["table"] != "host" for o in t["ops"]
+               if o["min_us"] <= 0 and o["max_us"] <= 0)
+    want_kern = sum(1 for e in evs if e.get("ph") == "X" and e.get("cat") == "kernel" and e["dur"] == 0)
+    check(kern == want_kern, f"{kern} zero-length kernel calls, want {want_kern} (negatives left out)")
+    calls = sum(o["calls"] for t in rep["tables"] if t["table"] != "host" for o in t["ops"])
+    want_calls = sum(1 for e in evs if e.get("ph") == "X" and e.get("cat") in GPU_CATS | {"kernel"}
+                     and e["dur"] >= 0)
+    check(calls == want_calls, f"GPU calls {calls}, want {want_calls}")
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         test_self_time_parents_after_children()
@@ -299,6 +356,7 @@ def main():
         test_counts_as_key_averages(tmp)
         test_gpu_util_summary()
         test_gpu_trace_without_steps()
+        test_negative_durations(tmp)
         test_table_names_cut_with_ellipsis()
     if failures:
         print(f"{len(failures)} failure(s)")

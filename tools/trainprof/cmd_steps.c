@@ -30,6 +30,7 @@ int cmd_steps(int argc, char **argv)
     if (tpa_steps_file(file, &res, &err) != 0) return cli_error(&err);
     if (res.truncated)
         fprintf(stderr, "trainprof: warning: %s: trace is truncated; showing the steps before the cut\n", file);
+    if (res.negative_durs) tpa_warn_negative(file, res.negative_durs, res.negative_at);
     if (json) tpa_render_steps_json(stdout, &res);
     else tpa_render_steps_text(stdout, &res);
     tpa_steps_free(&res);
