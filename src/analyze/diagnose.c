@@ -23,7 +23,8 @@
 #define TINY_KERNEL_NS 10000   /* average kernel under 10 us */
 #define TINY_MIN_CALLS 100
 #define TINY_MIN 0.05
-#define VARIANCE_RATIO 1.5     /* p90 / median of step time */
+#define VARIANCE_RATIO 1.5     /* p90 / median of step time ... */
+#define VARIANCE_MIN_STEPS 10  /* ... over at least this many steps */
 #define PAGEABLE_MIN 0.01      /* pageable host<->device copies, total */
 #define OCC_LOW_PCT 25.0       /* est. achieved occupancy under this ... */
 #define OCC_MIN 0.10           /* ... for this share of step time */
@@ -67,8 +68,8 @@ static tpa_finding *add_finding(tpa_diagnosis *d, const char *id, const char *ti
     memset(f, 0, sizeof *f);
     f->id = id;
     f->title = title;
-    f->share = share;
-    f->severity = severity_of(share);
+    f->share = share > 1.0 ? 1.0 : share;  /* no finding claims more than the step */
+    f->severity = severity_of(f->share);
     f->suggestion = suggestion;
     return f;
 }
@@ -161,6 +162,17 @@ static void occupancy_finding(tpa_diagnosis *d)
                     "time-weighted mean %.1f%%", a, b, OCC_LOW_PCT, d->occ_weighted);
 }
 
+/* The share of step time spent beyond the median by slower steps. */
+static double slow_share(const tpa_steps_result *s, int64_t med)
+{
+    double over = 0, all = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        all += (double)s->rows[i].dur_ns;
+        if (s->rows[i].dur_ns > med) over += (double)(s->rows[i].dur_ns - med);
+    }
+    return all > 0 ? over / all : 0;
+}
+
 static void find_all(tpa_diagnosis *d)
 {
     const tpa_report *rep = &d->rep;
@@ -246,11 +258,11 @@ static void find_all(tpa_diagnosis *d)
     }
     pageable_finding(d);
     occupancy_finding(d);
-    if (d->steps.n >= 3) {
+    if (d->steps.n >= VARIANCE_MIN_STEPS) {
         int64_t med = tpa_steps_quantile(&d->steps, -1, 0.5), p90 = tpa_steps_quantile(&d->steps, -1, 0.9);
         if (med > 0 && (double)p90 / (double)med > VARIANCE_RATIO) {
             tpa_finding *f = add_finding(d, "step_variance", "Step time varies a lot (stragglers)",
-                                         d->mean_ns ? (double)(p90 - med) / (double)d->mean_ns : 0,
+                                         slow_share(&d->steps, med),
                                          "look at the slow steps (trainprof steps): data stalls, Python GC "
                                          "(gc.freeze / gc.disable in the loop), checkpointing or logging steps, "
                                          "recompilation, other ranks");

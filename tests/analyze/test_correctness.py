@@ -288,7 +288,7 @@ def test_gpu_trace_without_steps():
     check("no steps found" in text and "GPU idle" in text and "Where the trace's time goes" in text,
           f"analyze text:\n{text[:600]}")
     st = json.loads(run("steps", "--json", path).stdout)
-    check(st["whole"] is not None and abs(st["whole"]["gpu_util_pct"] - (100 - idle)) < 0.01,
+    check(st.get("whole") is not None and abs(st["whole"]["gpu_util_pct"] - (100 - idle)) < 0.01,
           f"steps whole row {st.get('whole')}")
 
 
@@ -349,6 +349,54 @@ def test_negative_durations(tmp):
     check(calls == want_calls, f"GPU calls {calls}, want {want_calls}")
 
 
+# ---- item 7: findings need evidence enough ---------------------------------------------
+
+SLOW = r'''
+import sys, time, torch
+from torch.profiler import profile, ProfilerActivity, schedule
+n = int(sys.argv[2])
+x = torch.ones(64)
+with profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=0, warmup=0, active=n, repeat=1)) as p:
+    for i in range(n + 1):
+        x.add_(1.0)
+        time.sleep(0.2 if i == 1 or (n >= 10 and i == 2) else 0.005)
+        p.step()
+p.export_chrome_trace(sys.argv[1])
+'''
+
+
+def test_findings_evidence(tmp):
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        print("skip: no torch")
+        return
+    for steps, want in ((3, False), (12, True)):
+        trace = os.path.join(tmp, f"slow{steps}.pt.trace.json")
+        p = subprocess.run([sys.executable, "-c", SLOW, trace, str(steps)], capture_output=True, text=True)
+        check(p.returncode == 0, f"torch script failed: {p.stderr[-800:]}")
+        if p.returncode:
+            continue
+        an = json.loads(run("analyze", "--json", trace).stdout)
+        var = [f for f in an["findings"] if f["id"] == "step_variance"]
+        for f in an["findings"]:
+            check(f["share_pct"] <= 100.0, f"{steps} steps: {f['id']} claims {f['share_pct']}%")
+        check(an["steps"] == steps, f"{an['steps']} steps traced, want {steps}")
+        if not want:
+            check(not var, f"{an['steps']} steps: a variance finding from too few steps: {var}")
+        else:
+            durs = [s["dur_us"] for s in json.loads(run("steps", "--json", trace).stdout)["steps"]]
+            med = quantile(durs, 0.5)
+            share = 100 * sum(max(0, d - med) for d in durs) / sum(durs)
+            check(quantile(durs, 0.9) / med > 1.5, f"durations {durs}: not varied enough")
+            check(len(var) == 1 and f"over {an['steps']} steps" in var[0]["evidence"]
+                  and abs(var[0]["share_pct"] - share) < 0.01, f"variance finding {var}, want share {share:.3f}")
+    for name in ("trace_filter__sampled_rank-0.json.gz", "kineto_resnet50_2021_host.json.gz"):
+        an = json.loads(run("analyze", "--json", os.path.join(FIX, name)).stdout)
+        for f in an["findings"]:
+            check(0 <= f["share_pct"] <= 100.0, f"{name}: {f['id']} claims {f['share_pct']}%")
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         test_self_time_parents_after_children()
@@ -357,6 +405,7 @@ def main():
         test_gpu_util_summary()
         test_gpu_trace_without_steps()
         test_negative_durations(tmp)
+        test_findings_evidence(tmp)
         test_table_names_cut_with_ellipsis()
     if failures:
         print(f"{len(failures)} failure(s)")
