@@ -50,7 +50,7 @@ struct tpa_reader {
     char *owned_mem;           /* a whole gzip file inflated by libdeflate */
     char *buf; size_t cap, len, pos;
     uint64_t buf_off;          /* input offset of buf[0] */
-    bool eof, gz_truncated, lenient, in_events;
+    bool eof, gz_truncated, lenient, in_events, saw_events;
     size_t max_read;           /* 0 = unlimited; tests use tiny reads */
     bool showed_progress;
     enum state st;
@@ -366,6 +366,7 @@ static int step_member(tpa_reader *r, const char **pp, const char *end, tpa_scan
         *pp = p + 1;
         r->st = S_ARR_FIRST;
         r->in_events = true;
+        r->saw_events = true;
         return SC_OK;
     }
     const char *v = p;
@@ -497,6 +498,12 @@ static void mark_truncated(tpa_reader *r, uint64_t at)
 /* End of input reached with the document unfinished (or finished). */
 static int at_eof(tpa_reader *r, tpa_error *err)
 {
+    if (r->st == S_END && r->meta.object_form && !r->saw_events) {
+        fail_plain(r, err, TPA_ERR_FORMAT, "a JSON object without a traceEvents array is not a trace "
+                   "(expected a Chrome trace: {\"traceEvents\": [...]} or [...])");
+        r->st = S_DONE;
+        return -1;
+    }
     if (r->st == S_END || r->st == S_DONE) { r->st = S_DONE; return 0; }
     if (r->st == S_START) {
         fail_plain(r, err, TPA_ERR_EMPTY, "empty input (no JSON document)");

@@ -397,6 +397,48 @@ def test_findings_evidence(tmp):
             check(0 <= f["share_pct"] <= 100.0, f"{name}: {f['id']} claims {f['share_pct']}%")
 
 
+# ---- item 8: a run directory is a run; a non-trace is an error -------------------------
+
+def test_run_directory_is_a_run(tmp):
+    ex = os.path.join(os.environ.get("TP_EXAMPLES_DIR", ""), "train_mlp")
+    if not os.path.exists(ex):
+        print("skip: no examples/train_mlp")
+        return
+    work = os.path.join(tmp, "run8")
+    os.makedirs(work)
+    p = subprocess.run([ex, "--max_steps", "30"], cwd=work, capture_output=True, text=True)
+    check(p.returncode == 0, f"train_mlp failed: {p.stderr[-500:]}")
+    runs = os.path.join(work, "runs")
+    run_dir = os.path.join(runs, sorted(os.listdir(runs))[0]) if os.path.isdir(runs) else ""
+    traces_dir = os.path.join(run_dir, "profiler_traces")
+    traces = sorted(os.path.join(traces_dir, f) for f in os.listdir(traces_dir)) if os.path.isdir(traces_dir) else []
+    check(len(traces) >= 1, f"no traces in {run_dir}")
+    if not traces:
+        return
+    for cmd in ("analyze", "steps", "report"):
+        out = run(cmd, run_dir).stdout
+        check("job (" not in out and "rank(s)" not in out, f"{cmd} RUN_DIR: a job view:\n{out[:300]}")
+    check(json.loads(run("steps", "--json", run_dir).stdout) == json.loads(run("steps", "--json", traces[-1]).stdout),
+          "steps RUN_DIR differs from steps of its trace")
+    a = json.loads(run("analyze", "--json", run_dir).stdout)
+    b = json.loads(run("analyze", "--json", traces[-1]).stdout)
+    a.pop("file"), b.pop("file")
+    check(a == b, "analyze RUN_DIR differs from analyze of its trace")
+    check(json.loads(run("report", "--json", run_dir).stdout) == json.loads(run("report", "--json", *traces).stdout),
+          "report RUN_DIR differs from report of its traces")
+    empty = os.path.join(tmp, "emptyrun")
+    os.makedirs(os.path.join(empty, "profiler_traces"))
+    for cmd in ("analyze", "steps", "report"):
+        p = run(cmd, empty, expect=2)
+        check("without trace files" in p.stderr and "expected" in p.stderr, f"{cmd} EMPTY_RUN: {p.stderr!r}")
+    not_trace = os.path.join(tmp, "config.json")
+    with open(not_trace, "w") as f:
+        json.dump({"profiling": {"enabled": True}}, f)
+    for cmd in ("analyze", "steps", "report"):
+        p = run(cmd, not_trace, expect=2)
+        check("traceEvents" in p.stderr and "not a trace" in p.stderr, f"{cmd} on a non-trace: {p.stderr!r}")
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         test_self_time_parents_after_children()
@@ -406,6 +448,7 @@ def main():
         test_gpu_trace_without_steps()
         test_negative_durations(tmp)
         test_findings_evidence(tmp)
+        test_run_directory_is_a_run(tmp)
         test_table_names_cut_with_ellipsis()
     if failures:
         print(f"{len(failures)} failure(s)")
