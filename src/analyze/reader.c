@@ -243,8 +243,19 @@ static long read_some(tpa_reader *r, char *dst, size_t n, tpa_error *err)
             const char *why = zerr == Z_ERRNO ? strerror(errno) : zmsg ? zmsg : "unknown";
             const char *colon = strstr(why, ">: ");  /* drop zlib's "<fd:3>: " prefix */
             if (colon) why = colon + 3;
-            snprintf(err->msg, sizeof err->msg, "%s: %s",
-                     zerr == Z_ERRNO ? "read error" : "corrupt gzip stream", why);
+            if (strstr(why, "incorrect data check") || strstr(why, "incorrect length check")) {
+                /* where the checked field is, in the compressed file (zlib
+                 * stops just after it: CRC32 then ISIZE, 4 bytes each): the
+                 * same for any read sizes (-j N), unlike how much data came out */
+                bool crc = strstr(why, "data") != NULL;
+                long long end = (long long)gzoffset(r->gz), at = end - (crc ? 4 : 8);
+                err->offset = at > 0 ? (uint64_t)at : 0;
+                snprintf(err->msg, sizeof err->msg, "corrupt gzip stream: %s mismatch in the trailer at the "
+                         "end of the stream (this offset is in the compressed file)",
+                         crc ? "CRC" : "length");
+            } else
+                snprintf(err->msg, sizeof err->msg, "%s: %s",
+                         zerr == Z_ERRNO ? "read error" : "corrupt gzip stream", why);
         }
         return -1;
     }
@@ -505,6 +516,11 @@ static int at_eof(tpa_reader *r, tpa_error *err)
         return -1;
     }
     if (r->st == S_END || r->st == S_DONE) { r->st = S_DONE; return 0; }
+    if (r->st == S_START && r->gz_truncated) {
+        fail_plain(r, err, TPA_ERR_GZIP, "truncated gzip: the compressed stream ends before any data");
+        r->st = S_DONE;
+        return -1;
+    }
     if (r->st == S_START) {
         fail_plain(r, err, TPA_ERR_EMPTY, "empty input (no JSON document)");
         r->st = S_DONE;

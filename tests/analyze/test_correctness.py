@@ -439,6 +439,47 @@ def test_run_directory_is_a_run(tmp):
         check("traceEvents" in p.stderr and "not a trace" in p.stderr, f"{cmd} on a non-trace: {p.stderr!r}")
 
 
+# ---- item 5: one error for one file ------------------------------------------------------
+
+def test_gzip_errors_and_big_step_numbers(tmp):
+    src = os.path.join(SHARED, "kineto", "trace_diff__control__control.json.gz")  # 34 MB inflated
+    if not os.path.exists(src):
+        src = os.path.join(FIX, "trace_filter__sampled_rank-0.json.gz")
+    with open(src, "rb") as f:
+        data = bytearray(f.read())
+    data[-8] ^= 0xFF  # the CRC32 of the only member
+    bad = os.path.join(tmp, "crc.json.gz")
+    with open(bad, "wb") as f:
+        f.write(data)
+    for cmd in ("analyze", "steps", "report"):
+        seen = set()
+        for j in ("1", "2", "4"):
+            p = run(cmd, "-j", j, bad, expect=2)
+            seen.add(p.stderr)
+            check(f"byte {len(data) - 8}:" in p.stderr and "CRC mismatch" in p.stderr,
+                  f"{cmd} -j {j}: {p.stderr!r}")
+        check(len(seen) == 1, f"{cmd}: the error differs with -j: {seen}")
+    header = os.path.join(tmp, "header_only.gz")
+    with open(header, "wb") as f:
+        f.write(gzip.compress(b"")[:10])
+    p = run("analyze", header, expect=2)
+    check("truncated gzip" in p.stderr, f"a 10-byte gzip: {p.stderr!r}")
+    # ProfilerStep# with a 40-digit number is still a step
+    with open(os.path.join(FIX, "mlp_adam.pt.trace.json")) as f:
+        doc = json.load(f)
+    n = 0
+    for e in doc["traceEvents"] if isinstance(doc, dict) else doc:
+        if str(e.get("name", "")).startswith("ProfilerStep#"):
+            e["name"] = "ProfilerStep#" + "9" * 39 + str(n)
+            n += 1
+    big = os.path.join(tmp, "big_steps.json")
+    with open(big, "w") as f:
+        json.dump(doc, f)
+    st = json.loads(run("steps", "--json", big).stdout)
+    check(st["step_source"] == "ProfilerStep" and len(st["steps"]) == n == 4,
+          f"40-digit step numbers: {st['step_source']}, {len(st['steps'])} steps of {n}")
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         test_self_time_parents_after_children()
@@ -449,6 +490,7 @@ def main():
         test_negative_durations(tmp)
         test_findings_evidence(tmp)
         test_run_directory_is_a_run(tmp)
+        test_gzip_errors_and_big_step_numbers(tmp)
         test_table_names_cut_with_ellipsis()
     if failures:
         print(f"{len(failures)} failure(s)")
