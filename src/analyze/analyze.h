@@ -195,7 +195,11 @@ int tpa_report_files(tpa_report *rep, const char *const *paths, int n, const tpa
                      int jobs, tpa_error *err);
 /* The same, fed event by event: begin (a pass over path first when
  * o->steps is set; NULL on error), feed every event, end with the reader's
- * metadata. rep and o must outlive the run. */
+ * metadata. rep and o must outlive the run. When spans came too far out of
+ * order for exact self times, end reads path again (3 reads in all
+ * at most) with larger windows for the threads that need them;
+ * a NULL or "-" path at begin (not re-readable) keeps the approximation,
+ * counted in late_events. */
 typedef struct tpa_report_run tpa_report_run;
 tpa_report_run *tpa_report_begin(tpa_report *rep, const char *path, const tpa_report_opts *o,
                                  tpa_error *err);

@@ -49,7 +49,11 @@ typedef struct op_index {
 #define MAX_RECORDS ((size_t)2 << 20)   /* 2M spans = 48 MB per thread */
 #endif
 #define NO_PARENT UINT64_MAX
-#define MAX_WINDOW MAX_RECORDS          /* a grown window, in spans */
+#ifdef TP_SMALL_LIMITS
+#define MAX_WINDOW ((size_t)1 << 16)    /* a grown window, in spans */
+#else
+#define MAX_WINDOW MAX_RECORDS
+#endif
 #define MAX_PASSES 3
 
 typedef struct pending { int64_t ts, dur; uint32_t op; } pending;
@@ -86,6 +90,7 @@ typedef struct run_ctx {
     tpa_report own, *out;
     thread_window *windows; size_t nwindows;  /* this pass's grown windows */
     thread_window *next; size_t nnext;        /* the next pass's */
+    bool rereadable;                          /* begin got a path other than "-" */
     async_table async;
     const tpa_report_opts *o;
     thread_state *threads; size_t nthreads, cthreads;
@@ -563,6 +568,7 @@ tpa_report_run *tpa_report_begin(tpa_report *rep, const char *path, const tpa_re
     if (!c) abort();
     c->out = rep;
     c->rep = &c->own;
+    c->rereadable = path && strcmp(path, "-") != 0;
     if (!(c->own.priv = calloc(1, sizeof(op_index)))) abort();
     c->o = o;
     if (o->steps.set) {
@@ -619,7 +625,7 @@ void tpa_report_end(tpa_report_run *run, const tpa_meta *m, const char *path)
 {
     run_ctx *c = (run_ctx *)run;
     end_pass(c);
-    bool rereadable = path && strcmp(path, "-") != 0;
+    bool rereadable = c->rereadable && path && strcmp(path, "-") != 0;
     for (int pass = 1; pass < MAX_PASSES && c->own.late_events && c->nnext && rereadable; pass++)
         if (!reread(c, path)) break;
     free(c->windows);
