@@ -169,6 +169,8 @@ typedef struct tpa_report {
     tpa_op *ops; size_t n_ops;     /* unsorted */
     uint64_t events, spans, skipped_unknown, late_events, unmatched_end;
     uint64_t async_pairs, async_unmatched;   /* b/e pairs matched; b or e left alone */
+    uint64_t negative_durs;        /* X with dur < 0, E before its B: left out of every table */
+    uint64_t negative_at;          /* byte offset of the first (its file's), valid when counted */
     uint64_t bytes;
     uint64_t per_ph[128];
     int n_files, truncated_files;
@@ -181,6 +183,9 @@ void tpa_report_free(tpa_report *rep);
 /* Adds src's operations and counts to dst, as if src's files had been fed
  * to dst after its own (exact while no sum nears the int64 range). */
 void tpa_report_merge(tpa_report *dst, const tpa_report *src);
+/* The one warning for events with a negative duration (count, first
+ * offset), printed once per file by report (and steps' CLI). */
+void tpa_warn_negative(const char *path, uint64_t n, uint64_t first_at);
 /* The warning tpa_report_end prints for a cut-short file unless quiet. */
 void tpa_report_warn_truncated(const char *path, const tpa_meta *m);
 /* tpa_report_file over paths in order, up to jobs files at once (each
@@ -190,7 +195,11 @@ int tpa_report_files(tpa_report *rep, const char *const *paths, int n, const tpa
                      int jobs, tpa_error *err);
 /* The same, fed event by event: begin (a pass over path first when
  * o->steps is set; NULL on error), feed every event, end with the reader's
- * metadata. rep and o must outlive the run. */
+ * metadata. rep and o must outlive the run. When spans came too far out of
+ * order for exact self times, end reads path again (3 reads in all
+ * at most) with larger windows for the threads that need them;
+ * a NULL or "-" path at begin (not re-readable) keeps the approximation,
+ * counted in late_events. */
 typedef struct tpa_report_run tpa_report_run;
 tpa_report_run *tpa_report_begin(tpa_report *rep, const char *path, const tpa_report_opts *o,
                                  tpa_error *err);
@@ -224,6 +233,12 @@ typedef struct tpa_steps_result {
      * annotation, named step_name, numbered from 0); TPA_STEPS_NONE. */
     int step_source;
     char step_name[128];
+    /* Without steps (n == 0): the whole span of the trace split the same
+     * way, as one row (start_ns, dur_ns: the span's extent). */
+    bool has_whole;
+    tpa_step_row whole;
+    uint64_t negative_durs;        /* spans with dur < 0: in no row, no statistic */
+    uint64_t negative_at;          /* byte offset of the first */
 } tpa_steps_result;
 enum { TPA_STEPS_NONE, TPA_STEPS_PROFILER, TPA_STEPS_STEP_NUM, TPA_STEPS_ANNOTATION };
 extern const char *const tpa_step_source_names[4];
@@ -245,6 +260,10 @@ void tpa_steps_free(tpa_steps_result *res);
 /* q in [0,1] over the rows' durations (or part p when p >= 0). */
 int64_t tpa_steps_quantile(const tpa_steps_result *res, int part, double q);
 int64_t tpa_steps_mean(const tpa_steps_result *res, int part);
+/* GPU util (busy / duration, %) of the steps: their mean (stat 0), median
+ * (1) or p90 (2), each a statistic of the per-step values themselves;
+ * -1 without GPU work or steps. */
+double tpa_steps_util_stat(const tpa_steps_result *res, int stat);
 
 /* ---- writers (slice, merge, fix) ------------------------------------------ */
 typedef struct tpa_out tpa_out;  /* plain or .gz output stream */

@@ -46,9 +46,10 @@ bool tpa_step_number(tpa_sv name, int64_t *num)
         return false;
     int64_t v = 0;
     for (size_t i = pn; i < name.n; i++) {
-        if (name.p[i] < '0' || name.p[i] > '9' || v > INT64_MAX / 10 - 10)
+        if (name.p[i] < '0' || name.p[i] > '9')
             return false;
-        v = v * 10 + (name.p[i] - '0');
+        int d = name.p[i] - '0';  /* still a step past int64: the number saturates */
+        v = v > (INT64_MAX - d) / 10 ? INT64_MAX : v * 10 + d;
     }
     *num = v;
     return true;

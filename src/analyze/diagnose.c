@@ -23,7 +23,8 @@
 #define TINY_KERNEL_NS 10000   /* average kernel under 10 us */
 #define TINY_MIN_CALLS 100
 #define TINY_MIN 0.05
-#define VARIANCE_RATIO 1.5     /* p90 / median of step time */
+#define VARIANCE_RATIO 1.5     /* p90 / median of step time ... */
+#define VARIANCE_MIN_STEPS 10  /* ... over at least this many steps */
 #define PAGEABLE_MIN 0.01      /* pageable host<->device copies, total */
 #define OCC_LOW_PCT 25.0       /* est. achieved occupancy under this ... */
 #define OCC_MIN 0.10           /* ... for this share of step time */
@@ -67,8 +68,8 @@ static tpa_finding *add_finding(tpa_diagnosis *d, const char *id, const char *ti
     memset(f, 0, sizeof *f);
     f->id = id;
     f->title = title;
-    f->share = share;
-    f->severity = severity_of(share);
+    f->share = share > 1.0 ? 1.0 : share;  /* no finding claims more than the step */
+    f->severity = severity_of(f->share);
     f->suggestion = suggestion;
     return f;
 }
@@ -112,14 +113,15 @@ static double share_of(const tpa_diagnosis *d, int64_t ns)
 static void part_finding(tpa_diagnosis *d, int part, double min, const char *id, const char *title,
                          const char *suggestion, int k1, int k2, bool gpu)
 {
-    if (!d->steps.n) return;
+    if (!d->steps.n && !d->steps.has_whole) return;
     double share = d->mean_ns ? (double)d->part_mean_ns[part] / (double)d->mean_ns : 0.0;
     if (share < min) return;
     tpa_finding *f = add_finding(d, id, title, share, suggestion);
     if (!f) return;
     char m[32];
     tpa_fmt_dur(m, sizeof m, d->part_mean_ns[part]);
-    snprintf(f->evidence, sizeof f->evidence, "%s of each step on average with nothing of higher priority running; top: ", m);
+    snprintf(f->evidence, sizeof f->evidence, "%s of %s with nothing of higher priority running; top: ", m,
+             d->steps.n ? "each step on average" : "the trace (no steps)");
     top_names(f->evidence, sizeof f->evidence, &d->rep, gpu, k1, k2, 3);
 }
 
@@ -160,6 +162,17 @@ static void occupancy_finding(tpa_diagnosis *d)
                     "time-weighted mean %.1f%%", a, b, OCC_LOW_PCT, d->occ_weighted);
 }
 
+/* The share of step time spent beyond the median by slower steps. */
+static double slow_share(const tpa_steps_result *s, int64_t med)
+{
+    double over = 0, all = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        all += (double)s->rows[i].dur_ns;
+        if (s->rows[i].dur_ns > med) over += (double)(s->rows[i].dur_ns - med);
+    }
+    return all > 0 ? over / all : 0;
+}
+
 static void find_all(tpa_diagnosis *d)
 {
     const tpa_report *rep = &d->rep;
@@ -197,7 +210,7 @@ static void find_all(tpa_diagnosis *d)
                  "for stragglers on other ranks",
                  TPA_K_COMM, TPA_K_COMM, true);
 
-    if (d->has_gpu && d->steps.n && d->mean_ns) {
+    if (d->has_gpu && (d->steps.n || d->steps.has_whole) && d->mean_ns) {
         double idle = d->gpu_idle, host = (double)(d->part_mean_ns[TPA_P_CPU] + d->part_mean_ns[TPA_P_RUNTIME]) / (double)d->mean_ns;
         if (idle >= LAUNCH_IDLE_MIN && host >= LAUNCH_HOST_MIN) {
             tpa_finding *f = add_finding(d, "launch_bound", "GPU idle while the CPU works (launch/host bound)", idle,
@@ -245,11 +258,11 @@ static void find_all(tpa_diagnosis *d)
     }
     pageable_finding(d);
     occupancy_finding(d);
-    if (d->steps.n >= 3) {
+    if (d->steps.n >= VARIANCE_MIN_STEPS) {
         int64_t med = tpa_steps_quantile(&d->steps, -1, 0.5), p90 = tpa_steps_quantile(&d->steps, -1, 0.9);
         if (med > 0 && (double)p90 / (double)med > VARIANCE_RATIO) {
             tpa_finding *f = add_finding(d, "step_variance", "Step time varies a lot (stragglers)",
-                                         d->mean_ns ? (double)(p90 - med) / (double)d->mean_ns : 0,
+                                         slow_share(&d->steps, med),
                                          "look at the slow steps (trainprof steps): data stalls, Python GC "
                                          "(gc.freeze / gc.disable in the loop), checkpointing or logging steps, "
                                          "recompilation, other ranks");
@@ -320,6 +333,11 @@ int tpa_diagnose_end(tpa_diagnose_run *run, const tpa_meta *meta, bool read_fail
         for (size_t i = 0; i < d->steps.n; i++) d->basis_ns = tpa_sat_add(d->basis_ns, d->steps.rows[i].dur_ns);
         if (d->has_gpu && d->mean_ns)
             d->gpu_idle = 1.0 - (double)tpa_steps_mean(&d->steps, TPA_P_COUNT) / (double)d->mean_ns;
+    } else if (d->steps.has_whole) {  /* no steps: the whole span as one */
+        const tpa_step_row *w = &d->steps.whole;
+        d->mean_ns = d->basis_ns = w->dur_ns;
+        for (int p = 0; p < TPA_P_COUNT; p++) d->part_mean_ns[p] = w->part_ns[p];
+        if (d->has_gpu && w->dur_ns) d->gpu_idle = 1.0 - (double)w->gpu_busy_ns / (double)w->dur_ns;
     } else {
         d->basis_ns = d->steps.span_end_ns - d->steps.span_start_ns;
     }

@@ -136,16 +136,14 @@ void tpa_render_diff_text(FILE *f, const tpa_diff *d, const tpa_steps_result *sa
 {
     text_steps(f, sa, sb);
     const int W = 44;
-    char x[32], y[32], z[32], ax[32], ay[32], name[64];
+    char x[32], y[32], z[32], ax[32], ay[32], name[TPA_FIT_CAP(44)];
     fprintf(f, "Operations by absolute change of total time (A -> B)\n");
     fprintf(f, "%-*s %-4s %15s %12s %12s %12s %8s %12s %12s\n", W, "Name", "Kind", "Calls A->B",
             "Total A", "Total B", "Change", "", "Avg A", "Avg B");
     size_t shown = 0;
     for (size_t i = 0; i < d->n && (!top || shown < top); i++, shown++) {
         const tpa_diff_row *r = &d->rows[i];
-        size_t n = strlen(r->name);
-        if (n > (size_t)W) snprintf(name, sizeof name, "%.*s...%s", W - 15, r->name, r->name + n - 12);
-        else snprintf(name, sizeof name, "%s", r->name);
+        int extra = tpa_fit_name(name, (size_t)W, r->name);
         char calls[40];
         snprintf(calls, sizeof calls, "%" PRIu64 "->%" PRIu64, r->count_a, r->count_b);
         tpa_fmt_dur(x, sizeof x, r->total_a); tpa_fmt_dur(y, sizeof y, r->total_b);
@@ -155,7 +153,7 @@ void tpa_render_diff_text(FILE *f, const tpa_diff *d, const tpa_steps_result *sa
         char pc[16];
         if (r->total_a) snprintf(pc, sizeof pc, "%+.1f%%", pct(r->total_a, r->total_b));
         else snprintf(pc, sizeof pc, "new");
-        fprintf(f, "%-*s %-4s %15s %12s %12s %12s %8s %12s %12s\n", W, name, r->gpu ? "gpu" : "host", calls,
+        fprintf(f, "%-*s %-4s %15s %12s %12s %12s %8s %12s %12s\n", W + extra, name, r->gpu ? "gpu" : "host", calls,
                 x, y, z, r->count_b ? pc : "gone", ax, ay);
     }
     if (shown < d->n) fprintf(f, "... %zu more (use --top 0 for all)\n", d->n - shown);

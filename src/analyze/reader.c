@@ -50,7 +50,7 @@ struct tpa_reader {
     char *owned_mem;           /* a whole gzip file inflated by libdeflate */
     char *buf; size_t cap, len, pos;
     uint64_t buf_off;          /* input offset of buf[0] */
-    bool eof, gz_truncated, lenient, in_events;
+    bool eof, gz_truncated, lenient, in_events, saw_events;
     size_t max_read;           /* 0 = unlimited; tests use tiny reads */
     bool showed_progress;
     enum state st;
@@ -243,8 +243,19 @@ static long read_some(tpa_reader *r, char *dst, size_t n, tpa_error *err)
             const char *why = zerr == Z_ERRNO ? strerror(errno) : zmsg ? zmsg : "unknown";
             const char *colon = strstr(why, ">: ");  /* drop zlib's "<fd:3>: " prefix */
             if (colon) why = colon + 3;
-            snprintf(err->msg, sizeof err->msg, "%s: %s",
-                     zerr == Z_ERRNO ? "read error" : "corrupt gzip stream", why);
+            if (strstr(why, "incorrect data check") || strstr(why, "incorrect length check")) {
+                /* where the checked field is, in the compressed file (zlib
+                 * stops just after it: CRC32 then ISIZE, 4 bytes each): the
+                 * same for any read sizes (-j N), unlike how much data came out */
+                bool crc = strstr(why, "data") != NULL;
+                long long end = (long long)gzoffset(r->gz), at = end - (crc ? 4 : 8);
+                err->offset = at > 0 ? (uint64_t)at : 0;
+                snprintf(err->msg, sizeof err->msg, "corrupt gzip stream: %s mismatch in the trailer at the "
+                         "end of the stream (this offset is in the compressed file)",
+                         crc ? "CRC" : "length");
+            } else
+                snprintf(err->msg, sizeof err->msg, "%s: %s",
+                         zerr == Z_ERRNO ? "read error" : "corrupt gzip stream", why);
         }
         return -1;
     }
@@ -366,6 +377,7 @@ static int step_member(tpa_reader *r, const char **pp, const char *end, tpa_scan
         *pp = p + 1;
         r->st = S_ARR_FIRST;
         r->in_events = true;
+        r->saw_events = true;
         return SC_OK;
     }
     const char *v = p;
@@ -497,7 +509,18 @@ static void mark_truncated(tpa_reader *r, uint64_t at)
 /* End of input reached with the document unfinished (or finished). */
 static int at_eof(tpa_reader *r, tpa_error *err)
 {
+    if (r->st == S_END && r->meta.object_form && !r->saw_events) {
+        fail_plain(r, err, TPA_ERR_FORMAT, "a JSON object without a traceEvents array is not a trace "
+                   "(expected a Chrome trace: {\"traceEvents\": [...]} or [...])");
+        r->st = S_DONE;
+        return -1;
+    }
     if (r->st == S_END || r->st == S_DONE) { r->st = S_DONE; return 0; }
+    if (r->st == S_START && r->gz_truncated) {
+        fail_plain(r, err, TPA_ERR_GZIP, "truncated gzip: the compressed stream ends before any data");
+        r->st = S_DONE;
+        return -1;
+    }
     if (r->st == S_START) {
         fail_plain(r, err, TPA_ERR_EMPTY, "empty input (no JSON document)");
         r->st = S_DONE;

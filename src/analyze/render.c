@@ -63,16 +63,28 @@ static size_t table_end(const tpa_report *rep, size_t from)
     return to;
 }
 
-/* Fits a name into w columns, keeping its start and its end. */
-static void fit_name(char *dst, size_t w, const char *name)
+static bool utf8_cont(char c) { return ((unsigned char)c & 0xC0) == 0x80; }
+
+/* Bytes of the first k characters of s (n bytes). */
+static size_t head_bytes(const char *s, size_t n, size_t k)
 {
-    size_t n = strlen(name);
-    if (n <= w) { memcpy(dst, name, n + 1); return; }
-    size_t head = w - 3 - (w - 3) / 3, tail = (w - 3) / 3;
-    memcpy(dst, name, head);
-    memcpy(dst + head, "...", 3);
-    memcpy(dst + head + 3, name + n - tail, tail);
-    dst[w] = 0;
+    size_t i = 0;
+    while (i < n && k) { i++; while (i < n && utf8_cont(s[i])) i++; k--; }
+    return i;
+}
+
+int tpa_fit_name(char *dst, size_t w, const char *name)
+{
+    size_t n = strlen(name), cols = 0;
+    for (size_t i = 0; i < n; i++) cols += !utf8_cont(name[i]);
+    if (cols <= w && n < TPA_FIT_CAP(w)) { memcpy(dst, name, n + 1); return (int)(n - cols); }
+    size_t keep = w > 1 ? w - 1 : 0, tail = keep / 3, head = keep - tail;
+    size_t hb = head_bytes(name, n, head), tb = n - head_bytes(name, n, cols - tail);
+    memcpy(dst, name, hb);
+    memcpy(dst + hb, "\xE2\x80\xA6", 3);  /* … */
+    memcpy(dst + hb + 3, name + n - tb, tb);
+    dst[hb + 3 + tb] = 0;
+    return (int)(hb + 3 + tb - w);
 }
 
 static void text_table(FILE *f, const tpa_report *rep, size_t from, size_t to, size_t top)
@@ -82,7 +94,7 @@ static void text_table(FILE *f, const tpa_report *rep, size_t from, size_t to, s
     uint64_t calls = 0;
     for (size_t i = from; i < to; i++) calls += rep->ops[i].count;
     int table = rep->ops[from].table;
-    char d[6][32], name[64];
+    char d[6][32], name[TPA_FIT_CAP(48)];
     tpa_fmt_dur(d[0], sizeof d[0], self_sum);
     if (table < 0) fprintf(f, "Host operations: %zu names, %" PRIu64 " calls, self time %s\n", to - from, calls, d[0]);
     else if (table == TPA_TABLE_ASYNC)
@@ -95,13 +107,13 @@ static void text_table(FILE *f, const tpa_report *rep, size_t from, size_t to, s
     size_t shown = 0;
     for (size_t i = from; i < to && (!top || shown < top); i++, shown++) {
         const tpa_op *o = &rep->ops[i];
-        fit_name(name, (size_t)W, o->name);
+        int extra = tpa_fit_name(name, (size_t)W, o->name);
         tpa_fmt_dur(d[0], sizeof d[0], o->self_ns);
         tpa_fmt_dur(d[1], sizeof d[1], o->total_ns);
         tpa_fmt_dur(d[2], sizeof d[2], o->count ? o->total_ns / (int64_t)o->count : 0);
         tpa_fmt_dur(d[3], sizeof d[3], o->count ? o->min_ns : 0);
         tpa_fmt_dur(d[4], sizeof d[4], o->max_ns);
-        fprintf(f, "%-*s %9" PRIu64 " %12s %6.2f%% %12s %12s %12s %12s\n", W, name, o->count, d[0],
+        fprintf(f, "%-*s %9" PRIu64 " %12s %6.2f%% %12s %12s %12s %12s\n", W + extra, name, o->count, d[0],
                 self_sum ? 100.0 * (double)o->self_ns / (double)self_sum : 0.0, d[1], d[2], d[3], d[4]);
     }
     if (shown < to - from) fprintf(f, "... %zu more (use --top 0 for all)\n", to - from - shown);
@@ -176,19 +188,26 @@ void tpa_render_report_json(FILE *f, const tpa_report *rep, size_t top)
 
 static const char *const STAT_NAMES[3] = { "mean", "median", "p90" };
 
-/* Summary row s (mean, median, p90): parts, duration and GPU busy time. */
-static void summary_row(const tpa_steps_result *res, int s, int64_t *v, int64_t *dur, int64_t *busy)
+/* Summary row s (mean, median, p90): each column's own statistic, GPU
+ * util included (not derived from the other columns' statistics). */
+static void summary_row(const tpa_steps_result *res, int s, int64_t *v, int64_t *dur, double *util)
 {
     double q = s == 1 ? 0.5 : 0.9;
-    for (int p = -1; p <= TPA_P_COUNT; p++) {
+    for (int p = -1; p < TPA_P_COUNT; p++) {
         int64_t x = s == 0 ? tpa_steps_mean(res, p) : tpa_steps_quantile(res, p, q);
-        if (p < 0) *dur = x; else if (p == TPA_P_COUNT) *busy = x; else v[p] = x;
+        if (p < 0) *dur = x; else v[p] = x;
     }
+    *util = tpa_steps_util_stat(res, s);
+}
+
+static double row_util(const tpa_step_row *r, bool gpu)
+{
+    return gpu && r->dur_ns > 0 ? 100.0 * (double)r->gpu_busy_ns / (double)r->dur_ns : -1;
 }
 
 static void ms(char *b, size_t n, int64_t ns) { snprintf(b, n, "%.3f", (double)ns / 1e6); }
 
-static void step_line(FILE *f, const char *label, const int64_t *vals, int64_t dur, int64_t busy, bool gpu)
+static void step_line(FILE *f, const char *label, const int64_t *vals, int64_t dur, double util)
 {
     char b[32];
     fprintf(f, "%-10s", label);
@@ -198,7 +217,7 @@ static void step_line(FILE *f, const char *label, const int64_t *vals, int64_t d
         ms(b, sizeof b, vals[p]);
         fprintf(f, " %10s", b);
     }
-    if (gpu && dur > 0) fprintf(f, " %7.1f%%\n", 100.0 * (double)busy / (double)dur);
+    if (util >= 0) fprintf(f, " %7.1f%%\n", util);
     else fprintf(f, " %8s\n", "-");
 }
 
@@ -206,7 +225,11 @@ void tpa_render_steps_text(FILE *f, const tpa_steps_result *res)
 {
     static const char *const short_names[TPA_P_COUNT] = {
         "kernel", "memcpy", "memset", "comm", "runtime", "dataload", "cpu", "other" };
-    if (!res->n) { fprintf(f, "No steps in this trace: no ProfilerStep#N spans, no args.step_num, no repeated annotation.\n"); return; }
+    if (!res->n) {
+        fprintf(f, "No steps in this trace: no ProfilerStep#N spans, no args.step_num, no repeated annotation.\n");
+        if (!res->has_whole) return;
+        fprintf(f, "The whole trace instead (ms; parts exclusive, by priority left to right):\n");
+    }
     if (res->step_source == TPA_STEPS_ANNOTATION)
         fprintf(f, "No ProfilerStep#N in this trace: steps are the repeated annotation \"%s\", numbered from 0.\n", res->step_name);
     else if (res->step_source == TPA_STEPS_STEP_NUM)
@@ -218,22 +241,27 @@ void tpa_render_steps_text(FILE *f, const tpa_steps_result *res)
     for (int i = 0; i < 22 + 11 * TPA_P_COUNT + 8; i++) fputc('-', f);
     fputc('\n', f);
     char label[32];
+    if (!res->n) {
+        step_line(f, "whole", res->whole.part_ns, res->whole.dur_ns, row_util(&res->whole, res->has_gpu));
+        return;
+    }
     for (size_t i = 0; i < res->n; i++) {
         const tpa_step_row *r = &res->rows[i];
         snprintf(label, sizeof label, "#%" PRId64, r->num);
-        step_line(f, label, r->part_ns, r->dur_ns, r->gpu_busy_ns, res->has_gpu);
+        step_line(f, label, r->part_ns, r->dur_ns, row_util(r, res->has_gpu));
     }
     for (int i = 0; i < 22 + 11 * TPA_P_COUNT + 8; i++) fputc('-', f);
     fputc('\n', f);
     for (int s = 0; s < 3; s++) {
-        int64_t v[TPA_P_COUNT], dur = 0, busy = 0;
-        summary_row(res, s, v, &dur, &busy);
-        step_line(f, STAT_NAMES[s], v, dur, busy, res->has_gpu);
+        int64_t v[TPA_P_COUNT], dur = 0;
+        double util;
+        summary_row(res, s, v, &dur, &util);
+        step_line(f, STAT_NAMES[s], v, dur, util);
     }
     if (res->truncated) fprintf(f, "(trace truncated: steps after the cut are missing)\n");
 }
 
-static void json_parts(FILE *f, const int64_t *v, int64_t dur, int64_t busy, bool gpu)
+static void json_parts(FILE *f, const int64_t *v, int64_t dur, double util)
 {
     fputs("\"dur_us\": ", f);
     tpa_print_us(f, dur);
@@ -241,7 +269,7 @@ static void json_parts(FILE *f, const int64_t *v, int64_t dur, int64_t busy, boo
         fprintf(f, ", \"%s_us\": ", tpa_part_names[p]);
         tpa_print_us(f, v[p]);
     }
-    if (gpu && dur > 0) fprintf(f, ", \"gpu_util_pct\": %.3f", 100.0 * (double)busy / (double)dur);
+    if (util >= 0) fprintf(f, ", \"gpu_util_pct\": %.3f", util);
     else fputs(", \"gpu_util_pct\": null", f);
 }
 
@@ -257,15 +285,26 @@ void tpa_render_steps_json(FILE *f, const tpa_steps_result *res)
         fprintf(f, "%s\n  {\"step\": %" PRId64 ", \"start_us\": ", i ? "," : "", r->num);
         tpa_print_us(f, r->start_ns);
         fputs(", ", f);
-        json_parts(f, r->part_ns, r->dur_ns, r->gpu_busy_ns, res->has_gpu);
+        json_parts(f, r->part_ns, r->dur_ns, row_util(r, res->has_gpu));
         fputc('}', f);
     }
-    fputs("],\n \"summary\": {", f);
+    fputs("],\n \"whole\": ", f);  /* the trace's span, when it has no steps */
+    if (res->has_whole) {
+        fputs("{\"start_us\": ", f);
+        tpa_print_us(f, res->whole.start_ns);
+        fputs(", ", f);
+        json_parts(f, res->whole.part_ns, res->whole.dur_ns, row_util(&res->whole, res->has_gpu));
+        fputc('}', f);
+    } else {
+        fputs("null", f);
+    }
+    fputs(",\n \"summary\": {", f);
     for (int s = 0; s < 3; s++) {
-        int64_t v[TPA_P_COUNT], dur = 0, busy = 0;
-        summary_row(res, s, v, &dur, &busy);
+        int64_t v[TPA_P_COUNT], dur = 0;
+        double util;
+        summary_row(res, s, v, &dur, &util);
         fprintf(f, "%s\"%s\": {", s ? ", " : "", STAT_NAMES[s]);
-        json_parts(f, v, dur, busy, res->has_gpu);
+        json_parts(f, v, dur, util);
         fputc('}', f);
     }
     fprintf(f, "}, \"count\": %zu}\n", res->n);

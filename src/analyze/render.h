@@ -5,6 +5,11 @@
 #include "analyze.h"
 
 void tpa_print_us(FILE *f, int64_t ns);
+/* name in at most w columns (one per UTF-8 character): a longer one keeps
+ * its start and end around a "…". dst holds 4 * w + 1 bytes. Returns the
+ * bytes beyond the columns, to add to a printf field width. */
+#define TPA_FIT_CAP(w) (4 * (w) + 1)
+int tpa_fit_name(char *dst, size_t w, const char *name);
 
 /* report: sort groups ops by table (host first, then devices) then by key. */
 bool tpa_sort_key_valid(const char *key);

@@ -54,24 +54,34 @@ void tpa_render_diagnosis_text(FILE *f, const tpa_diagnosis *d, size_t top)
             fprintf(f, "(no ProfilerStep#N in this trace: steps are the repeated annotation \"%s\")\n", s->step_name);
         else if (s->step_source == TPA_STEPS_STEP_NUM)
             fprintf(f, "(steps are the \"%s\" spans numbered by args.step_num)\n", s->step_name);
-        fprintf(f, "\nWhere the step time goes (mean per step; parts exclusive, by priority):\n");
+    } else {
+        tpa_fmt_dur(a, sizeof a, d->basis_ns);
+        fprintf(f, "no steps found (no ProfilerStep#N, no args.step_num, no repeated annotation); shares are of the trace's extent, %s", a);
+        if (d->has_gpu && s->has_whole) fprintf(f, "; GPU idle %.1f%% of it", 100 * d->gpu_idle);
+        fputc('\n', f);
+    }
+    if (s->n || s->has_whole) {
+        fprintf(f, "\nWhere the %s time goes (%s; parts exclusive, by priority):\n", s->n ? "step" : "trace's",
+                s->n ? "mean per step" : "its whole extent");
         for (int p = 0; p < TPA_P_COUNT; p++) {
             tpa_fmt_dur(a, sizeof a, d->part_mean_ns[p]);
             fprintf(f, "  %-14s %12s %6.1f%%\n", tpa_part_names[p], a, pct(d->part_mean_ns[p], d->mean_ns));
         }
-    } else {
-        tpa_fmt_dur(a, sizeof a, d->basis_ns);
-        fprintf(f, "no steps (no ProfilerStep#N, no args.step_num, no repeated annotation); shares are of the trace's extent, %s\n", a);
     }
     for (int g = 0; g < 2; g++) {
         size_t idx[16], n = pick_top(&d->rep, g == 1, top < 16 ? top : 16, idx);
         if (!n) continue;
         int64_t total = side_self(&d->rep, g == 1);
         fprintf(f, "\nTop %s by self time:\n", g ? "GPU kernels and copies" : "host operations");
+        if (!g && d->rep.late_events)
+            fprintf(f, "  (%" PRIu64 " spans too far out of order: self times approximate; a file, "
+                    "unlike stdin, is read again to make them exact)\n", d->rep.late_events);
         for (size_t i = 0; i < n; i++) {
             const tpa_op *o = &d->rep.ops[idx[i]];
             tpa_fmt_dur(a, sizeof a, o->self_ns);
-            fprintf(f, "  %-56.56s %12s %6.1f%% %8" PRIu64 " calls\n", o->name, a, pct(o->self_ns, total), o->count);
+            char name[TPA_FIT_CAP(56)];
+            int extra = tpa_fit_name(name, 56, o->name);
+            fprintf(f, "  %-*s %12s %6.1f%% %8" PRIu64 " calls\n", 56 + extra, name, a, pct(o->self_ns, total), o->count);
         }
     }
     if (d->kernel_calls) {
@@ -114,8 +124,8 @@ void tpa_render_diagnosis_json(FILE *f, const tpa_diagnosis *d, size_t top)
     fprintf(f, ", \"steps\": %zu, \"step_source\": \"%s\", \"step_name\": ", s->n,
             tpa_step_source_names[s->step_source]);
     tpa_json_str(f, s->step_name, strlen(s->step_name));
-    fprintf(f, ", \"has_gpu\": %s, \"truncated\": %s, \"basis_us\": ",
-            d->has_gpu ? "true" : "false", s->truncated ? "true" : "false");
+    fprintf(f, ", \"has_gpu\": %s, \"truncated\": %s, \"late_events\": %" PRIu64 ", \"basis_us\": ",
+            d->has_gpu ? "true" : "false", s->truncated ? "true" : "false", d->rep.late_events);
     tpa_print_us(f, d->basis_ns);
     fputs(", \"step_mean_us\": ", f);
     tpa_print_us(f, d->mean_ns);
@@ -123,7 +133,7 @@ void tpa_render_diagnosis_json(FILE *f, const tpa_diagnosis *d, size_t top)
     tpa_print_us(f, tpa_steps_quantile(s, -1, 0.5));
     fputs(", \"step_p90_us\": ", f);
     tpa_print_us(f, tpa_steps_quantile(s, -1, 0.9));
-    if (d->has_gpu && s->n) fprintf(f, ", \"gpu_idle_pct\": %.3f", 100 * d->gpu_idle);
+    if (d->has_gpu && (s->n || s->has_whole)) fprintf(f, ", \"gpu_idle_pct\": %.3f", 100 * d->gpu_idle);
     else fputs(", \"gpu_idle_pct\": null", f);
     fputs(",\n \"breakdown\": {", f);
     for (int p = 0; p < TPA_P_COUNT; p++) {

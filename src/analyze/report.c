@@ -7,6 +7,18 @@
  * thread through a small reorder window sorted by (start, longer first), then
  * through a stack of open spans, so memory is bounded by the window and the
  * nesting depth, not the file.
+ *
+ * A span that arrives after its window was flushed (PyTorch 1.8-1.10 write
+ * ProfilerStep#N after its thousands of children) cannot be nested exactly
+ * in that pass: the thread records how far out of order it came, and the
+ * file is read again with that thread's window grown to fit (at most
+ * MAX_WINDOW spans), so self times are exact whatever the order. Only
+ * input that cannot be read twice (stdin) or a span later than MAX_WINDOW
+ * keeps the approximation, counted in late_events.
+ *
+ * Calls follow torch's key_averages(): a span whose parent has the same
+ * name and no other child is merged into it (counted once, the parent's
+ * duration in the total; self times add up the same either way).
  */
 #include "analyze.h"
 #include "event_parse.h"
@@ -37,9 +49,17 @@ typedef struct op_index {
 #define MAX_RECORDS ((size_t)2 << 20)   /* 2M spans = 48 MB per thread */
 #endif
 #define NO_PARENT UINT64_MAX
+#ifdef TP_SMALL_LIMITS
+#define MAX_WINDOW ((size_t)1 << 16)    /* a grown window, in spans */
+#else
+#define MAX_WINDOW MAX_RECORDS
+#endif
+#define MAX_PASSES 3
 
 typedef struct pending { int64_t ts, dur; uint32_t op; } pending;
-typedef struct open_span { int64_t end, dur, child; uint64_t rec; uint32_t op; } open_span;
+/* def_dur: the call of a same-name first child, held until this span
+ * closes (dropped when it stays the only child, as torch merges it). */
+typedef struct open_span { int64_t end, dur, child, def_dur; uint64_t rec; uint32_t op, nchild; } open_span;
 typedef struct span_rec { int64_t start, end; uint64_t parent; uint32_t op; } span_rec;
 typedef struct begin_rec { int64_t ts; uint32_t op; } begin_rec;
 
@@ -52,7 +72,13 @@ typedef struct thread_state {
     uint64_t rec_base;    /* absolute index of recs[0] */
     int64_t flushed_ts;   /* spans starting before this arrived too late */
     bool flushed_any;
+    size_t window;        /* spans held before half are flushed */
+    uint64_t late;        /* spans that arrived after their window */
+    size_t need;          /* most earlier spans that sorted after a late one */
 } thread_state;
+
+/* The window a thread gets on the next pass. */
+typedef struct thread_window { int64_t pid, tid; size_t window; } thread_window;
 
 /* Open async (b/e) spans, keyed by a hash of (cat, id, name, pid). Keys
  * that repeat while open pair first-in first-out. */
@@ -60,7 +86,11 @@ typedef struct async_open { uint64_t key; int64_t ts; uint32_t op; bool used; } 
 typedef struct async_table { async_open *v; size_t cap, n; } async_table;
 
 typedef struct run_ctx {
-    tpa_report *rep;
+    tpa_report *rep;         /* this file's own report, merged into out at the end */
+    tpa_report own, *out;
+    thread_window *windows; size_t nwindows;  /* this pass's grown windows */
+    thread_window *next; size_t nnext;        /* the next pass's */
+    bool rereadable;                          /* begin got a path other than "-" */
     async_table async;
     const tpa_report_opts *o;
     thread_state *threads; size_t nthreads, cthreads;
@@ -167,6 +197,9 @@ static thread_state *thread_for(run_ctx *c, int64_t pid, int64_t tid)
     memset(t, 0, sizeof *t);
     t->pid = pid;
     t->tid = tid;
+    t->window = REORDER_WINDOW;
+    for (size_t i = 0; i < c->nwindows; i++)
+        if (c->windows[i].pid == pid && c->windows[i].tid == tid) t->window = c->windows[i].window;
     c->last_thread = c->nthreads++;
     return t;
 }
@@ -174,7 +207,15 @@ static thread_state *thread_for(run_ctx *c, int64_t pid, int64_t tid)
 static void close_top(run_ctx *c, thread_state *t)
 {
     open_span *s = &t->stack[--t->nstack];
-    c->rep->ops[s->op].self_ns = tpa_sat_add(c->rep->ops[s->op].self_ns, s->dur - s->child);
+    tpa_op *ops = c->rep->ops;
+    ops[s->op].self_ns = tpa_sat_add(ops[s->op].self_ns, s->dur - s->child);
+    if (s->def_dur >= 0 && s->nchild != 1)  /* the same-name child had siblings */
+        op_add_call(&ops[s->op], s->def_dur);
+    open_span *parent = t->nstack ? &t->stack[t->nstack - 1] : NULL;
+    if (parent && parent->nchild == 1 && parent->op == s->op)
+        parent->def_dur = s->dur;  /* merged if it stays the only child */
+    else
+        op_add_call(&ops[s->op], s->dur);
 }
 
 /* Appends a span record (records are in start order); drops the oldest
@@ -196,16 +237,18 @@ static uint64_t add_record(thread_state *t, int64_t start, int64_t end, uint64_t
 static void nest_span(run_ctx *c, thread_state *t, const pending *sp)
 {
     int64_t end = sp->ts + sp->dur;
-    while (t->nstack && end > t->stack[t->nstack - 1].end)
-        close_top(c, t);
+    while (t->nstack && (end > t->stack[t->nstack - 1].end || sp->ts >= t->stack[t->nstack - 1].end))
+        close_top(c, t);  /* as torch: a child starts before its parent's end */
     uint64_t parent = NO_PARENT;
     if (t->nstack) {
-        t->stack[t->nstack - 1].child = tpa_sat_add(t->stack[t->nstack - 1].child, sp->dur);
-        parent = t->stack[t->nstack - 1].rec;
+        open_span *top = &t->stack[t->nstack - 1];
+        top->child = tpa_sat_add(top->child, sp->dur);
+        top->nchild++;
+        parent = top->rec;
     }
     uint64_t rec = add_record(t, sp->ts, end, parent, sp->op);
     GROW(t->stack, t->nstack, t->cstack);
-    t->stack[t->nstack++] = (open_span){ end, sp->dur, 0, rec, sp->op };
+    t->stack[t->nstack++] = (open_span){ end, sp->dur, 0, -1, rec, sp->op, 0 };
 }
 
 /* A late span: find the innermost recorded span containing it and take its
@@ -221,7 +264,7 @@ static bool attach_late(run_ctx *c, thread_state *t, int64_t ts, int64_t dur)
     uint64_t i = t->rec_base + lo - 1;
     while (i != NO_PARENT && i >= t->rec_base) {
         const span_rec *r = &t->recs[i - t->rec_base];
-        if (r->end >= ts + dur) {
+        if (r->end >= ts + dur && ts < r->end) {
             c->rep->ops[r->op].self_ns -= dur;
             return true;
         }
@@ -246,16 +289,54 @@ static bool pend_before(const pending *a, const pending *b)
     return a->ts < b->ts || (a->ts == b->ts && a->dur > b->dur);
 }
 
+/* First record starting at or after ts (records are in start order). */
+static size_t first_rec_from(const thread_state *t, int64_t ts)
+{
+    size_t lo = 0, hi = t->nrecs;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (t->recs[mid].start < ts) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+/* A late span [ts, ts+dur) that holds spans already flushed or waiting
+ * would have been their parent: its self time (and theirs) is off. */
+static bool holds_earlier_spans(const thread_state *t, int64_t ts, int64_t dur)
+{
+    if (!dur) return false;
+    size_t i = first_rec_from(t, ts);
+    if (i < t->nrecs && t->recs[i].start < ts + dur) return true;
+    if (i == 0 && t->rec_base > 0) return true;  /* dropped records: unknown */
+    return t->npend && t->pend[0].ts < ts + dur;
+}
+
+/* How many spans of t that arrived before a late span starting at ts
+ * start at or after it: a window of twice that would have held it. */
+static size_t lateness(const thread_state *t, int64_t ts)
+{
+    size_t lo = first_rec_from(t, ts);
+    size_t n = t->npend + t->nrecs - lo;
+    return lo == 0 ? n + (size_t)t->rec_base : n;
+}
+
 static void host_span(run_ctx *c, int64_t pid, int64_t tid, int64_t ts, int64_t dur, uint32_t op)
 {
     thread_state *t = thread_for(c, pid, tid);
-    op_add_call(&c->rep->ops[op], dur);
     pending sp = { ts, dur, op };
     if (t->flushed_any && ts < t->flushed_ts) {
-        /* Its parent is closed already: count it as all-self (children
-         * arriving this late are rare) and charge the parent. */
+        /* Its parent may be closed already: count it as all-self, charge
+         * the innermost recorded span holding it, and note how late it
+         * came for the next pass. */
+        op_add_call(&c->rep->ops[op], dur);
         c->rep->ops[op].self_ns = tpa_sat_add(c->rep->ops[op].self_ns, dur);
-        if (!attach_late(c, t, ts, dur)) c->rep->late_events++;
+        bool parent_found = attach_late(c, t, ts, dur);  /* exact for a late leaf */
+        if (holds_earlier_spans(t, ts, dur) || (!parent_found && t->rec_base > 0)) {
+            c->rep->late_events++;
+            t->late++;
+            size_t need = lateness(t, ts);
+            if (need > t->need) t->need = need;
+        }
         return;
     }
     GROW(t->pend, t->npend, t->cpend);
@@ -274,8 +355,29 @@ static void host_span(run_ctx *c, int64_t pid, int64_t tid, int64_t ts, int64_t 
     memmove(t->pend + i + 1, t->pend + i, (t->npend - i) * sizeof sp);
     t->pend[i] = sp;
     t->npend++;
-    if (t->npend >= REORDER_WINDOW)
+    if (t->npend >= t->window)
         flush_pending(c, t, t->npend / 2);
+}
+
+static size_t pow2_at_least(size_t n)
+{
+    size_t w = 1;
+    while (w < n) w *= 2;
+    return w;
+}
+
+/* A thread that met late spans gets a window that holds them next pass
+ * (twice the lateness: a flush keeps half), when that fits MAX_WINDOW. */
+static void plan_window(run_ctx *c, const thread_state *t)
+{
+    if (!t->late) return;
+    size_t w = pow2_at_least(2 * (t->need + 1));
+    if (w <= t->window) w = t->window * 2;
+    if (w > MAX_WINDOW) return;
+    thread_window *nw = realloc(c->next, (c->nnext + 1) * sizeof *nw);
+    if (!nw) return;
+    c->next = nw;
+    c->next[c->nnext++] = (thread_window){ t->pid, t->tid, w };
 }
 
 static void finish_threads(run_ctx *c)
@@ -284,6 +386,7 @@ static void finish_threads(run_ctx *c)
         thread_state *t = &c->threads[i];
         flush_pending(c, t, t->npend);
         while (t->nstack) close_top(c, t);
+        plan_window(c, t);
         free(t->pend);
         free(t->stack);
         free(t->begins);
@@ -327,13 +430,18 @@ static void on_begin(run_ctx *c, const tpa_event *ev)
     t->begins[t->nbegins++] = (begin_rec){ ev->ts_ns, op_for(c, -1, tpa_classify(ev), ev->name) };
 }
 
+static void note_negative(tpa_report *rep, const tpa_event *ev)
+{
+    if (!rep->negative_durs++) rep->negative_at = ev->offset;
+}
+
 static void on_end(run_ctx *c, const tpa_event *ev)
 {
     thread_state *t = thread_for(c, ev->pid, ev->tid);
     if (!t->nbegins) { c->rep->unmatched_end++; return; }
     begin_rec b = t->begins[--t->nbegins];
     int64_t dur = ev->ts_ns - b.ts;
-    if (dur < 0) dur = 0;
+    if (dur < 0) { note_negative(c->rep, ev); return; }
     host_span(c, ev->pid, ev->tid, b.ts, dur, b.op);
     c->rep->spans++;
 }
@@ -400,7 +508,8 @@ static void async_end(run_ctx *c, const tpa_event *ev)
     if (t->cap) {
         for (size_t s = key & (t->cap - 1); t->v[s].used; s = (s + 1) & (t->cap - 1)) {
             if (t->v[s].key != key) continue;
-            int64_t dur = ev->ts_ns > t->v[s].ts ? ev->ts_ns - t->v[s].ts : 0;
+            int64_t dur = ev->ts_ns - t->v[s].ts;
+            if (dur < 0) { note_negative(c->rep, ev); async_remove(t, s); return; }
             tpa_op *op = &c->rep->ops[t->v[s].op];
             op_add_call(op, dur);
             op->self_ns = tpa_sat_add(op->self_ns, dur);
@@ -421,7 +530,8 @@ static void on_event(run_ctx *c, const tpa_event *ev)
     switch (ev->ph) {
     case 'X': {
         if (!ev->has_ts) { rep->skipped_unknown++; return; }
-        int64_t dur = ev->has_dur && ev->dur_ns > 0 ? ev->dur_ns : 0;
+        if (ev->has_dur && ev->dur_ns < 0) { note_negative(rep, ev); return; }
+        int64_t dur = ev->has_dur ? ev->dur_ns : 0;
         int kind = tpa_classify(ev);
         rep->spans++;
         if (tpa_kind_is_gpu(kind)) {
@@ -456,7 +566,10 @@ tpa_report_run *tpa_report_begin(tpa_report *rep, const char *path, const tpa_re
     if (!rep->priv && !(rep->priv = calloc(1, sizeof(op_index)))) abort();
     run_ctx *c = calloc(1, sizeof *c);
     if (!c) abort();
-    c->rep = rep;
+    c->out = rep;
+    c->rep = &c->own;
+    c->rereadable = path && strcmp(path, "-") != 0;
+    if (!(c->own.priv = calloc(1, sizeof(op_index)))) abort();
     c->o = o;
     if (o->steps.set) {
         int64_t min_ts;
@@ -470,19 +583,64 @@ void tpa_report_feed(tpa_report_run *run, const tpa_event *ev)
     on_event((run_ctx *)run, ev);
 }
 
+static void end_pass(run_ctx *c)
+{
+    finish_threads(c);
+    c->rep->async_unmatched += c->async.n;  /* b without e */
+    free(c->async.v);
+    memset(&c->async, 0, sizeof c->async);
+}
+
+/* Reads path again with the windows the last pass asked for; the new
+ * tables replace the old ones unless the read fails. */
+static bool reread(run_ctx *c, const char *path)
+{
+    tpa_error err;
+    tpa_reader *r = tpa_reader_open(path, &err);
+    if (!r) return false;
+    tpa_report old = c->own;
+    memset(&c->own, 0, sizeof c->own);
+    if (!(c->own.priv = calloc(1, sizeof(op_index)))) abort();
+    free(c->windows);
+    c->windows = c->next;
+    c->nwindows = c->nnext;
+    c->next = NULL;
+    c->nnext = 0;
+    tpa_event ev;
+    int rc;
+    while ((rc = tpa_reader_next(r, &ev, &err)) > 0)
+        on_event(c, &ev);
+    tpa_reader_close(r);
+    end_pass(c);
+    if (rc < 0) {  /* the last pass's tables stand */
+        tpa_report_free(&c->own);
+        c->own = old;
+        return false;
+    }
+    tpa_report_free(&old);
+    return true;
+}
+
 void tpa_report_end(tpa_report_run *run, const tpa_meta *m, const char *path)
 {
     run_ctx *c = (run_ctx *)run;
-    tpa_report *rep = c->rep;
-    finish_threads(c);
-    rep->async_unmatched += c->async.n;  /* b without e */
-    free(c->async.v);
+    end_pass(c);
+    bool rereadable = c->rereadable && path && strcmp(path, "-") != 0;
+    for (int pass = 1; pass < MAX_PASSES && c->own.late_events && c->nnext && rereadable; pass++)
+        if (!reread(c, path)) break;
+    free(c->windows);
+    free(c->next);
+    tpa_report *rep = c->out;
+    if (c->own.negative_durs && !c->o->quiet) tpa_warn_negative(path, c->own.negative_durs, c->own.negative_at);
+    tpa_report_merge(rep, &c->own);
+    tpa_report_free(&c->own);
     rep->bytes += m->bytes;
     rep->n_files++;
     if (m->truncated) {
         rep->truncated_files++;
         if (!c->o->quiet) tpa_report_warn_truncated(path, m);
     }
+
     free(c->steps);
     free(c);
 }
@@ -500,6 +658,12 @@ int tpa_report_file(tpa_report *rep, const char *path, const tpa_report_opts *o,
     tpa_report_end(run, tpa_reader_meta(r), path);
     tpa_reader_close(r);
     return rc < 0 ? -1 : 0;
+}
+
+void tpa_warn_negative(const char *path, uint64_t n, uint64_t first_at)
+{
+    fprintf(stderr, "trainprof: warning: %s: %llu event(s) with a negative duration (the first at byte %llu) "
+            "left out of every statistic\n", path, (unsigned long long)n, (unsigned long long)first_at);
 }
 
 void tpa_report_warn_truncated(const char *path, const tpa_meta *m)
@@ -537,6 +701,8 @@ void tpa_report_merge(tpa_report *dst, const tpa_report *src)
     dst->unmatched_end += src->unmatched_end;
     dst->async_pairs += src->async_pairs;
     dst->async_unmatched += src->async_unmatched;
+    if (!dst->negative_durs) dst->negative_at = src->negative_at;
+    dst->negative_durs += src->negative_durs;
     dst->bytes += src->bytes;
     for (int i = 0; i < 128; i++) dst->per_ph[i] += src->per_ph[i];
     dst->n_files += src->n_files;

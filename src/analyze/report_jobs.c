@@ -126,6 +126,8 @@ int tpa_report_files(tpa_report *rep, const char *const *paths, int n, const tpa
     bool exact = sums_exact(files, upto);
     for (int i = 0; i < upto && exact; i++) {
         if (files[i].meta.truncated && !o->quiet) tpa_report_warn_truncated(paths[i], &files[i].meta);
+        if (files[i].rep.negative_durs && !o->quiet)
+            tpa_warn_negative(paths[i], files[i].rep.negative_durs, files[i].rep.negative_at);
         tpa_report_merge(rep, &files[i].rep);
     }
     if (rc != 0 && err) *err = files[upto].err;

@@ -195,14 +195,14 @@ int tpa_find_steps(const char *path, tpa_step **steps, size_t *n, int64_t *min_t
     while ((rc = tpa_reader_next(r, &ev, err)) > 0) {
         if (ev.has_ts && ev.ph != 'M' && ev.ts_ns < lo) lo = ev.ts_ns;
         int64_t num = 0;
-        if (ev.ph == 'X' && host_step(&ev, tpa_classify(&ev), &num))
-            add_step(&l, num, ev.ts_ns, ev.has_dur && ev.dur_ns > 0 ? ev.dur_ns : 0);
+        if (ev.ph == 'X' && !(ev.has_dur && ev.dur_ns < 0) && host_step(&ev, tpa_classify(&ev), &num))
+            add_step(&l, num, ev.ts_ns, ev.has_dur ? ev.dur_ns : 0);  /* negative: in no step */
         else if (ev.ph == 'B' && ev.has_ts)
             be_push(&be, &ev, host_step(&ev, tpa_classify(&ev), &num) ? BE_STEP : -1, num, -1);
         else if (ev.ph == 'E' && ev.has_ts) {
             be_open b;
-            if (be_pop(&be, &ev, &b) && b.part == BE_STEP)
-                add_step(&l, b.num, b.ts, ev.ts_ns > b.ts ? ev.ts_ns - b.ts : 0);
+            if (be_pop(&be, &ev, &b) && b.part == BE_STEP && ev.ts_ns >= b.ts)
+                add_step(&l, b.num, b.ts, ev.ts_ns - b.ts);
         }
     }
     tpa_reader_close(r);
@@ -332,6 +332,7 @@ struct tpa_steps_ctx {
     size_t budget, peak;
     int64_t span_lo, span_hi;
     int passes;
+    uint64_t negative, negative_at;  /* spans with dur < 0 (first pass) */
 };
 
 tpa_steps_ctx *tpa_steps_begin(const char *path)
@@ -431,14 +432,21 @@ static void note_step(tpa_steps_ctx *c, const tpa_event *ev, int kind, int64_t n
     add_step(&c->steps, num, ts, dur);
 }
 
+static void note_negative(tpa_steps_ctx *c, const tpa_event *ev)
+{
+    if (c->first_pass && !c->negative++) c->negative_at = ev->offset;
+}
+
 void tpa_steps_feed(tpa_steps_ctx *c, const tpa_event *ev)
 {
     if (!ev->has_ts || (ev->ph != 'X' && ev->ph != 'B' && ev->ph != 'E')) return;
+    if (ev->ph == 'X' && ev->has_dur && ev->dur_ns < 0) { note_negative(c, ev); return; }
     int64_t num = 0;
     if (ev->ph == 'E') {
         be_open b;
         if (!be_pop(&c->be, ev, &b)) return;
-        int64_t dur = ev->ts_ns > b.ts ? ev->ts_ns - b.ts : 0;
+        if (ev->ts_ns < b.ts) { note_negative(c, ev); return; }
+        int64_t dur = ev->ts_ns - b.ts;
         if (b.part == BE_STEP) { if (c->first_pass) add_step(&c->steps, b.num, b.ts, dur); }
         else if (b.part >= 0) add_interval(c, b.part, b.ts, b.ts + dur);
         if (c->first_pass) cand_add(&c->cands, b.cand, b.ts, dur);
@@ -520,12 +528,44 @@ static void steps_ctx_free(tpa_steps_ctx *c)
     free(c);
 }
 
+/* No steps: the trace's span cut in WHOLE_PIECES pieces, done like steps
+ * (so the passes that bound memory apply), then added into one row. */
+#define WHOLE_PIECES 64
+static bool tile_span(tpa_steps_ctx *c)
+{
+    if (c->steps.n || c->span_lo >= c->span_hi) return false;
+    int64_t len = c->span_hi - c->span_lo, at = c->span_lo;
+    for (int i = 0; i < WHOLE_PIECES; i++) {
+        int64_t end = i + 1 == WHOLE_PIECES ? c->span_hi : c->span_lo + (int64_t)((__int128)len * (i + 1) / WHOLE_PIECES);
+        if (end > at) add_step(&c->steps, i, at, end - at);
+        at = end;
+    }
+    return true;
+}
+
+static void fold_whole(tpa_steps_result *res)
+{
+    tpa_step_row *w = &res->whole;
+    memset(w, 0, sizeof *w);
+    w->num = -1;
+    w->start_ns = res->n ? res->rows[0].start_ns : 0;
+    for (size_t i = 0; i < res->n; i++) {
+        const tpa_step_row *r = &res->rows[i];
+        w->dur_ns += r->dur_ns;
+        w->gpu_busy_ns += r->gpu_busy_ns;
+        for (int p = 0; p < TPA_P_COUNT; p++) w->part_ns[p] += r->part_ns[p];
+    }
+    res->has_whole = res->n > 0;
+    res->n = 0;
+}
+
 int tpa_steps_finish(tpa_steps_ctx *c, bool truncated, tpa_steps_result *res, tpa_error *err)
 {
     memset(res, 0, sizeof *res);
     res->truncated = truncated;
     res->unmatched_end = c->be.unmatched_end;
     choose_steps(c, res);
+    bool whole = tile_span(c);
     if (c->steps.n) qsort(c->steps.v, c->steps.n, sizeof *c->steps.v, step_cmp);
     ivbuf tmp[2] = {{0}};
     size_t cap = 0, next = 0;  /* steps before `next` are done */
@@ -548,10 +588,13 @@ int tpa_steps_finish(tpa_steps_ctx *c, bool truncated, tpa_steps_result *res, tp
     free(tmp[0].v);
     free(tmp[1].v);
     if (res->n) qsort(res->rows, res->n, sizeof *res->rows, row_cmp);
+    if (whole) fold_whole(res);
     if (!res->rows && !(res->rows = calloc(1, sizeof *res->rows))) abort();
     res->has_gpu = c->has_gpu;
     res->passes = c->passes;
     res->peak_intervals = c->peak;
+    res->negative_durs = c->negative;
+    res->negative_at = c->negative_at;
     res->span_start_ns = c->span_lo == INT64_MAX ? 0 : c->span_lo;
     res->span_end_ns = c->span_hi == INT64_MIN ? 0 : c->span_hi;
     steps_ctx_free(c);
@@ -607,6 +650,35 @@ int64_t tpa_steps_quantile(const tpa_steps_result *res, int part, double q)
     size_t lo = (size_t)pos;
     double frac = pos - (double)lo;
     int64_t out = lo + 1 < res->n ? v[lo] + (int64_t)((double)(v[lo + 1] - v[lo]) * frac + 0.5) : v[lo];
+    free(v);
+    return out;
+}
+
+static int dbl_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+double tpa_steps_util_stat(const tpa_steps_result *res, int stat)
+{
+    if (!res->has_gpu || !res->n) return -1;
+    double *v = malloc(res->n * sizeof *v), sum = 0;
+    if (!v) abort();
+    size_t n = 0;
+    for (size_t i = 0; i < res->n; i++)
+        if (res->rows[i].dur_ns > 0) {
+            v[n] = 100.0 * (double)res->rows[i].gpu_busy_ns / (double)res->rows[i].dur_ns;
+            sum += v[n++];
+        }
+    double out = -1;
+    if (n && stat == 0) out = sum / (double)n;
+    else if (n) {  /* the same interpolation as tpa_steps_quantile */
+        qsort(v, n, sizeof *v, dbl_cmp);
+        double pos = (stat == 1 ? 0.5 : 0.9) * (double)(n - 1);
+        size_t lo = (size_t)pos;
+        out = lo + 1 < n ? v[lo] + (v[lo + 1] - v[lo]) * (pos - (double)lo) : v[lo];
+    }
     free(v);
     return out;
 }

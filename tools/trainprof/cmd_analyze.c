@@ -1,8 +1,10 @@
 /* cmd_analyze.c - `trainprof analyze FILE`: where the step time goes and
  * what to fix first. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "analyze/ranks.h"
 #include "analyze/render.h"
 #include "cli_common.h"
 #include "commands.h"
@@ -28,13 +30,19 @@ int cmd_analyze(int argc, char **argv)
     bool json = false;
     int rc = cli_parse_one_file(argc, argv, USAGE, &file, &json, &top);
     if (rc) return rc < 0 ? CLI_OK : rc;
+    char *run_file = NULL;  /* a run directory reads as its (last) trace */
+    if (tpa_is_dir(file)) {
+        if (cli_run_last_trace("analyze", file, &run_file) != CLI_OK) return CLI_BAD_INPUT;
+        file = run_file;
+    }
     tpa_diagnosis d;
     tpa_error err;
-    if (tpa_diagnose_file(file, &d, &err) != 0) return cli_error(&err);
+    if (tpa_diagnose_file(file, &d, &err) != 0) { free(run_file); return cli_error(&err); }
     if (d.steps.truncated)
         fprintf(stderr, "trainprof: warning: %s: trace is truncated; analyzing the events before the cut\n", file);
     if (json) tpa_render_diagnosis_json(stdout, &d, top);
     else tpa_render_diagnosis_text(stdout, &d, top);
     tpa_diagnosis_free(&d);
+    free(run_file);
     return CLI_OK;
 }

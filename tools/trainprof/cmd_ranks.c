@@ -23,6 +23,19 @@ static const char USAGE[] =
     "  --json           machine-readable output\n"
     "Exit: 0 ok, 2 bad input (no rank could be read).\n";
 
+bool cli_is_run_dir(const char *dir)
+{
+    tpa_rank_input *in;
+    size_t n;
+    tpa_error err;
+    if (!tpa_is_dir(dir) || tpa_job_inputs(dir, &in, &n, &err) != 0) return false;
+    /* the directory itself (it has profiler_traces/) or one trace file in it;
+     * a lone rank<r>/ directory is a job of one rank */
+    bool one = n == 1 && (strcmp(in[0].path, dir) == 0 || !tpa_is_dir(in[0].path));
+    tpa_job_inputs_free(in, n);
+    return one;
+}
+
 bool cli_ranks_wanted(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) /* report --html OUT RUN_DIR: one run's page */
@@ -30,9 +43,36 @@ bool cli_ranks_wanted(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--summary") == 0 || strcmp(argv[i], "--summaries") == 0)
             return true;
-        if (argv[i][0] != '-' && tpa_is_dir(argv[i])) return true;
+        if (argv[i][0] != '-' && tpa_is_dir(argv[i]) && !cli_is_run_dir(argv[i])) return true;
     }
     return false;
+}
+
+int cli_run_traces(const char *dir, char ***files, size_t *n)
+{
+    tpa_error err;
+    memset(&err, 0, sizeof err);
+    if (tpa_job_trace_files(dir, files, n, &err) != 0) return cli_error(&err);
+    if (*n) return CLI_OK;
+    free(*files);
+    *files = NULL;
+    fprintf(stderr, "trainprof: %s: a run directory without trace files (expected a trace file, or a run "
+            "directory with traces in profiler_traces/)\n", dir);
+    return CLI_BAD_INPUT;
+}
+
+int cli_run_last_trace(const char *cmd, const char *dir, char **file)
+{
+    char **files;
+    size_t n;
+    if (cli_run_traces(dir, &files, &n) != CLI_OK) return CLI_BAD_INPUT;
+    *file = files[n - 1];
+    if (n > 1)
+        fprintf(stderr, "trainprof %s: %s is one run with %zu trace windows: reading the last, %s "
+                "(trainprof report %s sums them all)\n", cmd, dir, n, *file, dir);
+    for (size_t i = 0; i + 1 < n; i++) free(files[i]);
+    free(files);
+    return CLI_OK;
 }
 
 static int summary_of_one(const char *cmd, const char *path)

@@ -1,7 +1,9 @@
 /* cmd_report.c - `trainprof report FILE...`: per-operation table. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "analyze/ranks.h"
 #include "analyze/render.h"
 #include "trainprof.h"
 #include "cli_common.h"
@@ -88,6 +90,35 @@ static int parse(int argc, char **argv, report_args *a)
     return 0;
 }
 
+/* Replaces each run directory among the files by its trace files. */
+static int expand_runs(report_args *a, char ***owned, size_t *n_owned)
+{
+    const char *in[256];
+    int n_in = a->nfiles;
+    memcpy(in, a->files, (size_t)n_in * sizeof *in);
+    a->nfiles = 0;
+    for (int i = 0; i < n_in; i++) {
+        if (!tpa_is_dir(in[i])) {
+            if (a->nfiles == 256) return cli_fail("report", "too many files (256 at most)");
+            a->files[a->nfiles++] = in[i];
+            continue;
+        }
+        char **files;
+        size_t n;
+        if (cli_run_traces(in[i], &files, &n) != CLI_OK) return CLI_BAD_INPUT;
+        char **grown = realloc(*owned, (*n_owned + n) * sizeof *grown);
+        if (!grown) abort();
+        *owned = grown;
+        for (size_t k = 0; k < n; k++) {
+            (*owned)[(*n_owned)++] = files[k];
+            if (a->nfiles == 256) { free(files); return cli_fail("report", "too many files (256 at most)"); }
+            a->files[a->nfiles++] = files[k];
+        }
+        free(files);
+    }
+    return CLI_OK;
+}
+
 int cmd_report(int argc, char **argv)
 {
     if (cli_ranks_wanted(argc, argv)) return cmd_ranks(argc, argv); /* a job directory */
@@ -104,10 +135,16 @@ int cmd_report(int argc, char **argv)
         }
         return CLI_OK;
     }
+    char **owned = NULL;  /* run directories read as their traces */
+    size_t n_owned = 0;
+    if (expand_runs(&a, &owned, &n_owned) != CLI_OK) return CLI_BAD_INPUT;
     tpa_report rep;
     memset(&rep, 0, sizeof rep);
     tpa_error err;
-    if (tpa_report_files(&rep, a.files, a.nfiles, &a.o, (int)a.jobs, &err) != 0) {
+    rc = tpa_report_files(&rep, a.files, a.nfiles, &a.o, (int)a.jobs, &err);
+    for (size_t i = 0; i < n_owned; i++) free(owned[i]);
+    free(owned);
+    if (rc != 0) {
         tpa_report_free(&rep);
         return cli_error(&err);
     }

@@ -1,6 +1,9 @@
 /* cmd_steps.c - `trainprof steps FILE`: one row per step with a breakdown. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "analyze/ranks.h"
 
 #include "analyze/render.h"
 #include "cli_common.h"
@@ -25,13 +28,20 @@ int cmd_steps(int argc, char **argv)
     bool json = false;
     int rc = cli_parse_one_file(argc, argv, USAGE, &file, &json, NULL);
     if (rc) return rc < 0 ? CLI_OK : rc;
+    char *run_file = NULL;  /* a run directory reads as its (last) trace */
+    if (tpa_is_dir(file)) {
+        if (cli_run_last_trace("steps", file, &run_file) != CLI_OK) return CLI_BAD_INPUT;
+        file = run_file;
+    }
     tpa_steps_result res;
     tpa_error err;
-    if (tpa_steps_file(file, &res, &err) != 0) return cli_error(&err);
+    if (tpa_steps_file(file, &res, &err) != 0) { free(run_file); return cli_error(&err); }
     if (res.truncated)
         fprintf(stderr, "trainprof: warning: %s: trace is truncated; showing the steps before the cut\n", file);
+    if (res.negative_durs) tpa_warn_negative(file, res.negative_durs, res.negative_at);
     if (json) tpa_render_steps_json(stdout, &res);
     else tpa_render_steps_text(stdout, &res);
     tpa_steps_free(&res);
+    free(run_file);
     return CLI_OK;
 }

@@ -19,6 +19,9 @@ int cmd_run(int argc, char **argv);
 /* True when the command line names a directory or a ranks option: the
  * analyze/steps/report commands then hand over to cmd_ranks. */
 bool cli_ranks_wanted(int argc, char **argv);
+/* A directory holding one run (its profiler_traces/, or one trace file):
+ * analyze/steps/report read it as that run, not as a job. */
+bool cli_is_run_dir(const char *dir);
 int cmd_ranks(int argc, char **argv);
 int cmd_combine(int argc, char **argv);
 int cmd_ranks_diff(int argc, char **argv); /* diff of two job directories */
@@ -27,5 +30,9 @@ int cmd_ranks_diff(int argc, char **argv); /* diff of two job directories */
  * reporting. */
 #include <stddef.h>
 int cli_job_trace_files(const char *dir, char ***files, size_t *n);
+/* A run directory's trace files (at least one, or CLI_BAD_INPUT after
+ * saying what was expected), and its last one (the caller frees it). */
+int cli_run_traces(const char *dir, char ***files, size_t *n);
+int cli_run_last_trace(const char *cmd, const char *dir, char **file);
 
 #endif
