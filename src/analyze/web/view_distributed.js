@@ -1,0 +1,142 @@
+/* view_distributed.js - the Distributed view (D.distributed, written by
+ * view_distributed.c): per rank the step split into computation, overlap,
+ * communication and other; the collectives; the straggler with its
+ * evidence; clock alignment. The "job" part is `trainprof ranks --json`
+ * of the same ranks, so every number here equals the CLI's. */
+(function () {
+  'use strict';
+  var PARTS = ['computation', 'overlap', 'communication', 'other'];
+
+  function mean(a) {
+    var s = 0;
+    for (var i = 0; i < a.length; i++) s += a[i];
+    return a.length ? s / a.length : 0;
+  }
+
+  function summary(root, X) {
+    var J = X.job || {}, st = J.straggler || {}, ck = J.clock || {};
+    var p = TP.el('p', {'class': 'dist-summary'}, root);
+    p.textContent = X.ranks.length + ' ranks' + (J.world_size > 0 ? ' of a world of ' + J.world_size : '') +
+      ', ' + J.steps + ' steps' + (J.format ? ' (' + J.format + ' traces)' : '') + '.';
+    var s = TP.el('div', {'class': 'dist-straggler'}, root);
+    TP.el('h3', null, s, 'Straggler');
+    if (st.persistent) {
+      TP.el('p', {'class': 'dist-straggler-rank'}, s, 'Rank ' + st.rank + ' is the slowest in ' +
+        Math.round(100 * st.share) + '% of the contested steps (' + st.steps + ' of ' + st.contested_steps +
+        '), by ' + TP.fmtDur(st.lead_p50_ns) + ' (median lead in compute); the other ranks wait ' +
+        TP.fmtDur(st.others_wait_ns) + ' per step.');
+    } else {
+      TP.el('p', null, s, 'No persistent straggler' + (st.rank >= 0 ? ' (rank ' + st.rank + ' is the slowest in ' +
+        Math.round(100 * (st.share || 0)) + '% of the steps)' : '') + '.');
+    }
+    (J.findings || []).forEach(function (f) { TP.el('p', {'class': 'dist-finding'}, s, f); });
+    var c = TP.el('div', {'class': 'dist-clock'}, root);
+    TP.el('h3', null, c, 'Clock alignment');
+    TP.el('p', null, c, (ck.unsynced_ranks ? ck.unsynced_ranks + ' rank(s) without a measured clock offset; ' :
+      'every rank\'s clock offset measured; ') + 'largest clock error ' + TP.fmtDur(ck.max_error_ns || 0) +
+      '; median spread of a step\'s start across ranks ' + TP.fmtDur(ck.start_spread_p50_ns || 0) + '.');
+    TP.table(c, [
+      {key: 'rank', label: 'Rank', align: 'right'},
+      {key: 'wall', label: 'Wall clock'},
+      {key: 'synced', label: 'Offset measured'},
+      {key: 'err', label: 'Clock error', fmt: TP.fmtDur, align: 'right'},
+      {key: 'first', label: 'First step starts', fmt: function (v) { return v === null ? '\u2013' : '+' + TP.fmtDur(v); }, align: 'right'}
+    ], X.ranks.map(function (r) {
+      return {rank: r.rank, wall: r.wall_clock ? 'yes' : 'no (relative times)', synced: r.synced ? 'yes' : 'no',
+        err: r.clock_error_ns, first: r.first_start_ns === undefined ? null : r.first_start_ns};
+    }), {sortBy: 'rank'});
+  }
+
+  function perRank(root, X) {
+    TP.el('h3', null, root, 'Ranks');
+    var rows = (X.job.per_rank || []).map(function (w) {
+      var r = X.ranks.filter(function (k) { return k.rank === w.rank; })[0] || {steps: {}};
+      var o = {rank: w.rank, host: w.host, steps: w.steps, mean: w.mean_ns, p50: w.p50_ns, p90: w.p90_ns,
+        max: w.max_ns, compute: w.compute_mean_ns, comm: w.comm_mean_ns, wait: w.wait_mean_ns,
+        bytes: w.bytes_per_step, slow: w.straggler_steps};
+      PARTS.forEach(function (p) { o[p] = mean(r.steps[p] || []); });
+      return o;
+    });
+    TP.table(root, [
+      {key: 'rank', label: 'Rank', align: 'right'},
+      {key: 'host', label: 'Host'},
+      {key: 'steps', label: 'Steps', fmt: TP.fmtNum, align: 'right'},
+      {key: 'mean', label: 'Mean step', fmt: TP.fmtDur, align: 'right'},
+      {key: 'p50', label: 'p50', fmt: TP.fmtDur, align: 'right'},
+      {key: 'p90', label: 'p90', fmt: TP.fmtDur, align: 'right'},
+      {key: 'max', label: 'Max', fmt: TP.fmtDur, align: 'right'},
+      {key: 'compute', label: 'Outside collectives', fmt: TP.fmtDur, align: 'right'},
+      {key: 'comm', label: 'In collectives', fmt: TP.fmtDur, align: 'right'},
+      {key: 'wait', label: 'Wait', fmt: TP.fmtDur, align: 'right'},
+      {key: 'bytes', label: 'Bytes / step', fmt: TP.fmtBytes, align: 'right'},
+      {key: 'slow', label: 'Slowest in', fmt: TP.fmtNum, align: 'right'}
+    ], rows, {sortBy: 'rank'});
+    TP.el('h3', null, root, 'Per rank: where a step goes (mean per step)');
+    TP.el('p', {'class': 'hint'}, root, 'Computation: GPU work (the training thread\'s spans on a CPU-only rank) ' +
+      'outside collectives; overlap: collectives running during computation; communication: collectives alone; ' +
+      'other: neither (input, launch gaps, idle).');
+    TP.stackedBars(root, {
+      labels: rows.map(function (r) { return 'rank ' + r.rank; }),
+      series: PARTS.map(function (p) { return {name: p, values: rows.map(function (r) { return r[p]; })}; }),
+      unit: 'ns'
+    });
+  }
+
+  function perStep(root, X) {
+    TP.el('h3', null, root, 'Per step, one rank');
+    var bar = TP.el('p', null, root, 'Rank: ');
+    var sel = TP.el('select', {'class': 'dist-rank'}, bar);
+    X.ranks.forEach(function (r, i) { TP.el('option', {value: String(i)}, sel, String(r.rank)); });
+    var box = TP.el('div', null, root);
+    function show() {
+      box.textContent = '';
+      var r = X.ranks[+sel.value], s = r.steps;
+      if (r.stride > 1) TP.el('p', {'class': 'hint'}, box, 'Every ' + r.stride + 'th of ' + r.steps_total + ' steps shown.');
+      TP.stackedBars(box, {
+        labels: s.num.map(function (n) { return '#' + n; }),
+        series: PARTS.map(function (p) { return {name: p, values: s[p]}; }),
+        unit: 'ns'
+      });
+    }
+    sel.addEventListener('change', show);
+    show();
+  }
+
+  function collectives(root, X) {
+    TP.el('h3', null, root, 'Collectives');
+    var rows = [];
+    X.ranks.forEach(function (r) {
+      r.collectives.forEach(function (c) {
+        rows.push({rank: r.rank, name: c.name, calls: c.calls, total: c.total_ns,
+          mean: c.calls ? c.total_ns / c.calls : 0, bytes: c.bytes, where: r.device_comm ? 'GPU kernels' : 'host spans'});
+      });
+    });
+    if (!rows.length) { TP.el('p', null, root, 'No collective in these traces.'); return; }
+    TP.table(root, [
+      {key: 'rank', label: 'Rank', align: 'right'},
+      {key: 'name', label: 'Collective'},
+      {key: 'where', label: 'Timed from'},
+      {key: 'calls', label: 'Calls', fmt: TP.fmtNum, align: 'right'},
+      {key: 'total', label: 'Total', fmt: TP.fmtDur, align: 'right'},
+      {key: 'mean', label: 'Mean', fmt: TP.fmtDur, align: 'right'},
+      {key: 'bytes', label: 'Bytes', fmt: TP.fmtBytes, align: 'right'}
+    ], rows, {sortBy: 'total', search: true});
+  }
+
+  TP.view({
+    key: 'distributed', title: 'Distributed', order: 70,
+    render: function (root, X) {
+      summary(root, X);
+      perRank(root, X);
+      perStep(root, X);
+      collectives(root, X);
+      var warn = (X.job && X.job.warnings) || [];
+      if (warn.length || X.ranks_left_out) {
+        TP.el('h3', null, root, 'Warnings');
+        var ul = TP.el('ul', null, root);
+        warn.forEach(function (w) { TP.el('li', null, ul, w); });
+        if (X.ranks_left_out) TP.el('li', null, ul, X.ranks_left_out + ' more ranks left out of the page.');
+      }
+    }
+  });
+})();
