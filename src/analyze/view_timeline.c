@@ -12,8 +12,10 @@ void tpa_tl_init(tpa_tl *t, const tpa_view_input *in)
     t->n_files = in && in->n_traces > 0 ? in->n_traces : 1;
     t->paths = in ? in->traces : NULL;
     t->max_end = malloc((size_t)t->n_files * sizeof *t->max_end);
-    if (!t->max_end) abort();
-    for (int f = 0; f < t->n_files; f++) t->max_end[f] = INT64_MIN;
+    t->cut = malloc((size_t)t->n_files * sizeof *t->cut);
+    if (!t->max_end || !t->cut) abort();
+    for (int f = 0; f < t->n_files; f++) t->max_end[f] = t->cut[f] = INT64_MIN;
+    t->new_lo = INT64_MAX;
     for (int f = 0; f < 64; f++) t->min_ts[f] = INT64_MAX;
     t->store_events = TPA_TL_STORE_EVENTS;
     t->store_bytes = TPA_TL_STORE_BYTES;
@@ -27,6 +29,7 @@ void tpa_tl_free(tpa_tl *t)
     free(t->steps);
     free(t->meta);
     free(t->max_end);
+    free(t->cut);
     memset(t, 0, sizeof *t);
 }
 
@@ -72,17 +75,17 @@ enum { CAND_EDGE = 3, CAND_MID = 5, CAND_MAX = 2 * CAND_EDGE + CAND_MID };
  * steps (by the ordering of by_dur) and the CAND_MID intact steps nearest
  * the median duration of all steps so far, so the kept middle follows the
  * median as it drifts. */
-static size_t candidates(const tpa_tl *t, size_t out[CAND_MAX])
+static size_t candidates(const tpa_tl *t, size_t out[CAND_MAX], size_t edge, size_t mid_n)
 {
     size_t n, ni, k = 0;
     size_t *all = sorted_steps(t, false, &n), *ix = sorted_steps(t, true, &ni);
     for (size_t i = 0; i < n; i++)
-        if (i < CAND_EDGE || i + CAND_EDGE >= n) out[k++] = all[i];
+        if (i < edge || i + edge >= n) out[k++] = all[i];
     int64_t med = n ? t->steps[all[(n - 1) / 2]].dur : 0;
     size_t hi = 0;
     while (hi < ni && t->steps[ix[hi]].dur < med) hi++;
     size_t lo = hi; /* take from [lo-1 down] or [hi up], nearest first */
-    for (int m = 0; m < CAND_MID && (lo > 0 || hi < ni); m++) {
+    for (size_t m = 0; m < mid_n && (lo > 0 || hi < ni); m++) {
         bool down = hi >= ni || (lo > 0 && med - t->steps[ix[lo - 1]].dur <= t->steps[ix[hi]].dur - med);
         size_t s = down ? ix[--lo] : ix[hi++];
         bool dup = false;
@@ -148,18 +151,11 @@ static void keep_first(tpa_tl *t, size_t limit, int (*cmp)(const void *, const v
     free(keep);
 }
 
-static void compact(tpa_tl *t)
+static bool too_full(const tpa_tl *t) { return t->n > t->store_events / 2 || t->used > t->store_bytes / 2; }
+
+static void keep_candidates(tpa_tl *t, size_t edge, size_t mid_n)
 {
-    t->compactions++;
-    if (t->n_steps == 0) {
-        /* no steps yet: the earliest events, up to what the page carries */
-        int64_t last = INT64_MAX;
-        keep_first(t, t->carry, by_ts_rec, &last);
-        t->no_steps_cut = true;
-        t->cutoff = last;
-        return;
-    }
-    size_t cand[CAND_MAX], nc = candidates(t, cand);
+    size_t cand[CAND_MAX], nc = candidates(t, cand, edge, mid_n);
     bool *is_cand = calloc(t->n_steps, sizeof *is_cand), *keep = calloc(t->n ? t->n : 1, sizeof *keep);
     if (!is_cand || !keep) abort();
     for (size_t c = 0; c < nc; c++) is_cand[cand[c]] = true;
@@ -173,8 +169,29 @@ static void compact(tpa_tl *t)
     keep_only(t, keep);
     free(is_cand);
     free(keep);
+    memcpy(t->cand, cand, nc * sizeof *cand);
+    t->n_cand = nc;
+    memcpy(t->cut, t->max_end, (size_t)t->n_files * sizeof *t->cut);
+    t->new_lo = INT64_MAX;
+}
+
+static void compact(tpa_tl *t)
+{
+    t->compactions++;
+    if (t->n_steps == 0) {
+        /* no steps yet: the earliest events, up to what the page carries */
+        int64_t last = INT64_MAX;
+        keep_first(t, t->carry, by_ts_rec, &last);
+        t->no_steps_cut = true;
+        t->cutoff = last;
+        return;
+    }
+    /* the candidates; when their events still fill half the store, only
+     * the slowest, the fastest and the one nearest the median */
+    keep_candidates(t, CAND_EDGE, CAND_MID);
+    if (too_full(t)) keep_candidates(t, 1, 1);
     /* still more than half full (one giant step): its longest events only */
-    if (t->n > t->store_events / 2 || t->used > t->store_bytes / 2) {
+    if (too_full(t)) {
         size_t before = t->n;
         keep_first(t, t->store_events / 4, by_dur_desc_rec, NULL);
         size_t used = 0;
@@ -209,6 +226,18 @@ static void add_step(tpa_tl *t, int file, int64_t num, const tpa_event *ev)
     t->steps[t->n_steps++] = (tpa_tl_step){num, ev->ts_ns, ev->dur_ns, (uint16_t)file, true};
     int64_t end = tpa_sat_add(ev->ts_ns, ev->dur_ns);
     if (file < t->n_files && end > t->max_end[file]) t->max_end[file] = end;
+    if (ev->ts_ns < t->new_lo) t->new_lo = ev->ts_ns;
+}
+
+/* What the next compaction would drop (see tpa_tl.cut). */
+static bool doomed(const tpa_tl *t, int file, const tpa_event *ev, char ph)
+{
+    if (file >= t->n_files || ev->ts_ns > t->cut[file]) return false;
+    tpa_tl_rec r = {.ts = ev->ts_ns, .dur = ph == 'X' ? ev->dur_ns : 0, .file = (uint16_t)file};
+    if (tpa_sat_add(r.ts, r.dur) >= t->new_lo) return false;
+    for (size_t c = 0; c < t->n_cand; c++)
+        if (overlaps(&r, &t->steps[t->cand[c]])) return false;
+    return true;
 }
 
 void tpa_tl_feed(tpa_tl *t, int file, const tpa_event *ev, int kind)
@@ -222,6 +251,7 @@ void tpa_tl_feed(tpa_tl *t, int file, const tpa_event *ev, int kind)
     int64_t num;
     if (ph == 'X' && tpa_event_step(ev, kind, &num)) add_step(t, file, num, ev);
     if (t->no_steps_cut && t->n_steps == 0 && ev->ts_ns > t->cutoff) { t->dropped++; return; }
+    if (doomed(t, file, ev, ph)) { t->dropped++; return; }
     size_t name_n = ev->name.n < TPA_TL_NAME_MAX ? ev->name.n : TPA_TL_NAME_MAX;
     size_t raw_n = ev->raw.n <= TPA_TL_RAW_MAX ? ev->raw.n : 0;
     if (t->n >= t->store_events || t->used + name_n + raw_n > t->store_bytes) compact(t);

@@ -21,8 +21,8 @@
 #define TPA_TL_STORE_BYTES (64u << 10)   /* names and raw text held */
 #define TPA_TL_CARRY 120u                /* events written into the page */
 #else
-#define TPA_TL_STORE_EVENTS (1u << 20)
-#define TPA_TL_STORE_BYTES (96u << 20)
+#define TPA_TL_STORE_EVENTS (1u << 19)
+#define TPA_TL_STORE_BYTES (64u << 20)
 #define TPA_TL_CARRY 150000u
 #endif
 #define TPA_TL_MAX_STEPS (1u << 20)      /* steps remembered (24 bytes each) */
@@ -62,6 +62,12 @@ typedef struct tpa_tl {
     uint64_t steps_lost;      /* steps past TPA_TL_MAX_STEPS */
     tpa_tl_meta *meta; size_t n_meta, meta_cap;
     int64_t *max_end;         /* per file: end of the latest step seen */
+    /* what the last compaction kept, so feed drops at once what the next
+     * one would drop: events starting before the file's cut, overlapping
+     * no candidate and no step seen since (new_lo: earliest such start) */
+    int64_t *cut;
+    size_t cand[11]; size_t n_cand;
+    int64_t new_lo;
     int n_files;
     const char *const *paths;
     uint64_t seen, dropped;   /* events offered; dropped by compactions */
