@@ -35,10 +35,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         tpa_reader_close(r);
     }
     tpa_html_memory_findings(&m);
-    tpu_buf b = {0};
-    tpa_html_model_json(&m, &b);
-    sink += b.len;
+    tpu_buf b = {0}, page = {0};
+    tpu_json j;
+    tpu_json_init(&j, &b, 0);
+    tpu_json_begin_object(&j);
+    tpa_html_model_members(&m, &j);
+    tpa_html_memory_members(&m, &j);
+    tpu_json_end_object(&j);
+    tpa_html_script_safe(&page, b.data, b.len);
+    sink += page.len;
     tpu_buf_free(&b);
+    tpu_buf_free(&page);
     tpa_html_model_free(&m);
     return 0;
 }

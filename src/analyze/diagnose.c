@@ -268,33 +268,49 @@ static int finding_cmp(const void *a, const void *b)
     return x->share > y->share ? -1 : x->share < y->share;
 }
 
-int tpa_diagnose_file(const char *path, tpa_diagnosis *d, tpa_error *err)
+struct tpa_diagnose_run {
+    tpa_diagnosis *d;
+    const char *path;
+    tpa_report_run *rep;
+    tpa_steps_ctx *steps;
+    double occ_sum;
+};
+
+tpa_diagnose_run *tpa_diagnose_begin(tpa_diagnosis *d, const char *path)
 {
+    static const tpa_report_opts opts = { .group_steps = true };
     memset(d, 0, sizeof *d);
     d->path = path;
-    tpa_reader *r = tpa_reader_open(path, err);
-    if (!r) return -1;
-    static const tpa_report_opts opts = { .group_steps = true };
-    tpa_report_run *run = tpa_report_begin(&d->rep, path, &opts, err);
-    tpa_steps_ctx *sc = tpa_steps_begin(path);
-    tpa_event ev;
-    int rc;
-    double occ_sum = 0;
-    while ((rc = tpa_reader_next(r, &ev, err)) > 0) {  /* one pass serves both */
-        tpa_report_feed(run, &ev);
-        tpa_steps_feed(sc, &ev);
-        if (ev.occupancy >= 0 && ev.ph == 'X' && ev.has_dur && ev.dur_ns > 0 && tpa_classify(&ev) == TPA_K_KERNEL) {
-            d->occ_kernel_ns = tpa_sat_add(d->occ_kernel_ns, ev.dur_ns);
-            occ_sum += ev.occupancy * (double)ev.dur_ns;
-            if (ev.occupancy < OCC_LOW_PCT) d->occ_low_ns = tpa_sat_add(d->occ_low_ns, ev.dur_ns);
-        }
+    tpa_diagnose_run *run = calloc(1, sizeof *run);
+    if (!run) abort();
+    run->d = d;
+    run->path = path;
+    run->rep = tpa_report_begin(&d->rep, path, &opts, NULL);  /* no steps option: cannot fail */
+    run->steps = tpa_steps_begin(path);
+    return run;
+}
+
+void tpa_diagnose_feed(tpa_diagnose_run *run, const tpa_event *ev, int kind)
+{
+    tpa_report_feed(run->rep, ev);
+    tpa_steps_feed(run->steps, ev);
+    tpa_diagnosis *d = run->d;
+    if (ev->occupancy >= 0 && ev->ph == 'X' && ev->has_dur && ev->dur_ns > 0 && kind == TPA_K_KERNEL) {
+        d->occ_kernel_ns = tpa_sat_add(d->occ_kernel_ns, ev->dur_ns);
+        run->occ_sum += ev->occupancy * (double)ev->dur_ns;
+        if (ev->occupancy < OCC_LOW_PCT) d->occ_low_ns = tpa_sat_add(d->occ_low_ns, ev->dur_ns);
     }
-    if (d->occ_kernel_ns) d->occ_weighted = occ_sum / (double)d->occ_kernel_ns;
-    tpa_report_end(run, tpa_reader_meta(r), path);
-    bool truncated = tpa_reader_meta(r)->truncated;
-    tpa_reader_close(r);
+}
+
+int tpa_diagnose_end(tpa_diagnose_run *run, const tpa_meta *meta, bool read_failed, tpa_error *err)
+{
+    tpa_diagnosis *d = run->d;
+    int rc = read_failed ? -1 : 0;
+    if (d->occ_kernel_ns) d->occ_weighted = run->occ_sum / (double)d->occ_kernel_ns;
+    tpa_report_end(run->rep, meta, run->path);
     tpa_error serr;
-    if (tpa_steps_finish(sc, truncated, &d->steps, rc < 0 ? &serr : err) != 0 && rc >= 0) rc = -1;
+    if (tpa_steps_finish(run->steps, meta->truncated, &d->steps, read_failed ? &serr : err) != 0 && !read_failed) rc = -1;
+    free(run);
     if (rc < 0) { tpa_diagnosis_free(d); return -1; }
     tpa_sort_ops(&d->rep, "self");
     d->has_gpu = d->steps.has_gpu;
@@ -310,6 +326,21 @@ int tpa_diagnose_file(const char *path, tpa_diagnosis *d, tpa_error *err)
     find_all(d);
     if (d->n_findings) qsort(d->findings, d->n_findings, sizeof *d->findings, finding_cmp);
     return 0;
+}
+
+int tpa_diagnose_file(const char *path, tpa_diagnosis *d, tpa_error *err)
+{
+    memset(d, 0, sizeof *d);
+    tpa_reader *r = tpa_reader_open(path, err);
+    if (!r) return -1;
+    tpa_diagnose_run *run = tpa_diagnose_begin(d, path);
+    tpa_event ev;
+    int rc;
+    while ((rc = tpa_reader_next(r, &ev, err)) > 0)  /* one pass serves both */
+        tpa_diagnose_feed(run, &ev, tpa_classify(&ev));
+    rc = tpa_diagnose_end(run, tpa_reader_meta(r), rc < 0, err);
+    tpa_reader_close(r);
+    return rc;
 }
 
 void tpa_diagnosis_free(tpa_diagnosis *d)

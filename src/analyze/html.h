@@ -6,13 +6,16 @@
  * trace file, with every per-step series downsampled to a bounded number of
  * columns (min, max and mean per column), so the file and the time a browser
  * needs to draw it stay bounded however long the run was. The page is one
- * file: the data as JSON and a small script (html_assets.c) that draws SVG.
+ * file: the data as JSON, the stylesheet and the views' scripts
+ * (src/analyze/web/, embedded at build time); the views are collectors
+ * (view.h) that html_build.c feeds from one read of each trace.
  */
 #ifndef TRAINPROF_ANALYZE_HTML_H
 #define TRAINPROF_ANALYZE_HTML_H
 
 #include "render.h"
 #include "util/buf.h"
+#include "util/json.h"
 
 /* ---- downsampler: min/max/mean of nv values per column ------------------------------ */
 typedef struct tpa_ds {
@@ -54,17 +57,13 @@ typedef struct tpa_html_op {
 
 typedef struct tpa_html_model {
     const char *input;
-    bool run_dir;
-    char title[300];
     tpa_ds step_ms, throughput, memory, parts;
     char part_names[TPA_HTML_PARTS][64]; int n_parts;
     bool parts_fixed;                                      /* "other" added: no more parts */
     char devices[TPA_HTML_DEVICES][32]; int n_devices;
     int64_t windows[TPA_HTML_WINDOWS][2]; int n_windows;   /* traced step ranges */
     tpa_html_op ops[TPA_HTML_OPS]; int n_ops;
-    tpa_finding findings[24]; int n_findings;
-    char findings_from[300];                               /* trace the findings read */
-    char step_note[300];                                   /* where the steps come from */
+    tpa_finding findings[24]; int n_findings;              /* the memory findings */
     char *config_json;                                     /* config.json text, or NULL */
     char *summary_json;                                    /* training_summary.json text, or NULL */
     /* memory trend, for the memory findings */
@@ -73,24 +72,41 @@ typedef struct tpa_html_model {
     int64_t mem_step_first, mem_step_last;
 } tpa_html_model;
 
-/* Fills m from a run directory or a trace file. */
-int tpa_html_model_build(tpa_html_model *m, const char *input, tpa_error *err);
-/* The pieces build uses, for callers that hold the run's files in memory
- * (the fuzz target): an empty model, then each file's rows from a reader. */
+/* An empty model of a run directory (input names it). */
 void tpa_html_model_init(tpa_html_model *m, const char *input);
+/* Each file's rows from a reader (the fuzz target feeds them from memory). */
 enum { TPA_HTML_OPERATIONS, TPA_HTML_TIMING, TPA_HTML_MEMORY };
 int tpa_html_feed(tpa_html_model *m, int file, tpa_reader *r, tpa_error *err);
-/* The data the page draws, as JSON. */
-void tpa_html_model_json(const tpa_html_model *m, tpu_buf *b);
+/* Reads the run directory's files named by mask (1 << TPA_HTML_*) into m,
+ * plus config.json and training_summary.json when config is set. A missing
+ * file is no error (the run may have turned that output off). */
+int tpa_html_read_run(tpa_html_model *m, const char *dir, unsigned mask, bool config, tpa_error *err);
+/* The run's files as JSON members of the object j is in: step_ms,
+ * throughput, parts, part_names, ops, config, summary. */
+void tpa_html_model_members(const tpa_html_model *m, tpu_json *j);
+/* The memory samples (RSS, system %, each device) as members memory, devices. */
+void tpa_html_memory_members(const tpa_html_model *m, tpu_json *j);
 void tpa_html_model_free(tpa_html_model *m);
 /* Memory findings (growth across steps, reserved >> allocated) into m. */
 void tpa_html_memory_findings(tpa_html_model *m);
-/* The page, written atomically to out. */
-int tpa_html_write(const tpa_html_model *m, const char *out, tpa_error *err);
+/* One finding as a JSON object (id, severity, share_pct, title, evidence, suggestion). */
+void tpa_html_finding_json(tpu_json *j, const tpa_finding *f);
+/* A downsampler's data as the member key (null when it holds no point). */
+void tpa_html_ds_member(tpu_json *j, const char *key, const tpa_ds *d, int nv);
 
-/* The whole job: model, findings, page. */
+/* ---- the page (html_build.c) ----------------------------------------------------- */
+/* Appends data to out as the text of a <script type="application/json">:
+ * '<' as \u003c (no "</script", "<!--" or "<script" can form), U+2028 and
+ * U+2029 as escapes; the same JSON value. */
+void tpa_html_script_safe(tpu_buf *out, const char *data, size_t len);
+/* The page around the data (a JSON object): the shell, the stylesheet, every
+ * view's script, written atomically to out. */
+int tpa_html_write_page(const tpu_buf *data, const char *out, tpa_error *err);
+/* The whole job: every trace of input read once for every view, the page. */
 int tpa_report_html(const char *input, const char *out, tpa_error *err);
 
-extern const char tpa_html_head[], tpa_html_script[];
+/* The embedded assets (generated from src/analyze/web/ by cmake/embed_web.cmake). */
+extern const char tpa_web_shell[], tpa_web_style[], tpa_web_common[];
+extern const char *const tpa_web_views[];
 
 #endif

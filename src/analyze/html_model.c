@@ -1,13 +1,13 @@
-/* html_model.c - what the HTML report shows, gathered from a run directory
- * (its JSON files and traces) or from one trace file. Every per-step series
- * goes through a downsampler (html_ds.c), so memory is bounded by the
- * columns kept, not by the run's length. */
+/* html_model.c - what the report page shows of a run directory's own files
+ * (operations.json, timing_profile.json, memory_profile.json, config.json,
+ * training_summary.json). Every per-step series goes through a downsampler
+ * (html_ds.c), so memory is bounded by the columns kept, not by the run's
+ * length. The traces are the views' business (view.h, html_build.c). */
 #include "html.h"
 #include "event_parse.h"
+#include "json_scan.h"
 #include "util/fileio.h"
 
-#include <dirent.h>
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +59,30 @@ static int64_t field_step(const char *obj, const char *end)
     return tpa_value_i64(tpa_obj_find(obj, end, "step"), end, &v) ? v : -1;
 }
 
+/* A string value, escapes decoded (a name with '"' or '\\' shows as written),
+ * cut to cap - 1 bytes at a character boundary. */
+static bool decoded_str(const char *v, const char *end, char *out, size_t cap)
+{
+    tpa_scanerr e;
+    const char *s;
+    size_t n, got;
+    bool esc;
+    if (!v || v >= end || *v != '"' || tpa_scan_string(&v, end, &e, &s, &n, &esc) != SC_OK) return false;
+    char *tmp = malloc(n + 1);
+    if (!tmp) abort();
+    bool ok = tpa_decode_string(s, n, tmp, &got, &e) == SC_OK;
+    if (ok) {
+        if (got >= cap) {
+            got = cap - 1;
+            while (got && ((unsigned char)tmp[got] & 0xC0) == 0x80) got--;
+        }
+        memcpy(out, tmp, got);
+        out[got] = 0;
+    }
+    free(tmp);
+    return ok;
+}
+
 /* ---- operations.json: the table, and which zones are top level ------------------- */
 
 static void op_row(tpa_html_model *m, const char *obj, const char *end)
@@ -66,7 +90,7 @@ static void op_row(tpa_html_model *m, const char *obj, const char *end)
     if (m->n_ops == TPA_HTML_OPS) return;
     tpa_html_op *o = &m->ops[m->n_ops];
     memset(o, 0, sizeof *o);
-    if (!tpa_value_str(tpa_obj_find(obj, end, "name"), end, o->name, sizeof o->name)) return;
+    if (!decoded_str(tpa_obj_find(obj, end, "name"), end, o->name, sizeof o->name)) return;
     snprintf(o->where, sizeof o->where, "host");
     int64_t count = 0;
     tpa_value_i64(tpa_obj_find(obj, end, "count"), end, &count);
@@ -175,129 +199,6 @@ static void memory_row(tpa_html_model *m, const char *obj, const char *end)
     if (have_dev) { m->sum_alloc += alloc; m->sum_reserved += reserved; m->n_dev_rows++; }
 }
 
-/* ---- traces ------------------------------------------------------------------------- */
-
-static void ops_from_report(tpa_html_model *m, const tpa_report *rep)
-{
-    for (size_t i = 0; i < rep->n_ops && m->n_ops < TPA_HTML_OPS; i++) {
-        const tpa_op *o = &rep->ops[i];
-        if (o->table == TPA_TABLE_ASYNC) continue;
-        tpa_html_op *h = &m->ops[m->n_ops++];
-        snprintf(h->name, sizeof h->name, "%s", o->name);
-        if (o->table < 0) snprintf(h->where, sizeof h->where, "host");
-        else snprintf(h->where, sizeof h->where, "gpu%d", o->table);
-        h->count = o->count;
-        h->total_ms = (double)o->total_ns / 1e6;
-        h->self_ms = (double)o->self_ns / 1e6;
-        h->avg_ms = o->count ? h->total_ms / (double)o->count : 0;
-        h->min_ms = (double)o->min_ns / 1e6;
-        h->max_ms = (double)o->max_ns / 1e6;
-    }
-}
-
-static void copy_findings(tpa_html_model *m, const tpa_diagnosis *d, const char *path)
-{
-    for (size_t i = 0; i < d->n_findings && m->n_findings < (int)(sizeof m->findings / sizeof m->findings[0]); i++)
-        m->findings[m->n_findings++] = d->findings[i];
-    snprintf(m->findings_from, sizeof m->findings_from, "%.290s", path); /* a label */
-    const tpa_steps_result *s = &d->steps;
-    if (s->step_source == TPA_STEPS_ANNOTATION)
-        snprintf(m->step_note, sizeof m->step_note, "no ProfilerStep#N in the trace: steps are the repeated annotation \"%.200s\"", s->step_name);
-    else if (s->step_source == TPA_STEPS_STEP_NUM)
-        snprintf(m->step_note, sizeof m->step_note, "steps are the \"%s\" spans numbered by args.step_num", s->step_name);
-}
-
-/* One trace file as the whole report: steps, parts, ops, findings. */
-static int build_from_trace(tpa_html_model *m, const char *path, tpa_error *err)
-{
-    tpa_diagnosis d;
-    if (tpa_diagnose_file(path, &d, err) != 0) return -1;
-    for (int p = 0; p < TPA_P_COUNT; p++)
-        snprintf(m->part_names[p], sizeof m->part_names[0], "%s", tpa_part_names[p]);
-    m->n_parts = TPA_P_COUNT;
-    m->parts_fixed = true;
-    for (size_t i = 0; i < d.steps.n; i++) {
-        const tpa_step_row *r = &d.steps.rows[i];
-        double ms = (double)r->dur_ns / 1e6, v[TPA_HTML_PARTS] = {0};
-        for (int p = 0; p < TPA_P_COUNT; p++) v[p] = (double)r->part_ns[p] / 1e6;
-        tpa_ds_add(&m->step_ms, r->num, &ms);
-        tpa_ds_add(&m->parts, r->num, v);
-    }
-    ops_from_report(m, &d.rep);
-    copy_findings(m, &d, path);
-    tpa_diagnosis_free(&d);
-    return 0;
-}
-
-static int name_cmp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static bool is_trace_name(const char *n)
-{
-    size_t k = strlen(n);
-    return (k > 5 && !strcmp(n + k - 5, ".json")) || (k > 8 && !strcmp(n + k - 8, ".json.gz"));
-}
-
-/* Run-directory traces bigger than this are left out of the page (the close
- * of a session must not spend minutes on a huge window); `trainprof analyze`
- * reads them whole. */
-#define TRACE_MAX_BYTES ((off_t)256 << 20)
-
-static bool too_big(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 && st.st_size > TRACE_MAX_BYTES;
-}
-
-/* The run's traces, sorted by name (their stems end in the start time):
- * each one's steps become a marked window; the last one's findings are shown. */
-static int read_traces(tpa_html_model *m, const char *run_dir, tpa_error *err)
-{
-    char dir[1200];
-    if (tpu_path_join(dir, sizeof dir, run_dir, "profiler_traces") != 0) return 0;
-    DIR *dh = opendir(dir);
-    if (!dh) return 0;
-    char *names[TPA_HTML_WINDOWS];
-    int n = 0;
-    struct dirent *de;
-    while ((de = readdir(dh)) && n < TPA_HTML_WINDOWS) {
-        if (!is_trace_name(de->d_name)) continue;
-        if (!(names[n++] = strdup(de->d_name))) abort();
-    }
-    closedir(dh);
-    qsort(names, (size_t)n, sizeof *names, name_cmp);
-    int rc = 0;
-    for (int i = 0; i < n && rc == 0; i++) {
-        char path[1500];
-        tpa_step *steps = NULL;
-        size_t ns = 0;
-        int64_t lo;
-        if (tpu_path_join(path, sizeof path, dir, names[i]) != 0) continue;
-        if (too_big(path)) {
-            snprintf(m->findings_from, sizeof m->findings_from,
-                     "(%s is over 256 MB: run trainprof analyze on it for its findings)", names[i]);
-            continue;
-        }
-        if (tpa_find_steps(path, &steps, &ns, &lo, err) != 0) { rc = -1; break; }
-        if (ns) {
-            m->windows[m->n_windows][0] = steps[0].num;
-            m->windows[m->n_windows][1] = steps[ns - 1].num;
-            m->n_windows++;
-        }
-        free(steps);
-        if (i == n - 1) {
-            tpa_diagnosis d;
-            if (tpa_diagnose_file(path, &d, err) != 0) { rc = -1; break; }
-            copy_findings(m, &d, path);
-            tpa_diagnosis_free(&d);
-        }
-    }
-    for (int i = 0; i < n; i++) free(names[i]);
-    return rc;
-}
-
 static char *read_small(const char *dir, const char *name)
 {
     char path[1200], eb[128];
@@ -308,20 +209,19 @@ static char *read_small(const char *dir, const char *name)
     return data;
 }
 
-static int build_from_run(tpa_html_model *m, const char *dir, tpa_error *err)
+int tpa_html_read_run(tpa_html_model *m, const char *dir, unsigned mask, bool config, tpa_error *err)
 {
+    static const char *const files[3] = { "operations.json", "timing_profile.json", "memory_profile.json" };
     char path[1200];
-    int rc = 0;
-    if (tpu_path_join(path, sizeof path, dir, "operations.json") == 0)
-        rc = read_rows(m, path, TPA_HTML_OPERATIONS, err);
-    if (rc == 0 && tpu_path_join(path, sizeof path, dir, "timing_profile.json") == 0)
-        rc = read_rows(m, path, TPA_HTML_TIMING, err);
-    if (rc == 0 && tpu_path_join(path, sizeof path, dir, "memory_profile.json") == 0)
-        rc = read_rows(m, path, TPA_HTML_MEMORY, err);
-    if (rc == 0) rc = read_traces(m, dir, err);
-    m->config_json = read_small(dir, "config.json");
-    m->summary_json = read_small(dir, "training_summary.json");
-    return rc;
+    for (int f = 0; f < 3; f++) {
+        if (!(mask & (1u << f)) || tpu_path_join(path, sizeof path, dir, files[f]) != 0) continue;
+        if (read_rows(m, path, f, err) != 0) return -1;
+    }
+    if (config) {
+        m->config_json = read_small(dir, "config.json");
+        m->summary_json = read_small(dir, "training_summary.json");
+    }
+    return 0;
 }
 
 void tpa_html_model_init(tpa_html_model *m, const char *input)
@@ -332,22 +232,6 @@ void tpa_html_model_init(tpa_html_model *m, const char *input)
     tpa_ds_init(&m->throughput, 1, COLUMNS);
     tpa_ds_init(&m->memory, TPA_MEM_NV, COLUMNS);
     tpa_ds_init(&m->parts, TPA_HTML_PARTS, BAR_COLUMNS);
-}
-
-int tpa_html_model_build(tpa_html_model *m, const char *input, tpa_error *err)
-{
-    tpa_html_model_init(m, input);
-    struct stat st;
-    if (stat(input, &st) != 0) {
-        tpa_error_set(err, TPA_ERR_IO, "cannot read %s: %s", input, strerror(errno));
-        snprintf(err->file, sizeof err->file, "%s", input);
-        return -1;
-    }
-    m->run_dir = S_ISDIR(st.st_mode);
-    const char *base = strrchr(input, '/');
-    base = base && base[1] ? base + 1 : input;
-    snprintf(m->title, sizeof m->title, "%s", base);
-    return m->run_dir ? build_from_run(m, input, err) : build_from_trace(m, input, err);
 }
 
 void tpa_html_model_free(tpa_html_model *m)

@@ -1,5 +1,5 @@
-/* html_write.c - memory findings, and the page: the model as JSON between
- * the stylesheet and the drawing script of html_assets.c. */
+/* html_write.c - a run directory's memory findings, and the run's own
+ * files as members of the page data (the Overview and Memory views). */
 #include "html.h"
 #include "util/fileio.h"
 #include "util/json.h"
@@ -72,7 +72,7 @@ static void names_json(tpu_json *j, const char *key, const char (*names)[64], in
     tpu_json_end_array(j);
 }
 
-static void ds_member(tpu_json *j, const char *key, const tpa_ds *d, int nv)
+void tpa_html_ds_member(tpu_json *j, const char *key, const tpa_ds *d, int nv)
 {
     tpu_json_key(j, key);
     if (!d->points) { tpu_json_null(j); return; }
@@ -82,113 +82,51 @@ static void ds_member(tpu_json *j, const char *key, const tpa_ds *d, int nv)
     tpu_buf_free(&tmp);
 }
 
-void tpa_html_model_json(const tpa_html_model *m, tpu_buf *b)
+void tpa_html_finding_json(tpu_json *j, const tpa_finding *f)
 {
-    tpu_json j;
-    tpu_json_init(&j, b, 0);
-    tpu_json_begin_object(&j);
-    tpu_json_kv_string(&j, "title", m->title);
-    tpu_json_kv_string(&j, "input", m->input);
-    tpu_json_kv_bool(&j, "run_dir", m->run_dir);
-    tpu_json_kv_string(&j, "step_note", m->step_note);
-    tpu_json_kv_string(&j, "findings_from", m->findings_from);
-    ds_member(&j, "step_ms", &m->step_ms, 1);
-    ds_member(&j, "throughput", &m->throughput, 1);
-    ds_member(&j, "memory", &m->memory, TPA_MEM_DEV0 + 3 * m->n_devices);  /* devices seen */
-    ds_member(&j, "parts", &m->parts, m->n_parts);
-    names_json(&j, "part_names", m->part_names, m->n_parts);
-    tpu_json_key(&j, "devices");
-    tpu_json_begin_array(&j);
-    for (int i = 0; i < m->n_devices; i++) tpu_json_string(&j, m->devices[i]);
-    tpu_json_end_array(&j);
-    tpu_json_key(&j, "windows");
-    tpu_json_begin_array(&j);
-    for (int i = 0; i < m->n_windows; i++) {
-        tpu_json_begin_array(&j);
-        tpu_json_int(&j, m->windows[i][0]);
-        tpu_json_int(&j, m->windows[i][1]);
-        tpu_json_end_array(&j);
-    }
-    tpu_json_end_array(&j);
-    tpu_json_key(&j, "ops");
-    tpu_json_begin_array(&j);
+    static const char *const sev[3] = { "low", "medium", "high" };
+    tpu_json_begin_object(j);
+    tpu_json_kv_string(j, "id", f->id);
+    tpu_json_kv_string(j, "severity", sev[f->severity < 0 || f->severity > 2 ? 0 : f->severity]);
+    tpu_json_kv_double(j, "share_pct", 100 * f->share);
+    tpu_json_kv_string(j, "title", f->title);
+    tpu_json_kv_string(j, "evidence", f->evidence);
+    tpu_json_kv_string(j, "suggestion", f->suggestion);
+    tpu_json_end_object(j);
+}
+
+void tpa_html_model_members(const tpa_html_model *m, tpu_json *j)
+{
+    tpa_html_ds_member(j, "step_ms", &m->step_ms, 1);
+    tpa_html_ds_member(j, "throughput", &m->throughput, 1);
+    tpa_html_ds_member(j, "parts", &m->parts, m->n_parts);
+    names_json(j, "part_names", m->part_names, m->n_parts);
+    tpu_json_key(j, "ops");
+    tpu_json_begin_array(j);
     for (int i = 0; i < m->n_ops; i++) {
         const tpa_html_op *o = &m->ops[i];
-        tpu_json_begin_array(&j);
-        tpu_json_string(&j, o->name);
-        tpu_json_string(&j, o->where);
-        tpu_json_uint(&j, o->count);
-        tpu_json_double(&j, o->total_ms);
-        tpu_json_double(&j, o->self_ms);
-        tpu_json_double(&j, o->avg_ms);
-        tpu_json_double(&j, o->min_ms);
-        tpu_json_double(&j, o->max_ms);
-        tpu_json_end_array(&j);
+        tpu_json_begin_object(j);
+        tpu_json_kv_string(j, "name", o->name);
+        tpu_json_kv_string(j, "where", o->where);
+        tpu_json_kv_uint(j, "calls", o->count);
+        tpu_json_kv_double(j, "total_ms", o->total_ms);
+        tpu_json_kv_double(j, "self_ms", o->self_ms);
+        tpu_json_kv_double(j, "avg_ms", o->avg_ms);
+        tpu_json_kv_double(j, "min_ms", o->min_ms);
+        tpu_json_kv_double(j, "max_ms", o->max_ms);
+        tpu_json_end_object(j);
     }
-    tpu_json_end_array(&j);
-    static const char *const sev[3] = { "low", "medium", "high" };
-    tpu_json_key(&j, "findings");
-    tpu_json_begin_array(&j);
-    for (int i = 0; i < m->n_findings; i++) {
-        const tpa_finding *f = &m->findings[i];
-        tpu_json_begin_object(&j);
-        tpu_json_kv_string(&j, "id", f->id);
-        tpu_json_kv_string(&j, "severity", sev[f->severity < 0 || f->severity > 2 ? 0 : f->severity]);
-        tpu_json_kv_double(&j, "share_pct", 100 * f->share);
-        tpu_json_kv_string(&j, "title", f->title);
-        tpu_json_kv_string(&j, "evidence", f->evidence);
-        tpu_json_kv_string(&j, "suggestion", f->suggestion);
-        tpu_json_end_object(&j);
-    }
-    tpu_json_end_array(&j);
+    tpu_json_end_array(j);
     /* the run's own files, as text: the page parses them and survives a bad one */
-    tpu_json_kv_string(&j, "config", m->config_json ? m->config_json : "");
-    tpu_json_kv_string(&j, "summary", m->summary_json ? m->summary_json : "");
-    tpu_json_end_object(&j);
+    tpu_json_kv_string(j, "config", m->config_json ? m->config_json : "");
+    tpu_json_kv_string(j, "summary", m->summary_json ? m->summary_json : "");
 }
 
-/* "</" cannot appear inside a <script> element: "<\/" is the same JSON. */
-static void put_script_safe(tpu_buf *out, const tpu_buf *data)
+void tpa_html_memory_members(const tpa_html_model *m, tpu_json *j)
 {
-    size_t from = 0;
-    for (size_t i = 0; i + 1 < data->len; i++)
-        if (data->data[i] == '<' && data->data[i + 1] == '/') {
-            tpu_buf_append(out, data->data + from, i + 1 - from);
-            tpu_buf_putc(out, '\\');
-            from = i + 1;
-        }
-    tpu_buf_append(out, data->data + from, data->len - from);
-}
-
-int tpa_html_write(const tpa_html_model *m, const char *out, tpa_error *err)
-{
-    tpu_buf data = {0}, page = {0};
-    tpa_html_model_json(m, &data);
-    tpu_buf_puts(&page, tpa_html_head);
-    tpu_buf_puts(&page, "<script id=\"trainprof-data\" type=\"application/json\">");
-    put_script_safe(&page, &data);
-    tpu_buf_puts(&page, "</script>\n<script>");
-    tpu_buf_puts(&page, tpa_html_script);
-    tpu_buf_puts(&page, "</script>\n</body>\n</html>\n");
-    char eb[256];
-    int rc = tpu_write_file_atomic(out, page.data, page.len, eb, sizeof eb);
-    if (rc != 0) {
-        tpa_error_set(err, TPA_ERR_IO, "cannot write the report: %s", eb);
-        snprintf(err->file, sizeof err->file, "%s", out);
-    }
-    tpu_buf_free(&data);
-    tpu_buf_free(&page);
-    return rc != 0 ? -1 : 0;
-}
-
-int tpa_report_html(const char *input, const char *out, tpa_error *err)
-{
-    tpa_html_model m;
-    int rc = tpa_html_model_build(&m, input, err);
-    if (rc == 0) {
-        tpa_html_memory_findings(&m);
-        rc = tpa_html_write(&m, out, err);
-    }
-    tpa_html_model_free(&m);
-    return rc;
+    tpa_html_ds_member(j, "samples", &m->memory, TPA_MEM_DEV0 + 3 * m->n_devices);  /* devices seen */
+    tpu_json_key(j, "devices");
+    tpu_json_begin_array(j);
+    for (int i = 0; i < m->n_devices; i++) tpu_json_string(j, m->devices[i]);
+    tpu_json_end_array(j);
 }

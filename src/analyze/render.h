@@ -40,6 +40,14 @@ typedef struct tpa_diagnosis {
 } tpa_diagnosis;
 
 int tpa_diagnose_file(const char *path, tpa_diagnosis *d, tpa_error *err);
+/* The same, fed event by event (the report page reads each trace once for
+ * all its views): begin, feed every event with its tpa_classify kind, end
+ * with the reader's metadata (read_failed: the reader stopped on an error,
+ * already in the caller's err; d is then freed and -1 returned). */
+typedef struct tpa_diagnose_run tpa_diagnose_run;
+tpa_diagnose_run *tpa_diagnose_begin(tpa_diagnosis *d, const char *path);
+void tpa_diagnose_feed(tpa_diagnose_run *run, const tpa_event *ev, int kind);
+int tpa_diagnose_end(tpa_diagnose_run *run, const tpa_meta *meta, bool read_failed, tpa_error *err);
 void tpa_diagnosis_free(tpa_diagnosis *d);
 void tpa_render_diagnosis_text(FILE *f, const tpa_diagnosis *d, size_t top);
 void tpa_render_diagnosis_json(FILE *f, const tpa_diagnosis *d, size_t top);

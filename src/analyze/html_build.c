@@ -1,0 +1,267 @@
+/* html_build.c - the report page: which traces an input names, one read of
+ * each trace that feeds every view's collector (view.h), the page data
+ * ({"meta": ..., "<view key>": ...}) and the page around it (the shell,
+ * stylesheet and scripts of src/analyze/web/, embedded at build time). */
+#include "html.h"
+#include "view.h"
+#include "util/fileio.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const tpa_view_class *const views[] = { TPA_VIEW_LIST };
+enum { N_VIEWS = (int)(sizeof views / sizeof views[0]) };
+
+#define MAX_TRACES 64                       /* a run directory's trace windows */
+#define TRACE_MAX_BYTES ((off_t)256 << 20)  /* run-directory traces above: left out */
+#define MAX_NOTES 16
+
+typedef struct page {
+    tpa_view_input in;
+    char *traces[MAX_TRACES];
+    int n_traces;
+    char title[300];
+    char notes[MAX_NOTES][400];             /* what was left out, and why */
+    int n_notes;
+    void *state[N_VIEWS];
+} page;
+
+static void note(page *p, const char *fmt, const char *a)
+{
+    if (p->n_notes < MAX_NOTES) snprintf(p->notes[p->n_notes++], sizeof p->notes[0], fmt, a);
+}
+
+static bool is_trace_name(const char *n)
+{
+    size_t k = strlen(n);
+    return (k > 5 && !strcmp(n + k - 5, ".json")) || (k > 8 && !strcmp(n + k - 8, ".json.gz"));
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool exists_in(const char *dir, const char *name)
+{
+    char path[1200];
+    struct stat st;
+    return tpu_path_join(path, sizeof path, dir, name) == 0 && stat(path, &st) == 0;
+}
+
+/* The traces directly in dir, sorted by name (a run's trace stems end in
+ * their start time, so this is their order). The run's own JSON files are
+ * not traces. Traces over TRACE_MAX_BYTES are left out with a note when
+ * cap_size (the close of a session must not spend minutes on a huge window;
+ * `trainprof analyze` reads them whole). */
+static void list_traces(page *p, const char *dir, bool cap_size)
+{
+    static const char *const own[] = { "timing_profile.json", "memory_profile.json", "operations.json",
+                                       "config.json", "training_summary.json", "job.json" };
+    DIR *dh = opendir(dir);
+    if (!dh) return;
+    struct dirent *de;
+    char *names[MAX_TRACES];
+    int n = 0;
+    while ((de = readdir(dh)) && n < MAX_TRACES) {
+        if (!is_trace_name(de->d_name)) continue;
+        bool skip = false;
+        for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) skip |= !strcmp(de->d_name, own[i]);
+        if (!skip && !(names[n++] = strdup(de->d_name))) abort();
+    }
+    closedir(dh);
+    qsort(names, (size_t)n, sizeof *names, name_cmp);
+    for (int i = 0; i < n; i++) {
+        char path[1500];
+        struct stat st;
+        if (tpu_path_join(path, sizeof path, dir, names[i]) == 0 && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+            if (cap_size && st.st_size > TRACE_MAX_BYTES)
+                note(p, "%.300s is over 256 MB and left out: run `trainprof analyze` on it", names[i]);
+            else if (!(p->traces[p->n_traces++] = strdup(path))) abort();
+        }
+        free(names[i]);
+    }
+}
+
+/* What input names: a run directory, a directory of traces, or one trace. */
+static int resolve(page *p, const char *input, tpa_error *err)
+{
+    struct stat st;
+    p->in.input = input;
+    size_t n = strlen(input);
+    while (n > 1 && input[n - 1] == '/') n--;  /* "dir/" names dir */
+    size_t b = n;
+    while (b && input[b - 1] != '/') b--;
+    snprintf(p->title, sizeof p->title, "%.*s", (int)(n - b), input + b);
+    if (stat(input, &st) != 0) {
+        tpa_error_set(err, TPA_ERR_IO, "cannot read %s: %s", input, strerror(errno));
+        snprintf(err->file, sizeof err->file, "%s", input);
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        if (!(p->traces[p->n_traces++] = strdup(input))) abort();
+    } else {
+        p->in.run_dir = exists_in(input, "timing_profile.json") || exists_in(input, "memory_profile.json") ||
+                        exists_in(input, "operations.json") || exists_in(input, "profiler_traces");
+        p->in.job_dir = exists_in(input, "job.json");
+        char dir[1200];
+        if (p->in.run_dir && tpu_path_join(dir, sizeof dir, input, "profiler_traces") == 0)
+            list_traces(p, dir, true);
+        else if (!p->in.job_dir)
+            list_traces(p, input, false);
+        if (!p->in.run_dir && !p->in.job_dir && !p->n_traces) {
+            tpa_error_set(err, TPA_ERR_FORMAT,
+                          "expected a trace file, a run directory (timing_profile.json, memory_profile.json, "
+                          "operations.json or profiler_traces/ inside) or a directory of traces "
+                          "(*.json, *.json.gz); found none of them");
+            snprintf(err->file, sizeof err->file, "%s", input);
+            return -1;
+        }
+    }
+    p->in.traces = (const char *const *)p->traces;
+    p->in.n_traces = p->n_traces;
+    return 0;
+}
+
+/* One read of path for every collector. */
+static int read_trace(page *p, int file, const char *path, tpa_error *err)
+{
+    tpa_reader *r = tpa_reader_open(path, err);
+    if (!r) return -1;
+    for (int v = 0; v < N_VIEWS; v++)
+        if (p->state[v] && views[v]->file_begin) views[v]->file_begin(p->state[v], file, path);
+    void (*feed[N_VIEWS])(void *, const tpa_event *, int);
+    void *st[N_VIEWS];
+    int nf = 0;
+    for (int v = 0; v < N_VIEWS; v++)
+        if (p->state[v] && views[v]->feed) { feed[nf] = views[v]->feed; st[nf++] = p->state[v]; }
+    tpa_event ev;
+    int rc;
+    while ((rc = tpa_reader_next(r, &ev, err)) > 0) {
+        int kind = tpa_classify(&ev);
+        for (int i = 0; i < nf; i++) feed[i](st[i], &ev, kind);
+    }
+    const tpa_meta *meta = tpa_reader_meta(r);
+    for (int v = 0; v < N_VIEWS; v++)
+        if (p->state[v] && views[v]->file_end) views[v]->file_end(p->state[v], file, meta);
+    if (rc >= 0 && meta->truncated) note(p, "%.300s ends early (cut short): the views show what was read", path);
+    tpa_reader_close(r);
+    return rc < 0 ? -1 : 0;
+}
+
+static void meta_json(const page *p, tpu_json *j)
+{
+    tpu_json_key(j, "meta");
+    tpu_json_begin_object(j);
+    tpu_json_kv_string(j, "title", p->title);
+    tpu_json_kv_string(j, "input", p->in.input);
+    tpu_json_kv_string(j, "kind", p->in.job_dir ? "job directory" : p->in.run_dir ? "run directory"
+                                  : p->n_traces == 1 && !strcmp(p->traces[0], p->in.input) ? "trace file" : "traces");
+    tpu_json_key(j, "traces");
+    tpu_json_begin_array(j);
+    for (int i = 0; i < p->n_traces; i++) tpu_json_string(j, p->traces[i]);
+    tpu_json_end_array(j);
+    tpu_json_key(j, "left_out");
+    tpu_json_begin_array(j);
+    for (int i = 0; i < p->n_notes; i++) tpu_json_string(j, p->notes[i]);
+    tpu_json_end_array(j);
+    tpu_json_end_object(j);
+}
+
+static int build(page *p, tpu_buf *data, tpa_error *err)
+{
+    for (int v = 0; v < N_VIEWS; v++) p->state[v] = views[v]->begin(&p->in);
+    for (int i = 0; i < p->n_traces; i++)
+        if (read_trace(p, i, p->traces[i], err) != 0) return -1;
+    tpu_json j;
+    tpu_json_init(&j, data, 0);
+    tpu_json_begin_object(&j);
+    meta_json(p, &j);
+    for (int v = 0; v < N_VIEWS; v++) {
+        tpu_json_key(&j, views[v]->key);
+        if (p->state[v]) views[v]->json(p->state[v], &j);
+        else tpu_json_null(&j);
+    }
+    tpu_json_end_object(&j);
+    return 0;
+}
+
+int tpa_report_html(const char *input, const char *out, tpa_error *err)
+{
+    page *p = calloc(1, sizeof *p);
+    if (!p) abort();
+    tpu_buf data = {0};
+    int rc = resolve(p, input, err);
+    if (rc == 0) rc = build(p, &data, err);
+    if (rc == 0) rc = tpa_html_write_page(&data, out, err);
+    for (int v = 0; v < N_VIEWS; v++)
+        if (p->state[v]) views[v]->free(p->state[v]);
+    for (int i = 0; i < p->n_traces; i++) free(p->traces[i]);
+    tpu_buf_free(&data);
+    free(p);
+    return rc;
+}
+
+/* ---- the page ------------------------------------------------------------------------ */
+
+void tpa_html_script_safe(tpu_buf *out, const char *data, size_t len)
+{
+    size_t from = 0;
+    for (size_t i = 0; i < len; i++) {
+        const char *esc = NULL;
+        size_t skip = 1;
+        if (data[i] == '<') esc = "\\u003c";
+        else if ((unsigned char)data[i] == 0xE2 && i + 2 < len && (unsigned char)data[i + 1] == 0x80 &&
+                 ((unsigned char)data[i + 2] == 0xA8 || (unsigned char)data[i + 2] == 0xA9)) {
+            esc = (unsigned char)data[i + 2] == 0xA8 ? "\\u2028" : "\\u2029";
+            skip = 3;
+        }
+        if (!esc) continue;
+        tpu_buf_append(out, data + from, i - from);
+        tpu_buf_puts(out, esc);
+        from = i + skip;
+        i += skip - 1;
+    }
+    tpu_buf_append(out, data + from, len - from);
+}
+
+/* Appends shell text up to marker (or the rest when marker is NULL); returns
+ * what follows the marker. */
+static const char *shell_to(tpu_buf *page, const char *shell, const char *marker)
+{
+    const char *at = marker ? strstr(shell, marker) : NULL;
+    size_t n = at ? (size_t)(at - shell) : strlen(shell);
+    tpu_buf_append(page, shell, n);
+    return at ? at + strlen(marker) : shell + n;
+}
+
+int tpa_html_write_page(const tpu_buf *data, const char *out, tpa_error *err)
+{
+    tpu_buf page = {0};
+    const char *s = shell_to(&page, tpa_web_shell, "/*TP:STYLE*/");
+    tpu_buf_puts(&page, tpa_web_style);
+    s = shell_to(&page, s, "/*TP:DATA*/");
+    tpa_html_script_safe(&page, data->data ? data->data : "null", data->data ? data->len : 4);
+    s = shell_to(&page, s, "/*TP:SCRIPTS*/");
+    tpu_buf_puts(&page, "<script>\n");
+    tpu_buf_puts(&page, tpa_web_common);
+    tpu_buf_puts(&page, "</script>\n");
+    for (const char *const *v = tpa_web_views; *v; v++) {  /* one element each: a failing view stays alone */
+        tpu_buf_puts(&page, "<script>\n");
+        tpu_buf_puts(&page, *v);
+        tpu_buf_puts(&page, "</script>\n");
+    }
+    tpu_buf_puts(&page, "<script>TP.start();</script>\n");
+    shell_to(&page, s, NULL);
+    char eb[256];
+    int rc = tpu_write_file_atomic(out, page.data, page.len, eb, sizeof eb);
+    if (rc != 0) {
+        tpa_error_set(err, TPA_ERR_IO, "cannot write the report: %s", eb);
+        snprintf(err->file, sizeof err->file, "%s", out);
+    }
+    tpu_buf_free(&page);
+    return rc != 0 ? -1 : 0;
+}

@@ -1,0 +1,283 @@
+/* view_overview.c - the Overview view's collector (key "overview").
+ *
+ * Of every trace: the step breakdown into the TensorBoard plugin's
+ * categories (steps.c: each instant counted once, in the highest category
+ * running: Kernel > Memcpy > Memset > Communication > Runtime > DataLoader >
+ * CPU Exec > Other) per step and as a run total, the traced step windows,
+ * the GPUs of deviceProperties, GPU utilization, est. SM efficiency and
+ * est. achieved occupancy, and the last trace's findings (diagnose.c, fed
+ * from the builder's one read). Of a run directory: its own step time,
+ * throughput, zone breakdown, zone table, configuration and memory findings
+ * (html_model.c). */
+#include "html.h"
+#include "view.h"
+#include "event_parse.h"
+#include "json_scan.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STEP_COLUMNS 160      /* per-step bars kept (columns of a downsampler) */
+#define MAX_GPUS 16
+
+typedef struct gpu_info {
+    char name[96];
+    double memory, sms, major, minor;
+} gpu_info;
+
+typedef struct overview {
+    tpa_view_input in;
+    tpa_html_model m;                  /* the run directory's files */
+    tpa_diagnosis cur, last;           /* the trace being read; the last one read */
+    tpa_diagnose_run *run;
+    bool have_last;
+    char last_path[400];
+    tpa_ds cat;                        /* per step: the categories (ns) */
+    int64_t cat_total[TPA_P_COUNT], steps_ns, gpu_busy_ns;
+    uint64_t n_steps;
+    int step_source;
+    char step_name[128];
+    int64_t windows[TPA_HTML_WINDOWS][2];
+    int n_windows;
+    gpu_info gpus[MAX_GPUS];
+    int n_gpus;
+    int64_t kernel_ns, occ_kernel_ns;  /* kernel time; of it with an achieved occupancy */
+    double sm_weighted, occ_weighted;  /* sums of dur * min(blocks per SM, 1), dur * occupancy */
+    int64_t sm_kernel_ns;              /* kernel time with a blocks-per-SM value */
+    char run_error[400];               /* a run file that could not be read */
+} overview;
+
+static void *ov_begin(const tpa_view_input *in)
+{
+    overview *o = calloc(1, sizeof *o);
+    if (!o) return NULL;
+    o->in = *in;
+    tpa_html_model_init(&o->m, in->input);
+    tpa_ds_init(&o->cat, TPA_P_COUNT, STEP_COLUMNS);
+    if (in->run_dir) {
+        tpa_error err;
+        unsigned all = 1u << TPA_HTML_OPERATIONS | 1u << TPA_HTML_TIMING | 1u << TPA_HTML_MEMORY;
+        memset(&err, 0, sizeof err);
+        if (tpa_html_read_run(&o->m, in->input, all, true, &err) != 0)  /* shown, the rest still drawn */
+            snprintf(o->run_error, sizeof o->run_error, "%.200s: byte %llu: %.180s", err.file,
+                     (unsigned long long)err.offset, err.msg);
+        tpa_html_memory_findings(&o->m);
+    }
+    return o;
+}
+
+static void ov_file_begin(void *state, int file, const char *path)
+{
+    overview *o = state;
+    (void)file;
+    o->run = tpa_diagnose_begin(&o->cur, path);
+    snprintf(o->last_path, sizeof o->last_path, "%s", path);
+}
+
+/* args["blocks per SM"] of a kernel; -1 when absent */
+static double blocks_per_sm(const tpa_event *ev)
+{
+    const char *end = ev->raw.p + ev->raw.n;
+    const char *args = tpa_obj_find(ev->raw.p, end, "args");
+    double v;
+    if (!args || *args != '{' || !tpa_value_f64(tpa_obj_find(args, end, "blocks per SM"), end, &v)) return -1;
+    return v;
+}
+
+static void ov_feed(void *state, const tpa_event *ev, int kind)
+{
+    overview *o = state;
+    tpa_diagnose_feed(o->run, ev, kind);
+    if (kind != TPA_K_KERNEL || ev->ph != 'X' || !ev->has_dur || ev->dur_ns <= 0) return;
+    o->kernel_ns = tpa_sat_add(o->kernel_ns, ev->dur_ns);
+    if (ev->occupancy >= 0) {
+        o->occ_kernel_ns = tpa_sat_add(o->occ_kernel_ns, ev->dur_ns);
+        o->occ_weighted += ev->occupancy * (double)ev->dur_ns;
+    }
+    double b = blocks_per_sm(ev);
+    if (b >= 0) {
+        o->sm_kernel_ns = tpa_sat_add(o->sm_kernel_ns, ev->dur_ns);
+        o->sm_weighted += (b < 1 ? b : 1) * (double)ev->dur_ns;
+    }
+}
+
+/* deviceProperties: [{"name", "totalGlobalMem", "numSms", "computeMajor", "computeMinor"}, ...] */
+static void read_gpus(overview *o, const tpa_meta *meta)
+{
+    for (size_t i = 0; i < meta->n_members && !o->n_gpus; i++) {
+        if (strcmp(meta->members[i].key, "deviceProperties") != 0) continue;
+        const char *p = meta->members[i].raw, *end = p + meta->members[i].raw_len;
+        while (p < end && *p != '[') p++;
+        for (p++; p < end && o->n_gpus < MAX_GPUS;) {
+            while (p < end && (*p == ' ' || *p == ',' || *p == '\n' || *p == '\r' || *p == '\t')) p++;
+            if (p >= end || *p != '{') break;
+            const char *obj = p;
+            tpa_scanerr e;
+            if (tpa_skip_value(&p, end, &e, 0) != SC_OK) break;
+            gpu_info *g = &o->gpus[o->n_gpus++];
+            if (!tpa_value_str(tpa_obj_find(obj, p, "name"), p, g->name, sizeof g->name)) g->name[0] = 0;
+            if (!tpa_value_f64(tpa_obj_find(obj, p, "totalGlobalMem"), p, &g->memory)) g->memory = NAN;
+            if (!tpa_value_f64(tpa_obj_find(obj, p, "numSms"), p, &g->sms)) g->sms = NAN;
+            if (!tpa_value_f64(tpa_obj_find(obj, p, "computeMajor"), p, &g->major)) g->major = NAN;
+            if (!tpa_value_f64(tpa_obj_find(obj, p, "computeMinor"), p, &g->minor)) g->minor = NAN;
+        }
+    }
+}
+
+static void add_steps(overview *o, const tpa_steps_result *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        const tpa_step_row *r = &s->rows[i];
+        double v[TPA_P_COUNT];
+        for (int p = 0; p < TPA_P_COUNT; p++) {
+            v[p] = (double)r->part_ns[p];
+            o->cat_total[p] = tpa_sat_add(o->cat_total[p], r->part_ns[p]);
+        }
+        tpa_ds_add(&o->cat, r->num, v);
+        o->steps_ns = tpa_sat_add(o->steps_ns, r->dur_ns);
+        o->gpu_busy_ns = tpa_sat_add(o->gpu_busy_ns, r->gpu_busy_ns);
+        o->n_steps++;
+        if (!o->in.run_dir) {  /* a run directory's own files give its step time */
+            double ms = (double)r->dur_ns / 1e6;
+            tpa_ds_add(&o->m.step_ms, r->num, &ms);
+        }
+    }
+    if (s->n && o->n_windows < TPA_HTML_WINDOWS) {
+        o->windows[o->n_windows][0] = s->rows[0].num;
+        o->windows[o->n_windows][1] = s->rows[s->n - 1].num;
+        o->n_windows++;
+    }
+    o->step_source = s->step_source;
+    snprintf(o->step_name, sizeof o->step_name, "%s", s->step_name);
+}
+
+static void ov_file_end(void *state, int file, const tpa_meta *meta)
+{
+    overview *o = state;
+    (void)file;
+    read_gpus(o, meta);
+    tpa_error err;
+    if (tpa_diagnose_end(o->run, meta, false, &err) != 0) { o->run = NULL; return; }
+    o->run = NULL;
+    add_steps(o, &o->cur.steps);
+    if (o->have_last) tpa_diagnosis_free(&o->last);
+    o->last = o->cur;
+    o->have_last = true;
+}
+
+static void kv_num(tpu_json *j, const char *key, double v)
+{
+    if (isnan(v)) { tpu_json_key(j, key); tpu_json_null(j); }
+    else tpu_json_kv_double(j, key, v);
+}
+
+static void categories_json(const overview *o, tpu_json *j)
+{
+    tpu_json_key(j, "categories");
+    if (!o->n_steps) { tpu_json_null(j); return; }
+    tpu_json_begin_object(j);
+    tpu_json_key(j, "names");
+    tpu_json_begin_array(j);
+    for (int p = 0; p < TPA_P_COUNT; p++) tpu_json_string(j, tpa_part_names[p]);
+    tpu_json_end_array(j);
+    tpu_json_key(j, "total_ns");
+    tpu_json_begin_array(j);
+    for (int p = 0; p < TPA_P_COUNT; p++) tpu_json_int(j, o->cat_total[p]);
+    tpu_json_end_array(j);
+    tpu_json_kv_int(j, "steps_ns", o->steps_ns);
+    tpu_json_kv_uint(j, "n_steps", o->n_steps);
+    tpa_html_ds_member(j, "steps", &o->cat, TPA_P_COUNT);
+    tpu_json_end_object(j);
+}
+
+static void gpu_json(const overview *o, tpu_json *j)
+{
+    tpu_json_key(j, "gpus");
+    tpu_json_begin_array(j);
+    for (int i = 0; i < o->n_gpus; i++) {
+        const gpu_info *g = &o->gpus[i];
+        tpu_json_begin_object(j);
+        tpu_json_kv_string(j, "name", g->name);
+        kv_num(j, "memory_bytes", g->memory);
+        kv_num(j, "sms", g->sms);
+        kv_num(j, "cc_major", g->major);
+        kv_num(j, "cc_minor", g->minor);
+        tpu_json_end_object(j);
+    }
+    tpu_json_end_array(j);
+    tpu_json_key(j, "gpu");
+    bool any = o->have_last && (o->kernel_ns > 0 || o->last.has_gpu);
+    if (!any) { tpu_json_null(j); return; }
+    tpu_json_begin_object(j);
+    tpu_json_kv_int(j, "kernel_ns", o->kernel_ns);
+    kv_num(j, "utilization_pct", o->steps_ns > 0 ? 100.0 * (double)o->gpu_busy_ns / (double)o->steps_ns : NAN);
+    /* est. SM efficiency: kernel time weighted by min(blocks per SM, 1), over the step time */
+    kv_num(j, "sm_efficiency_pct", o->sm_kernel_ns > 0 && o->steps_ns > 0 ? 100.0 * o->sm_weighted / (double)o->steps_ns : NAN);
+    kv_num(j, "occupancy_pct", o->occ_kernel_ns > 0 ? o->occ_weighted / (double)o->occ_kernel_ns : NAN);
+    tpu_json_kv_int(j, "occupancy_kernel_ns", o->occ_kernel_ns);
+    tpu_json_end_object(j);
+}
+
+static void step_note(const overview *o, tpu_json *j)
+{
+    char buf[300] = "";
+    if (o->step_source == TPA_STEPS_ANNOTATION)
+        snprintf(buf, sizeof buf, "no ProfilerStep#N in the trace: steps are the repeated annotation \"%.200s\"", o->step_name);
+    else if (o->step_source == TPA_STEPS_STEP_NUM)
+        snprintf(buf, sizeof buf, "steps are the \"%.200s\" spans numbered by args.step_num", o->step_name);
+    tpu_json_kv_string(j, "step_note", buf);
+}
+
+static void ov_json(void *state, tpu_json *j)
+{
+    overview *o = state;
+    tpu_json_begin_object(j);
+    tpu_json_kv_bool(j, "run_dir", o->in.run_dir);
+    step_note(o, j);
+    tpu_json_kv_string(j, "findings_from", o->have_last ? o->last_path : "");
+    tpu_json_kv_string(j, "run_error", o->run_error);
+    tpa_html_model_members(&o->m, j);
+    tpu_json_key(j, "windows");
+    tpu_json_begin_array(j);
+    for (int i = 0; i < o->n_windows && o->in.run_dir; i++) {
+        tpu_json_begin_array(j);
+        tpu_json_int(j, o->windows[i][0]);
+        tpu_json_int(j, o->windows[i][1]);
+        tpu_json_end_array(j);
+    }
+    tpu_json_end_array(j);
+    tpu_json_key(j, "findings");
+    tpu_json_begin_array(j);
+    for (size_t i = 0; o->have_last && i < o->last.n_findings; i++) tpa_html_finding_json(j, &o->last.findings[i]);
+    for (int i = 0; i < o->m.n_findings; i++) tpa_html_finding_json(j, &o->m.findings[i]);
+    tpu_json_end_array(j);
+    categories_json(o, j);
+    gpu_json(o, j);
+    tpu_json_end_object(j);
+}
+
+static void ov_free(void *state)
+{
+    overview *o = state;
+    if (o->run) {  /* a read stopped early: finish it to free it */
+        tpa_meta meta;
+        memset(&meta, 0, sizeof meta);
+        tpa_error err;
+        if (tpa_diagnose_end(o->run, &meta, true, &err) == 0) tpa_diagnosis_free(&o->cur);
+    }
+    if (o->have_last) tpa_diagnosis_free(&o->last);
+    tpa_html_model_free(&o->m);
+    tpa_ds_free(&o->cat);
+    free(o);
+}
+
+const tpa_view_class tpa_view_overview = {
+    .key = "overview",
+    .begin = ov_begin,
+    .file_begin = ov_file_begin,
+    .feed = ov_feed,
+    .file_end = ov_file_end,
+    .json = ov_json,
+    .free = ov_free,
+};

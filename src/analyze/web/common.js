@@ -1,0 +1,404 @@
+'use strict';
+/* common.js - the report page's framework: the view registry, the tabs, and
+ * the helpers every view draws with (formatting, nice ticks, tables, charts).
+ *
+ * A view registers itself with TP.view({key, title, order, render}); the
+ * page gives it one tab and one <section>, and calls render(root, D[key], D)
+ * when D[key] is not null. A view that throws shows its error in its own tab;
+ * the others still draw. Every string from a trace is data: it only ever
+ * reaches the page through textContent or an attribute value.
+ * Written for this project; no library, no network. */
+const TP = (function () {
+  const NS = 'http://www.w3.org/2000/svg';
+  const COLORS = ['#3b6fd8', '#e8702a', '#2ca58d', '#c23b80', '#8c6bd8', '#d8b23b', '#5ab0e8', '#7a7f8c', '#b5523b', '#4f9a3a'];
+  const views = [];
+  const W = 960, H = 260, L = 70, R = 24, T = 26, B = 34;
+
+  function view(v) { views.push(v); }
+
+  /* el('div', {class: 'x'}, parent, 'text'); 'svg:rect' makes an SVG element. */
+  function el(tag, attrs, parent, text) {
+    const e = tag.startsWith('svg:') ? document.createElementNS(NS, tag.slice(4)) : document.createElement(tag);
+    for (const k in attrs || {}) if (attrs[k] !== undefined && attrs[k] !== null) e.setAttribute(k, attrs[k]);
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    if (parent) parent.appendChild(e);
+    return e;
+  }
+
+  /* ---- numbers ------------------------------------------------------------------- */
+  function finite(v) { return typeof v === 'number' && isFinite(v); }
+  /* decimals that keep about three significant digits for magnitude a */
+  function digitsFor(a) { return a >= 100 ? 0 : a >= 10 ? 1 : 2; }
+
+  function fmtNum(v, digits) {
+    if (!finite(v)) return '-';
+    const a = Math.abs(v);
+    if (digits !== undefined) return v.toFixed(digits);
+    if (Number.isInteger(v) && a < 1e6) return v.toLocaleString('en-US');
+    if (a >= 1e9) return (v / 1e9).toFixed(digitsFor(a / 1e9)) + 'G';
+    if (a >= 1e6) return (v / 1e6).toFixed(digitsFor(a / 1e6)) + 'M';
+    if (a >= 1e4) return (v / 1e3).toFixed(digitsFor(a / 1e3)) + 'k';
+    if (a === 0) return '0';
+    if (a < 0.01) return v.toPrecision(3);
+    return v.toFixed(digitsFor(a));
+  }
+
+  const DUR_UNITS = [[1e9, 's'], [1e6, 'ms'], [1e3, '\u00b5s'], [1, 'ns']];
+  /* The unit for durations up to ns (so one axis or column shares it). */
+  function durUnit(ns) {
+    const a = Math.abs(ns || 0);
+    for (const u of DUR_UNITS) if (a >= u[0]) return { div: u[0], unit: u[1] };
+    return { div: 1, unit: 'ns' };
+  }
+  function fmtDur(ns, unit) {
+    if (!finite(ns)) return '-';
+    if (ns === 0) return '0';
+    const u = unit || durUnit(ns);
+    const v = ns / u.div;
+    return v.toFixed(u.div === 1 ? 0 : digitsFor(Math.abs(v))) + ' ' + u.unit;
+  }
+  const BYTE_UNITS = [[1099511627776, 'TiB'], [1073741824, 'GiB'], [1048576, 'MiB'], [1024, 'KiB'], [1, 'B']];
+  function bytesUnit(b) {
+    const a = Math.abs(b || 0);
+    for (const u of BYTE_UNITS) if (a >= u[0]) return { div: u[0], unit: u[1] };
+    return { div: 1, unit: 'B' };
+  }
+  function fmtBytes(b, unit) {
+    if (!finite(b)) return '-';
+    const u = unit || bytesUnit(b);
+    const v = b / u.div;
+    return v.toFixed(u.div === 1 ? 0 : digitsFor(Math.abs(v))) + ' ' + u.unit;
+  }
+  function fmtPct(v) { return finite(v) ? v.toFixed(Math.abs(v) >= 10 ? 1 : 2) + '%' : '-'; }
+
+  /* Rounded tick values (1, 2, 2.5, 5 x 10^k) covering [lo, hi], about n of
+   * them; .digits is the decimals they all share. */
+  function niceTicks(lo, hi, n) {
+    n = n || 5;
+    if (!finite(lo) || !finite(hi)) { lo = 0; hi = 1; }
+    if (hi < lo) { const t = lo; lo = hi; hi = t; }
+    if (hi === lo) { const d = Math.abs(hi) || 1; lo -= d / 2; hi += d / 2; }
+    const raw = (hi - lo) / Math.max(1, n);
+    const mag = Math.pow(10, Math.floor(Math.log10(raw)));
+    const f = raw / mag;
+    const step = (f <= 1 ? 1 : f <= 2 ? 2 : f <= 2.5 ? 2.5 : f <= 5 ? 5 : 10) * mag;
+    const first = Math.floor(lo / step + 1e-9) * step, last = Math.ceil(hi / step - 1e-9) * step;
+    const ticks = [];
+    for (let i = 0, v = first; v <= last + step / 2 && i < 100; i++, v = first + i * step)
+      ticks.push(Math.abs(v) < step * 1e-9 ? 0 : v);
+    const frac = step < 1 ? Math.ceil(-Math.log10(step) - 1e-9) + (f > 2 && f <= 2.5 ? 1 : 0) : 0;
+    ticks.digits = Math.max(0, Math.min(frac, 9));
+    ticks.step = step;
+    return ticks;
+  }
+
+  /* Tick labels sharing one unit and one number of decimals: kind 'ns'
+   * (durations), 'bytes', or plain numbers. */
+  function tickFormat(ticks, kind) {
+    const top = Math.max(Math.abs(ticks[0]), Math.abs(ticks[ticks.length - 1]));
+    if (kind === 'ns' || kind === 'bytes') {
+      const u = (kind === 'ns' ? durUnit : bytesUnit)(top);
+      const st = ticks.step / u.div;
+      const d = st >= 1 ? 0 : Math.min(6, Math.ceil(-Math.log10(st) - 1e-9) + (Math.abs(st * Math.pow(10, Math.ceil(-Math.log10(st) - 1e-9)) - 2.5) < 1e-6 ? 1 : 0));
+      return v => v === 0 ? '0' : (v / u.div).toFixed(d) + ' ' + u.unit;
+    }
+    if (kind === 'pct') return v => v.toFixed(ticks.digits) + '%';
+    return v => fmtNum(v, top >= 1e4 ? undefined : ticks.digits);
+  }
+
+  /* ticks of an integer axis (steps): whole numbers only */
+  function intTicks(t, on) {
+    if (!on || t.step >= 1) return t;
+    const out = [];
+    for (let v = Math.ceil(t[0]); v <= Math.floor(t[t.length - 1]); v++) out.push(v);
+    out.step = 1; out.digits = 0;
+    return out.length ? out : t;
+  }
+
+  /* ---- charts: shared frame ------------------------------------------------------- */
+  /* An SVG with y ticks on the left (formatted by yfmt), x ticks below, the
+   * axis titles outside the plot area. Returns {svg, sx, sy}. */
+  function frame(parent, o) {
+    const svg = el('svg:svg', Object.assign({ viewBox: '0 0 ' + W + ' ' + H, class: 'chart' }, o.attrs || {}), parent);
+    const yt = niceTicks(o.y0, o.y1, 5), xt = o.xticks || intTicks(niceTicks(o.x0, o.x1, 8), o.xInt);
+    const y0 = yt[0], y1 = yt[yt.length - 1];
+    const x0 = o.xband ? o.x0 : Math.min(o.x0, xt[0]), x1 = o.xband ? o.x1 : Math.max(o.x1, xt[xt.length - 1]);
+    const sx = x => L + (x1 > x0 ? (x - x0) / (x1 - x0) : 0.5) * (W - L - R);
+    const sy = y => T + (1 - (y1 > y0 ? (y - y0) / (y1 - y0) : 0.5)) * (H - T - B);
+    const yfmt = o.yKind || !o.yfmt ? tickFormat(yt, o.yKind) : o.yfmt;
+    for (const y of yt) {
+      el('svg:line', { x1: L, x2: W - R, y1: sy(y), y2: sy(y), class: 'grid' }, svg);
+      el('svg:text', { x: L - 6, y: sy(y) + 4, 'text-anchor': 'end', class: 'ytick' }, svg, yfmt(y));
+    }
+    const xfmt = o.xfmt || tickFormat(xt, o.xKind);
+    for (const x of xt) {
+      if (x < x0 || x > x1) continue;
+      el('svg:text', { x: sx(x), y: H - B + 14, 'text-anchor': 'middle', class: 'xtick' }, svg, xfmt(x));
+    }
+    el('svg:line', { x1: L, x2: L, y1: T, y2: H - B, class: 'axis' }, svg);
+    el('svg:line', { x1: L, x2: W - R, y1: H - B, y2: H - B, class: 'axis' }, svg);
+    if (o.yTitle) el('svg:text', { x: 4, y: 14, class: 'lbl' }, svg, o.yTitle);
+    if (o.xTitle) el('svg:text', { x: W - R, y: H - 4, 'text-anchor': 'end', class: 'lbl' }, svg, o.xTitle);
+    return { svg: svg, sx: sx, sy: sy, y0: y0, y1: y1, x0: x0, x1: x1 };
+  }
+
+  function legend(parent, items) {
+    const leg = el('div', { class: 'legend' }, parent);
+    for (const it of items) {
+      const sp = el('span', {}, leg);
+      el('i', { style: 'background:' + it.color }, sp);
+      sp.appendChild(document.createTextNode(it.label));
+    }
+    return leg;
+  }
+
+  /* Lines over a numeric x: o.series = [{label, x:[], y:[], lo?:[], hi?:[]}]
+   * (lo/hi draw a min-max band), o.yfmt, o.yTitle, o.xTitle, o.windows
+   * ([[a, b]] shaded), o.attrs (data-* of the svg), o.readout(x, series, i)
+   * the hover text, o.onSelect(a, b) (drag to choose an x range; null clears). */
+  function lineChart(parent, o) {
+    const all = o.series.filter(s => s.x.length);
+    if (!all.length) return null;
+    let x0 = Infinity, x1 = -Infinity, y0 = o.yMin !== undefined ? o.yMin : Infinity, y1 = -Infinity;
+    for (const s of all) {
+      for (let i = 0; i < s.x.length; i++) {
+        const lo = s.lo ? s.lo[i] : s.y[i], hi = s.hi ? s.hi[i] : s.y[i];
+        if (!finite(s.y[i])) continue;
+        x0 = Math.min(x0, s.x[i]); x1 = Math.max(x1, s.x[i]);
+        y0 = Math.min(y0, lo); y1 = Math.max(y1, hi);
+      }
+    }
+    if (!finite(x0)) return null;
+    const f = frame(parent, Object.assign({}, o, { x0: x0, x1: x1, y0: y0, y1: y1 }));
+    const svg = f.svg;
+    for (const w of o.windows || []) {
+      const a = Math.max(w[0], x0), b = Math.min(w[1], x1);
+      if (b < a) continue;
+      el('svg:rect', { x: f.sx(a) - 1, y: T, width: Math.max(2, f.sx(b) - f.sx(a) + 2), height: H - T - B, class: 'win', 'data-window': w[0] + '-' + w[1] }, svg);
+    }
+    const items = [];
+    all.forEach((s, k) => {
+      const col = s.color || COLORS[k % COLORS.length];
+      const idx = [];
+      for (let i = 0; i < s.x.length; i++) if (finite(s.y[i])) idx.push(i);
+      if (s.lo && s.hi) {
+        const band = idx.map(i => f.sx(s.x[i]) + ',' + f.sy(s.hi[i])).concat(idx.slice().reverse().map(i => f.sx(s.x[i]) + ',' + f.sy(s.lo[i])));
+        el('svg:polygon', { points: band.join(' '), fill: col, opacity: 0.2 }, svg);
+      }
+      el('svg:polyline', { points: idx.map(i => f.sx(s.x[i]) + ',' + f.sy(s.y[i])).join(' '), fill: 'none', stroke: col,
+        'stroke-width': 1.6, class: 'series', 'data-series': s.label, 'data-n': idx.length }, svg);
+      items.push({ color: col, label: s.label });
+    });
+    if (o.windows && o.windows.length) items.push({ color: '#ffd86b', label: o.windowLabel || 'traced steps' });
+    legend(parent, items);
+    const ro = el('div', { class: 'readout' }, parent);
+    const px2x = ev => { const r = svg.getBoundingClientRect(); const px = (ev.clientX - r.left) * W / r.width; return f.x0 + (px - L) / (W - L - R) * (f.x1 - f.x0); };
+    svg.addEventListener('mousemove', ev => {
+      const x = px2x(ev);
+      let best = null;
+      for (const s of all) for (let i = 0; i < s.x.length; i++)
+        if (finite(s.y[i]) && (!best || Math.abs(s.x[i] - x) < Math.abs(best[0].x[best[1]] - x))) best = [s, i];
+      if (best) ro.textContent = o.readout ? o.readout(best[0], best[1]) : best[0].label + ' at ' + fmtNum(best[0].x[best[1]]) + ': ' + (o.yfmt || fmtNum)(best[0].y[best[1]]);
+    });
+    if (o.onSelect) {
+      let start = null, rect = null;
+      svg.style.cursor = 'crosshair';
+      svg.addEventListener('mousedown', ev => { start = px2x(ev); if (rect) rect.remove(); rect = el('svg:rect', { class: 'sel', y: T, height: H - T - B, x: f.sx(start), width: 0 }, svg); ev.preventDefault(); });
+      svg.addEventListener('mousemove', ev => { if (start === null) return; const x = px2x(ev); rect.setAttribute('x', f.sx(Math.min(start, x))); rect.setAttribute('width', Math.abs(f.sx(x) - f.sx(start))); });
+      svg.addEventListener('mouseup', ev => {
+        if (start === null) return;
+        const x = px2x(ev), a = Math.min(start, x), b = Math.max(start, x);
+        start = null;
+        if (Math.abs(f.sx(b) - f.sx(a)) < 3) { rect.remove(); rect = null; o.onSelect(null, null); } else o.onSelect(a, b);
+      });
+    }
+    return svg;
+  }
+
+  /* Horizontal bars, one per label, each labelled with its value: o.labels,
+   * o.series = [{label, values}] (stacked when several), o.fmt (the value
+   * labels), o.kind ('ns', 'bytes': the axis ticks), o.attrs. */
+  function barChart(parent, o) {
+    const n = o.labels.length;
+    if (!n) return null;
+    const rowH = 20, top = 8, left = 280, right = 110, h = top + n * rowH + 24;
+    const totals = o.labels.map((_, i) => o.series.reduce((a, s) => a + (s.values[i] || 0), 0));
+    const max = Math.max(...totals, 0) || 1;
+    const ticks = niceTicks(0, max, 5), xmax = ticks[ticks.length - 1];
+    const svg = el('svg:svg', Object.assign({ viewBox: '0 0 ' + W + ' ' + h, class: 'chart' }, o.attrs || {}), parent);
+    const sx = v => left + v / xmax * (W - left - right);
+    const fmt = o.fmt || fmtNum, tfmt = tickFormat(ticks, o.kind);
+    for (const t of ticks) {
+      el('svg:line', { x1: sx(t), x2: sx(t), y1: top, y2: h - 22, class: 'grid' }, svg);
+      el('svg:text', { x: sx(t), y: h - 8, 'text-anchor': 'middle', class: 'xtick' }, svg, tfmt(t));
+    }
+    o.labels.forEach((lab, i) => {
+      const y = top + i * rowH;
+      const name = lab.length > 44 ? lab.slice(0, 43) + '\u2026' : lab;
+      el('svg:text', { x: left - 6, y: y + 14, 'text-anchor': 'end', class: 'lbl' }, svg, name).appendChild(el('svg:title', {}, null, lab));
+      let acc = 0;
+      o.series.forEach((s, k) => {
+        const v = s.values[i] || 0;
+        if (v <= 0) return;
+        el('svg:rect', { x: sx(acc), y: y + 3, width: Math.max(1, sx(acc + v) - sx(acc)), height: rowH - 6, fill: s.color || COLORS[k % COLORS.length], class: 'bar' }, svg)
+          .appendChild(el('svg:title', {}, null, lab + ' \u2014 ' + s.label + ': ' + fmt(v)));
+        acc += v;
+      });
+      el('svg:text', { x: sx(acc) + 4, y: y + 14, class: 'val' }, svg, fmt(totals[i]));
+    });
+    if (o.series.length > 1) legend(parent, o.series.map((s, k) => ({ color: s.color || COLORS[k % COLORS.length], label: s.label })));
+    return svg;
+  }
+
+  /* Vertical stacked bars, one per column: o.columns (x labels), o.series =
+   * [{label, values}], o.fmt (values), o.yTitle, o.xTitle, o.attrs. A column
+   * far above the rest (a warm-up step: more than 3x the median total) is
+   * clipped at the axis top, drawn with a red cap and labelled with its
+   * value, so it does not flatten the others. */
+  function stackedBars(parent, o) {
+    const n = o.columns.length;
+    if (!n) return null;
+    const totals = o.columns.map((_, c) => o.series.reduce((a, s) => a + (s.values[c] > 0 ? s.values[c] : 0), 0));
+    const sorted = totals.slice().sort((a, b) => a - b), median = sorted[Math.floor((n - 1) / 2)];
+    const max = sorted[n - 1];
+    const rest = sorted.filter(t => t <= 3 * median);
+    const clipAt = o.noClip || n < 3 || max <= 3 * median || !median ? max : Math.max(...rest) * 1.15;
+    const fmt = o.fmt || fmtNum;
+    const f = frame(parent, { x0: -0.5, x1: n - 0.5, xband: true, y0: 0, y1: clipAt || 1, yKind: o.yKind, yfmt: fmt, yTitle: o.yTitle, xTitle: o.xTitle,
+      xticks: columnTicks(n), xfmt: i => String(o.columns[i]), attrs: Object.assign({ 'data-columns': n, 'data-ymax': max }, o.attrs || {}) });
+    const bw = Math.max(1, (W - L - R) / n * 0.8);
+    for (let c = 0; c < n; c++) {
+      let acc = 0;
+      const xc = f.sx(c);
+      const g = el('svg:g', { class: 'col', 'data-column': o.columns[c], 'data-total': totals[c] }, f.svg);
+      o.series.forEach((s, k) => {
+        const v = s.values[c] > 0 ? s.values[c] : 0;
+        if (!v) return;
+        const a = Math.min(acc, f.y1), b = Math.min(acc + v, f.y1);
+        acc += v;
+        if (b <= a) return;
+        el('svg:rect', { x: xc - bw / 2, y: f.sy(b), width: bw, height: Math.max(0.5, f.sy(a) - f.sy(b)), fill: s.color || COLORS[k % COLORS.length], class: 'bar' }, g)
+          .appendChild(el('svg:title', {}, null, (o.columnLabel || '') + o.columns[c] + ' \u2014 ' + s.label + ': ' + fmt(v)));
+      });
+      if (totals[c] > f.y1) {
+        el('svg:rect', { x: xc - bw / 2, y: T - 4, width: bw, height: 4, class: 'clip' }, g);
+        el('svg:text', { x: xc, y: T - 7, 'text-anchor': 'middle', class: 'lbl clipped' }, g, fmt(totals[c]));
+      } else if (n <= 24) {
+        el('svg:text', { x: xc, y: f.sy(totals[c]) - 3, 'text-anchor': 'middle', class: 'val' }, g, fmt(totals[c]));
+      }
+    }
+    legend(parent, o.series.map((s, k) => ({ color: s.color || COLORS[k % COLORS.length], label: s.label })));
+    if (clipAt < max) el('p', { class: 'note' }, parent, 'Columns marked red are taller than the axis (e.g. a warm-up step); their total is written above them.');
+    return f.svg;
+  }
+
+  /* at most ~12 evenly spaced column indexes, always the first and the last */
+  function columnTicks(n) {
+    const step = Math.max(1, Math.ceil(n / 12));
+    const t = [];
+    for (let i = 0; i < n; i += step) t.push(i);
+    if (t[t.length - 1] !== n - 1) { if (n - 1 - t[t.length - 1] < step / 2) t.pop(); t.push(n - 1); }
+    return t;
+  }
+
+  /* ---- table ------------------------------------------------------------------------ */
+  /* columns [{key, label, fmt, align: 'l'|'r', title}], rows [objects];
+   * opts {sortBy, desc (default true), search, limit, id}. Click a header to
+   * sort; the search box filters on every text column. Returns {table,
+   * setRows(rows)} so a view can refilter. */
+  function table(parent, columns, rows, opts) {
+    opts = opts || {};
+    const wrap = el('div', { class: 'tp-table-wrap' }, parent);
+    let q = '';
+    if (opts.search) {
+      const inp = el('input', { type: 'search', class: 'tp-search', placeholder: 'search' }, wrap);
+      inp.addEventListener('input', () => { q = inp.value.toLowerCase(); draw(); });
+    }
+    const t = el('table', { id: opts.id }, wrap);
+    const hr = el('tr', {}, el('thead', {}, t));
+    const tb = el('tbody', {}, t);
+    const note = el('p', { class: 'note' }, wrap);
+    let key = opts.sortBy, desc = opts.desc !== false, data = rows;
+    const ths = columns.map((c, i) => {
+      const th = el('th', { class: c.align === 'l' ? 'l' : 'r', 'data-col': i, 'data-key': c.key, title: c.title }, hr, c.label);
+      th.addEventListener('click', () => { desc = key === c.key ? !desc : c.align !== 'l'; key = c.key; draw(); });
+      return th;
+    });
+    function draw() {
+      let list = data;
+      if (q) list = list.filter(r => columns.some(c => typeof r[c.key] === 'string' && r[c.key].toLowerCase().includes(q)));
+      if (key !== undefined) {
+        list = list.slice().sort((a, b) => {
+          const x = a[key], y = b[key];
+          const r = typeof x === 'string' || typeof y === 'string' ? String(x).localeCompare(String(y)) : (x === null || x === undefined ? -Infinity : x) - (y === null || y === undefined ? -Infinity : y);
+          return desc ? -r : r;
+        });
+      }
+      ths.forEach((th, i) => th.setAttribute('aria-sort', columns[i].key === key ? (desc ? 'descending' : 'ascending') : 'none'));
+      tb.textContent = '';
+      const shown = opts.limit ? list.slice(0, opts.limit) : list;
+      for (const r of shown) {
+        const tr = el('tr', {}, tb);
+        for (const c of columns) {
+          const v = r[c.key];
+          el('td', { class: c.align === 'l' ? 'l' : 'r', title: c.align === 'l' ? v : undefined }, tr, c.fmt ? c.fmt(v, r) : v === null || v === undefined ? '-' : typeof v === 'number' ? fmtNum(v) : v);
+        }
+      }
+      note.textContent = shown.length < list.length ? 'Showing ' + shown.length + ' of ' + list.length + ' rows.' : list.length ? '' : 'No rows.';
+    }
+    draw();
+    return { table: t, setRows: r => { data = r; draw(); } };
+  }
+
+  function card(root, title, id) {
+    const c = el('div', { class: 'card', id: id }, root);
+    if (title) el('h2', {}, c, title);
+    return c;
+  }
+
+  /* ---- the page ---------------------------------------------------------------------- */
+  function select(key) {
+    for (const b of document.querySelectorAll('#tabs button')) b.setAttribute('aria-selected', b.dataset.view === key ? 'true' : 'false');
+    for (const s of document.querySelectorAll('main>section.view')) s.hidden = s.dataset.view !== key;
+    if (history.replaceState) history.replaceState(null, '', '#' + key);
+  }
+
+  function start() {
+    const D = JSON.parse(document.getElementById('trainprof-data').textContent);
+    const meta = D.meta || {};
+    document.getElementById('title').textContent = 'trainprof report: ' + (meta.title || '');
+    document.getElementById('subtitle').textContent = (meta.input || '') + (meta.kind ? ' (' + meta.kind + ')' : '');
+    const tabs = document.getElementById('tabs'), main = document.getElementById('views');
+    const missing = meta.missing || {};
+    let first = null;
+    views.sort((a, b) => (a.order || 0) - (b.order || 0));
+    for (const v of views) {
+      const data = D[v.key];
+      const b = el('button', { type: 'button', role: 'tab', 'data-view': v.key }, tabs, v.title);
+      const sec = el('section', { class: 'view', id: 'view-' + v.key, 'data-view': v.key }, main);
+      b.addEventListener('click', () => select(v.key));
+      if (data === null || data === undefined) {
+        b.classList.add('missing');
+        b.title = 'not in this trace';
+        el('p', { class: 'note card missing' }, sec, v.title + ' is not in this input' + (missing[v.key] || v.missing ? ': ' + (missing[v.key] || v.missing) : '.'));
+        continue;
+      }
+      try {
+        v.render(sec, data, D);
+        if (!first) first = v.key;
+      } catch (e) {
+        b.classList.add('failed');
+        el('div', { class: 'error card' }, sec, 'This view could not be drawn: ' + e + (e && e.stack ? '\n' + e.stack : ''));
+        console.error('trainprof view ' + v.key + ':', e);
+      }
+    }
+    if (meta.left_out && meta.left_out.length) {
+      const p = el('div', { class: 'note', id: 'left-out' }, main);
+      for (const s of meta.left_out) el('div', {}, p, s);
+    }
+    const want = location.hash.slice(1);
+    select(views.some(v => v.key === want) ? want : first || (views[0] && views[0].key));
+  }
+
+  return { view, el, card, start, fmtNum, fmtDur, durUnit, fmtBytes, bytesUnit, fmtPct, niceTicks, tickFormat, table, barChart, lineChart, stackedBars, legend, COLORS, W, H };
+})();
