@@ -50,10 +50,14 @@ typedef struct tpa_view_class {
 /* ---- the views: one line each, in the page data's key order ------------------------ */
 extern const tpa_view_class tpa_view_overview;   /* view_overview.c */
 extern const tpa_view_class tpa_view_memory;     /* view_memory.c */
+extern const tpa_view_class tpa_view_timeline;   /* view_timeline.c */
+extern const tpa_view_class tpa_view_distributed; /* view_distributed.c */
 
 /* The builder's list (html_build.c): add your view's line. */
 #define TPA_VIEW_LIST \
     &tpa_view_overview, \
-    &tpa_view_memory,
+    &tpa_view_memory, \
+    &tpa_view_timeline, \
+    &tpa_view_distributed,
 
 #endif

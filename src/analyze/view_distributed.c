@@ -21,8 +21,6 @@
 #define TPA_DIST_STEPS 1000
 #define TPA_DIST_RANKS 1024
 
-extern const tpa_view_class tpa_view_distributed;
-
 typedef struct dist_rank {
     int64_t hint;                 /* rank<r> in the path, else -1 */
     char source[512];

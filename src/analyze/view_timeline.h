@@ -89,6 +89,4 @@ int tpa_tl_pick(const tpa_tl *t, long idx[3]);
 /* The view's JSON value (view_timeline_json.c). */
 void tpa_tl_json(tpa_tl *t, tpu_json *j);
 
-extern const tpa_view_class tpa_view_timeline;
-
 #endif

@@ -10,7 +10,6 @@
 #include "analyze/view.h"
 #include "tp_test.h"
 
-extern const tpa_view_class tpa_view_distributed;
 
 /* What the builder does: every file once, every event to the collector. */
 static char *run_view(const tpa_view_class *vc, const char *const *files, int n, bool job_dir)

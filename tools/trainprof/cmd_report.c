@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "analyze/html.h"
 #include "analyze/render.h"
 #include "trainprof.h"
 #include "cli_common.h"
@@ -84,7 +85,7 @@ static int parse(int argc, char **argv, report_args *a)
         }
     }
     if (!a->nfiles) return cli_fail(cmd, "no trace file given");
-    if (a->html && a->nfiles != 1) return cli_fail(cmd, "--html takes one trace file or run directory");
+    if (a->html && a->nfiles > 64) return cli_fail(cmd, "--html takes one trace file, run or job directory, or up to 64 rank traces");
     return 0;
 }
 
@@ -96,6 +97,11 @@ int cmd_report(int argc, char **argv)
     memset(&a, 0, sizeof a);
     int rc = parse(argc, argv, &a);
     if (rc) return rc < 0 ? CLI_OK : rc;
+    if (a.html && a.nfiles > 1) { /* the ranks of a job */
+        tpa_error err;
+        if (tpa_report_html_traces(a.files, a.nfiles, a.html, &err) != 0) return cli_error(&err);
+        return CLI_OK;
+    }
     if (a.html) {
         tp_error e;
         if (tp_report_html(a.files[0], a.html, &e) != 0) {

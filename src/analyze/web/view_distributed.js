@@ -5,6 +5,10 @@
  * of the same ranks, so every number here equals the CLI's. */
 (function () {
   'use strict';
+  /* table cells get (value, row): the row must not reach the unit argument */
+  function dur(v) { return TP.fmtDur(v); }
+  function bytes(v) { return TP.fmtBytes(v); }
+  function num(v) { return TP.fmtNum(v); }
   var PARTS = ['computation', 'overlap', 'communication', 'other'];
 
   function mean(a) {
@@ -15,11 +19,10 @@
 
   function summary(root, X) {
     var J = X.job || {}, st = J.straggler || {}, ck = J.clock || {};
-    var p = TP.el('p', {'class': 'dist-summary'}, root);
+    var p = TP.el('p', {'class': 'dist-summary'}, TP.card(root, 'Job', 'dist-job'));
     p.textContent = X.ranks.length + ' ranks' + (J.world_size > 0 ? ' of a world of ' + J.world_size : '') +
       ', ' + J.steps + ' steps' + (J.format ? ' (' + J.format + ' traces)' : '') + '.';
-    var s = TP.el('div', {'class': 'dist-straggler'}, root);
-    TP.el('h3', null, s, 'Straggler');
+    var s = TP.card(root, 'Straggler', 'dist-straggler');
     if (st.persistent) {
       TP.el('p', {'class': 'dist-straggler-rank'}, s, 'Rank ' + st.rank + ' is the slowest in ' +
         Math.round(100 * st.share) + '% of the contested steps (' + st.steps + ' of ' + st.contested_steps +
@@ -30,25 +33,24 @@
         Math.round(100 * (st.share || 0)) + '% of the steps)' : '') + '.');
     }
     (J.findings || []).forEach(function (f) { TP.el('p', {'class': 'dist-finding'}, s, f); });
-    var c = TP.el('div', {'class': 'dist-clock'}, root);
-    TP.el('h3', null, c, 'Clock alignment');
+    var c = TP.card(root, 'Clock alignment', 'dist-clock');
     TP.el('p', null, c, (ck.unsynced_ranks ? ck.unsynced_ranks + ' rank(s) without a measured clock offset; ' :
       'every rank\'s clock offset measured; ') + 'largest clock error ' + TP.fmtDur(ck.max_error_ns || 0) +
       '; median spread of a step\'s start across ranks ' + TP.fmtDur(ck.start_spread_p50_ns || 0) + '.');
     TP.table(c, [
-      {key: 'rank', label: 'Rank', align: 'right'},
-      {key: 'wall', label: 'Wall clock'},
-      {key: 'synced', label: 'Offset measured'},
-      {key: 'err', label: 'Clock error', fmt: TP.fmtDur, align: 'right'},
-      {key: 'first', label: 'First step starts', fmt: function (v) { return v === null ? '\u2013' : '+' + TP.fmtDur(v); }, align: 'right'}
+      {key: 'rank', label: 'Rank', align: 'r'},
+      {key: 'wall', label: 'Wall clock', align: 'l'},
+      {key: 'synced', label: 'Offset measured', align: 'l'},
+      {key: 'err', label: 'Clock error', fmt: dur, align: 'r'},
+      {key: 'first', label: 'First step starts', fmt: function (v) { return v === null ? '\u2013' : '+' + TP.fmtDur(v); }, align: 'r'}
     ], X.ranks.map(function (r) {
       return {rank: r.rank, wall: r.wall_clock ? 'yes' : 'no (relative times)', synced: r.synced ? 'yes' : 'no',
         err: r.clock_error_ns, first: r.first_start_ns === undefined ? null : r.first_start_ns};
-    }), {sortBy: 'rank'});
+    }), {sortBy: 'rank', desc: false});
   }
 
-  function perRank(root, X) {
-    TP.el('h3', null, root, 'Ranks');
+  function perRank(card, X) {
+    var root = TP.card(card, 'Ranks', 'dist-ranks');
     var rows = (X.job.per_rank || []).map(function (w) {
       var r = X.ranks.filter(function (k) { return k.rank === w.rank; })[0] || {steps: {}};
       var o = {rank: w.rank, host: w.host, steps: w.steps, mean: w.mean_ns, p50: w.p50_ns, p90: w.p90_ns,
@@ -58,32 +60,32 @@
       return o;
     });
     TP.table(root, [
-      {key: 'rank', label: 'Rank', align: 'right'},
-      {key: 'host', label: 'Host'},
-      {key: 'steps', label: 'Steps', fmt: TP.fmtNum, align: 'right'},
-      {key: 'mean', label: 'Mean step', fmt: TP.fmtDur, align: 'right'},
-      {key: 'p50', label: 'p50', fmt: TP.fmtDur, align: 'right'},
-      {key: 'p90', label: 'p90', fmt: TP.fmtDur, align: 'right'},
-      {key: 'max', label: 'Max', fmt: TP.fmtDur, align: 'right'},
-      {key: 'compute', label: 'Outside collectives', fmt: TP.fmtDur, align: 'right'},
-      {key: 'comm', label: 'In collectives', fmt: TP.fmtDur, align: 'right'},
-      {key: 'wait', label: 'Wait', fmt: TP.fmtDur, align: 'right'},
-      {key: 'bytes', label: 'Bytes / step', fmt: TP.fmtBytes, align: 'right'},
-      {key: 'slow', label: 'Slowest in', fmt: TP.fmtNum, align: 'right'}
-    ], rows, {sortBy: 'rank'});
-    TP.el('h3', null, root, 'Per rank: where a step goes (mean per step)');
-    TP.el('p', {'class': 'hint'}, root, 'Computation: GPU work (the training thread\'s spans on a CPU-only rank) ' +
+      {key: 'rank', label: 'Rank', align: 'r'},
+      {key: 'host', label: 'Host', align: 'l'},
+      {key: 'steps', label: 'Steps', fmt: num, align: 'r'},
+      {key: 'mean', label: 'Mean step', fmt: dur, align: 'r'},
+      {key: 'p50', label: 'p50', fmt: dur, align: 'r'},
+      {key: 'p90', label: 'p90', fmt: dur, align: 'r'},
+      {key: 'max', label: 'Max', fmt: dur, align: 'r'},
+      {key: 'compute', label: 'Outside collectives', fmt: dur, align: 'r'},
+      {key: 'comm', label: 'In collectives', fmt: dur, align: 'r'},
+      {key: 'wait', label: 'Wait', fmt: dur, align: 'r'},
+      {key: 'bytes', label: 'Bytes / step', fmt: bytes, align: 'r'},
+      {key: 'slow', label: 'Slowest in', fmt: num, align: 'r'}
+    ], rows, {sortBy: 'rank', desc: false});
+    root = TP.card(card, 'Per rank: where a step goes (mean per step)', 'dist-split');
+    TP.el('p', {'class': 'note'}, root, 'Computation: GPU work (the training thread\'s spans on a CPU-only rank) ' +
       'outside collectives; overlap: collectives running during computation; communication: collectives alone; ' +
       'other: neither (input, launch gaps, idle).');
-    TP.stackedBars(root, {
+    TP.barChart(root, {
       labels: rows.map(function (r) { return 'rank ' + r.rank; }),
-      series: PARTS.map(function (p) { return {name: p, values: rows.map(function (r) { return r[p]; })}; }),
-      unit: 'ns'
+      series: PARTS.map(function (p) { return {label: p, values: rows.map(function (r) { return r[p]; })}; }),
+      fmt: dur, kind: 'ns', attrs: {'data-chart': 'rank-split'}
     });
   }
 
-  function perStep(root, X) {
-    TP.el('h3', null, root, 'Per step, one rank');
+  function perStep(card, X) {
+    var root = TP.card(card, 'Per step, one rank', 'dist-steps');
     var bar = TP.el('p', null, root, 'Rank: ');
     var sel = TP.el('select', {'class': 'dist-rank'}, bar);
     X.ranks.forEach(function (r, i) { TP.el('option', {value: String(i)}, sel, String(r.rank)); });
@@ -91,19 +93,20 @@
     function show() {
       box.textContent = '';
       var r = X.ranks[+sel.value], s = r.steps;
-      if (r.stride > 1) TP.el('p', {'class': 'hint'}, box, 'Every ' + r.stride + 'th of ' + r.steps_total + ' steps shown.');
+      if (r.stride > 1) TP.el('p', {'class': 'note'}, box, 'Every ' + r.stride + 'th of ' + r.steps_total + ' steps shown.');
       TP.stackedBars(box, {
-        labels: s.num.map(function (n) { return '#' + n; }),
-        series: PARTS.map(function (p) { return {name: p, values: s[p]}; }),
-        unit: 'ns'
+        columns: s.num,
+        series: PARTS.map(function (p) { return {label: p, values: s[p]}; }),
+        fmt: dur, yKind: 'ns', yTitle: 'time per step', xTitle: 'step', columnLabel: 'step ',
+        attrs: {'data-chart': 'rank-steps', 'data-rank': r.rank}
       });
     }
     sel.addEventListener('change', show);
     show();
   }
 
-  function collectives(root, X) {
-    TP.el('h3', null, root, 'Collectives');
+  function collectives(card, X) {
+    var root = TP.card(card, 'Collectives', 'dist-collectives');
     var rows = [];
     X.ranks.forEach(function (r) {
       r.collectives.forEach(function (c) {
@@ -113,13 +116,13 @@
     });
     if (!rows.length) { TP.el('p', null, root, 'No collective in these traces.'); return; }
     TP.table(root, [
-      {key: 'rank', label: 'Rank', align: 'right'},
-      {key: 'name', label: 'Collective'},
-      {key: 'where', label: 'Timed from'},
-      {key: 'calls', label: 'Calls', fmt: TP.fmtNum, align: 'right'},
-      {key: 'total', label: 'Total', fmt: TP.fmtDur, align: 'right'},
-      {key: 'mean', label: 'Mean', fmt: TP.fmtDur, align: 'right'},
-      {key: 'bytes', label: 'Bytes', fmt: TP.fmtBytes, align: 'right'}
+      {key: 'rank', label: 'Rank', align: 'r'},
+      {key: 'name', label: 'Collective', align: 'l'},
+      {key: 'where', label: 'Timed from', align: 'l'},
+      {key: 'calls', label: 'Calls', fmt: num, align: 'r'},
+      {key: 'total', label: 'Total', fmt: dur, align: 'r'},
+      {key: 'mean', label: 'Mean', fmt: dur, align: 'r'},
+      {key: 'bytes', label: 'Bytes', fmt: bytes, align: 'r'}
     ], rows, {sortBy: 'total', search: true});
   }
 
@@ -132,8 +135,7 @@
       collectives(root, X);
       var warn = (X.job && X.job.warnings) || [];
       if (warn.length || X.ranks_left_out) {
-        TP.el('h3', null, root, 'Warnings');
-        var ul = TP.el('ul', null, root);
+        var ul = TP.el('ul', null, TP.card(root, 'Warnings', 'dist-warnings'));
         warn.forEach(function (w) { TP.el('li', null, ul, w); });
         if (X.ranks_left_out) TP.el('li', null, ul, X.ranks_left_out + ' more ranks left out of the page.');
       }

@@ -67,12 +67,13 @@
     return [lo, hi];
   }
 
-  function render(root, T) {
+  function render(section, T) {
+    var root = TP.card(section, 'Timeline', 'tl-card');
     var head = TP.el('div', {'class': 'tl-head'}, root);
-    TP.el('p', {'class': 'tl-note'}, head, T.note);
+    TP.el('p', {'class': 'note tl-note'}, head, T.note);
     var files = (T.files || []).filter(function (f) { return f; });
     if (files.length) {
-      var p = TP.el('p', {'class': 'tl-open'}, head, 'The whole trace' + (files.length > 1 ? 's' : '') + ': ');
+      var p = TP.el('p', {'class': 'note tl-open'}, head, 'The whole trace' + (files.length > 1 ? 's' : '') + ': ');
       files.forEach(function (f, i) { TP.el('code', null, p, f + (i + 1 < files.length ? ', ' : '')); });
       p.appendChild(document.createTextNode(' \u2014 open it in '));
       TP.el('a', {href: 'https://ui.perfetto.dev', target: '_blank', rel: 'noopener'}, p, 'ui.perfetto.dev');
@@ -97,7 +98,7 @@
         setView(s.start - m, s.start + s.dur + m);
       });
     });
-    TP.el('span', {'class': 'tl-keys'}, bar, 'wheel / W S: zoom \u00b7 drag / A D: pan \u00b7 0: all \u00b7 click: details');
+    TP.el('span', {'class': 'note tl-keys'}, bar, 'wheel / W S: zoom \u00b7 drag / A D: pan \u00b7 0: all \u00b7 click: details');
     var wrap = TP.el('div', {'class': 'tl-wrap', tabindex: '0'}, root);
     wrap.style.cssText = 'position:relative;overflow-y:auto;max-height:72vh;border:1px solid #ddd;outline:none';
     var canvas = TP.el('canvas', {'class': 'tl-canvas'}, wrap);
@@ -376,7 +377,9 @@
     };
     size();
     draw();
-    window.addEventListener('resize', function () { size(); draw(); });
+    var lastW = width;
+    if (window.ResizeObserver) /* drawn while its tab is hidden: redraw when shown or resized */
+      new ResizeObserver(function () { if (wrap.clientWidth && wrap.clientWidth !== lastW) { size(); lastW = width; draw(); } }).observe(wrap);
   }
 
   TP.view({
