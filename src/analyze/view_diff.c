@@ -2,7 +2,10 @@
  * by absolute change, including those in one run only; step pairs; the
  * per-step breakdown of both runs; the findings that moved) as JSON. */
 #include "view_diff.h"
+#include "html.h"
+#include "view.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static void run_json(tpu_json *j, const char *key, const tpa_diagnosis *x)
@@ -104,4 +107,49 @@ void tpa_view_diff_json(tpu_json *j, const tpa_diff *d, const tpa_diagnosis *a, 
     ops_json(j, d);
     findings_json(j, d);
     tpu_json_end_object(j);
+}
+
+static const char *base_name(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    return b && b[1] ? b + 1 : path;
+}
+
+int tpa_diff_html(const char *out, const tpa_diff *d, const tpa_diagnosis *a, const tpa_diagnosis *b,
+                  tpa_error *err)
+{
+    static const tpa_view_class *const views[] = { TPA_VIEW_LIST };
+    tpu_buf data = {0};
+    tpu_json j;
+    tpu_json_init(&j, &data, 0);
+    tpu_json_begin_object(&j);
+    tpu_json_key(&j, "meta");
+    tpu_json_begin_object(&j);
+    char title[600];
+    snprintf(title, sizeof title, "%.280s vs %.280s", base_name(a->path), base_name(b->path));
+    tpu_json_kv_string(&j, "title", title);
+    snprintf(title, sizeof title, "A: %.280s, B: %.280s", a->path, b->path);
+    tpu_json_kv_string(&j, "input", title);
+    tpu_json_kv_string(&j, "kind", "diff");
+    tpu_json_key(&j, "traces");
+    tpu_json_begin_array(&j);
+    tpu_json_string(&j, a->path);
+    tpu_json_string(&j, b->path);
+    tpu_json_end_array(&j);
+    tpu_json_key(&j, "left_out");
+    tpu_json_begin_array(&j);
+    tpu_json_end_array(&j);
+    tpu_json_key(&j, "missing");
+    tpu_json_begin_object(&j);
+    for (size_t v = 0; v < sizeof views / sizeof views[0]; v++)
+        tpu_json_kv_string(&j, views[v]->key, "this page compares two runs: `trainprof report --html OUT TRACE` "
+                                              "draws this view of each run");
+    tpu_json_end_object(&j);
+    tpu_json_end_object(&j);
+    tpu_json_key(&j, "diff");
+    tpa_view_diff_json(&j, d, a, b);
+    tpu_json_end_object(&j);
+    int rc = tpa_html_write_page(&data, out, err);
+    tpu_buf_free(&data);
+    return rc;
 }

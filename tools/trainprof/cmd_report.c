@@ -10,7 +10,7 @@
 
 static const char USAGE[] =
     "usage: trainprof report [options] FILE...\n"
-    "       trainprof report --html OUT.html TRACE|RUN_DIR\n"
+    "       trainprof report --html OUT.html TRACE|RUN_DIR|JOB_DIR|RANK_TRACE...\n"
     "Per-operation table like torch's key_averages().table(): calls, self time,\n"
     "self %, total, avg, min, max. Host ops and one table per GPU device.\n"
     "FILE: Chrome/Kineto/trainprof trace, JSON array or object form, .gz ok, - = stdin.\n\n"
@@ -26,7 +26,8 @@ static const char USAGE[] =
     "  --json          machine-readable output\n"
     "  --html OUT      one self-contained HTML page instead (step time, throughput, memory,\n"
     "                  step breakdown, top operations, findings, configuration) from a\n"
-    "                  trace or a run directory; opens offline in any browser\n"
+    "                  trace or a run directory; opens offline in any browser; a job\n"
+    "                  directory or several rank traces add the Distributed view\n"
     "Exit: 0 ok, 2 bad input.\n";
 
 typedef struct report_args {

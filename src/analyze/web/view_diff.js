@@ -13,7 +13,7 @@
   function fmtPct(v) {
     if (v === Infinity) return 'new';
     if (!isFinite(v)) return '\u2013';
-    return (v > 0 ? '+' : '') + v.toFixed(1) + '%';
+    return (v > 0 ? '+' : v < 0 ? '\u2212' : '') + Math.abs(v).toFixed(1) + '%';
   }
   function fmtSigned(ns) { return (ns > 0 ? '+' : ns < 0 ? '\u2212' : '') + TP.fmtDur(Math.abs(ns)); }
 
@@ -88,7 +88,7 @@
       return {name: o.name, kind: o.kind, status: o.status === 'both' ? 'A and B' : o.status === 'new' ? 'B only (new)' : 'A only (gone)',
         calls_a: o.calls_a, calls_b: o.calls_b, total_a: o.total_a_ns, total_b: o.total_b_ns, change: o.change_ns,
         impact: Math.abs(o.change_ns), pct: pct(o.total_a_ns, o.total_b_ns)};
-    }), {sortBy: 'impact', search: true, limit: 200, id: 'diff-ops-table'});
+    }), {sortBy: 'impact', search: true, limit: 50, id: 'diff-ops-table'});
   }
 
   function findings(card, X) {
@@ -104,7 +104,7 @@
     ], X.findings.map(function (f) {
       var d = 100 * (f.share_b - f.share_a);
       return {id: f.id, title: f.title, a: f.in_a ? (100 * f.share_a).toFixed(1) + '%' : '\u2013',
-        b: f.in_b ? (100 * f.share_b).toFixed(1) + '%' : '\u2013', pts: (d > 0 ? '+' : '') + d.toFixed(1) + ' pts', verdict: f.verdict};
+        b: f.in_b ? (100 * f.share_b).toFixed(1) + '%' : '\u2013', pts: (d > 0 ? '+' : d < 0 ? '\u2212' : '') + Math.abs(d).toFixed(1) + ' pts', verdict: f.verdict};
     }), {});
   }
 
