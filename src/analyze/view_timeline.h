@@ -27,7 +27,7 @@
 #endif
 #define TPA_TL_MAX_STEPS (1u << 20)      /* steps remembered (24 bytes each) */
 #define TPA_TL_RAW_MAX 4096u             /* longer events keep their name, not their args */
-#define TPA_TL_NAME_MAX 512u
+#define TPA_TL_NAME_MAX 4096u            /* longer names are cut (in bytes) */
 #define TPA_TL_META_MAX 4096u            /* process/thread names kept */
 #define TPA_TL_ARGS_BYTES (4u << 20)     /* args text written into the page, in all */
 

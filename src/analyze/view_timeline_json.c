@@ -18,7 +18,7 @@
 #define TL_MAX_SERIES 48
 #define TL_MAX_ROWS 4096
 
-typedef struct row_key { uint16_t file; bool gpu; int64_t pid, tid; } row_key;
+typedef struct row_key { uint16_t file; bool gpu; int64_t pid, tid; size_t rec; } row_key;
 
 typedef struct series {
     uint16_t file;
@@ -80,7 +80,7 @@ static uint64_t mark_longest(tpa_tl *t, bool *mark, const tpa_tl_step *s, size_t
 
 static int32_t row_for(emit *e, const tpa_tl_rec *r)
 {
-    row_key k = {r->file, tpa_kind_is_gpu(r->kind), r->pid, r->tid};
+    row_key k = {r->file, tpa_kind_is_gpu(r->kind), r->pid, r->tid, (size_t)(r - e->t->rec)};
     for (size_t i = e->n_rows; i-- > 0;) /* few rows; the last one found is usually it */
         if (e->rows[i].file == k.file && e->rows[i].pid == k.pid && e->rows[i].tid == k.tid &&
             e->rows[i].gpu == k.gpu)
@@ -99,6 +99,15 @@ static const char *meta_name(const tpa_tl *t, uint16_t file, bool thread, int64_
     return NULL;
 }
 
+/* A string pid or tid as the trace spells it ("Spans", "Traces"), else n. */
+static void id_text(const tpa_tl *t, const tpa_tl_rec *r, const char *key, const char *word, int64_t n,
+                    char *out, size_t cap)
+{
+    const char *raw = t->arena + r->off + r->name_n, *v = r->raw_n ? tpa_obj_find(raw, raw + r->raw_n, key) : NULL;
+    if (v && *v == '"' && tpa_value_str(v, raw + r->raw_n, out, cap)) return;
+    snprintf(out, cap, "%s %" PRId64, word, n);
+}
+
 static void json_rows(emit *e, tpu_json *j)
 {
     tpu_json_key(j, "rows");
@@ -107,9 +116,9 @@ static void json_rows(emit *e, tpu_json *j)
         const row_key *k = &e->rows[i];
         const char *pn = meta_name(e->t, k->file, false, k->pid, 0), *tn = meta_name(e->t, k->file, true, k->pid, k->tid);
         char label[256];
-        char pbuf[40], tbuf[40];
-        snprintf(pbuf, sizeof pbuf, "pid %" PRId64, k->pid);
-        snprintf(tbuf, sizeof tbuf, "%s %" PRId64, k->gpu ? "stream" : "tid", k->tid);
+        char pbuf[64], tbuf[64];
+        id_text(e->t, &e->t->rec[k->rec], "pid", "pid", k->pid, pbuf, sizeof pbuf);
+        id_text(e->t, &e->t->rec[k->rec], "tid", k->gpu ? "stream" : "tid", k->tid, tbuf, sizeof tbuf);
         snprintf(label, sizeof label, "%s / %s", pn ? pn : pbuf, tn ? tn : tbuf);
         tpu_json_begin_object(j);
         tpu_json_kv_string(j, "name", label);
