@@ -119,7 +119,7 @@ static void json_rows(emit *e, tpu_json *j)
         char pbuf[64], tbuf[64];
         id_text(e->t, &e->t->rec[k->rec], "pid", "pid", k->pid, pbuf, sizeof pbuf);
         id_text(e->t, &e->t->rec[k->rec], "tid", k->gpu ? "stream" : "tid", k->tid, tbuf, sizeof tbuf);
-        snprintf(label, sizeof label, "%s / %s", pn ? pn : pbuf, tn ? tn : tbuf);
+        snprintf(label, sizeof label, "%s / %s", pn && *pn ? pn : pbuf, tn && *tn ? tn : tbuf);
         tpu_json_begin_object(j);
         tpu_json_kv_string(j, "name", label);
         tpu_json_kv_string(j, "kind", k->gpu ? "gpu" : "thread");

@@ -17,6 +17,15 @@
     return a.length ? s / a.length : 0;
   }
 
+  /* Steps over 3x the rank's median (a warm-up step) are left out of its
+   * means so they do not flatten the others; the page says which. */
+  function typical(st) {
+    var d = (st.dur || []).slice().sort(function (a, b) { return a - b; }), med = d.length ? d[(d.length - 1) >> 1] : 0;
+    var ok = (st.dur || []).map(function (v) { return d.length < 3 || v <= 3 * med; });
+    var left = (st.num || []).filter(function (_, i) { return !ok[i]; });
+    return {ok: ok, left: left};
+  }
+
   function summary(root, X) {
     var J = X.job || {}, st = J.straggler || {}, ck = J.clock || {};
     var p = TP.el('p', {'class': 'dist-summary'}, TP.card(root, 'Job', 'dist-job'));
@@ -56,7 +65,9 @@
       var o = {rank: w.rank, host: w.host, steps: w.steps, mean: w.mean_ns, p50: w.p50_ns, p90: w.p90_ns,
         max: w.max_ns, compute: w.compute_mean_ns, comm: w.comm_mean_ns, wait: w.wait_mean_ns,
         bytes: w.bytes_per_step, slow: w.straggler_steps};
-      PARTS.forEach(function (p) { o[p] = mean(r.steps[p] || []); });
+      var keep = typical(r.steps);
+      PARTS.forEach(function (p) { o[p] = mean((r.steps[p] || []).filter(function (_, i) { return keep.ok[i]; })); });
+      o.left = keep.left;
       return o;
     });
     TP.table(root, [
@@ -77,6 +88,11 @@
     TP.el('p', {'class': 'note'}, root, 'Computation: GPU work (the training thread\'s spans on a CPU-only rank) ' +
       'outside collectives; overlap: collectives running during computation; communication: collectives alone; ' +
       'other: neither (input, launch gaps, idle).');
+    var out = rows.filter(function (r) { return r.left.length; }).map(function (r) {
+      return 'rank ' + r.rank + ': step' + (r.left.length > 1 ? 's #' : ' #') + r.left.join(', #');
+    });
+    if (out.length) TP.el('p', {'class': 'note'}, root, 'Left out of these means as over 3\u00d7 their rank\'s median ' +
+      '(warm-up): ' + out.join('; ') + '. The table above and the chart below keep them.');
     TP.barChart(root, {
       labels: rows.map(function (r) { return 'rank ' + r.rank; }),
       series: PARTS.map(function (p) { return {label: p, values: rows.map(function (r) { return r[p]; })}; }),

@@ -132,12 +132,12 @@
       ctx.font = '11px sans-serif';
       ctx.textBaseline = 'middle';
       var ticks = TP.niceTicks(view.lo, view.hi, Math.max(2, Math.floor((width - LABEL_W) / 110)));
-      var step = ticks.length > 1 ? ticks[1] - ticks[0] : 0;
+      var step = ticks.length > 1 ? ticks[1] - ticks[0] : 0, tf = TP.tickFormat(ticks, 'ns');
       ticks.forEach(function (t) {
         var px = x(t);
         if (px < LABEL_W || px > width) return;
         ctx.beginPath(); ctx.moveTo(px + 0.5, AXIS_H - 6); ctx.lineTo(px + 0.5, L.height); ctx.stroke();
-        if (px > LABEL_W + 4) ctx.fillText(TP.fmtDur(t), px + 3, AXIS_H / 2);
+        if (px > LABEL_W + 4) ctx.fillText(tf(t), px + 3, AXIS_H / 2);
       });
       ctx.fillText('time from trace start' + (step ? ' (ticks ' + TP.fmtDur(step) + ')' : ''), 6, AXIS_H / 2);
       (T.steps || []).forEach(function (s) {
@@ -320,7 +320,7 @@
       detail.textContent = '';
       if (e < 0) return;
       TP.el('h4', null, detail, T.names[T.ev[7 * e + 3]]);
-      TP.el('pre', null, detail, describe(e));
+      TP.el('pre', {style: 'white-space:pre-wrap;word-break:break-all;font-size:12px'}, detail, describe(e));
     }
 
     var drag = null;
