@@ -104,7 +104,7 @@ static void id_text(const tpa_tl *t, const tpa_tl_rec *r, const char *key, const
                     char *out, size_t cap)
 {
     const char *raw = t->arena + r->off + r->name_n, *v = r->raw_n ? tpa_obj_find(raw, raw + r->raw_n, key) : NULL;
-    if (v && *v == '"' && tpa_value_str(v, raw + r->raw_n, out, cap)) return;
+    if (v && *v == '"' && tpa_value_str(v, raw + r->raw_n, out, cap) && *out) return;
     snprintf(out, cap, "%s %" PRId64, word, n);
 }
 
