@@ -216,6 +216,18 @@ static int build(page *p, tpu_buf *data, tpa_error *err)
     return 0;
 }
 
+/* Writes the page when rc is 0, then frees p and data; returns rc or the write's error. */
+static int write_and_free(page *p, tpu_buf *data, int rc, const char *out, tpa_error *err)
+{
+    if (rc == 0) rc = tpa_html_write_page(data, out, err);
+    for (int v = 0; v < N_VIEWS; v++)
+        if (p->state[v]) views[v]->free(p->state[v]);
+    for (int i = 0; i < p->n_traces; i++) free(p->traces[i]);
+    tpu_buf_free(data);
+    free(p);
+    return rc;
+}
+
 int tpa_report_html(const char *input, const char *out, tpa_error *err)
 {
     page *p = calloc(1, sizeof *p);
@@ -223,13 +235,7 @@ int tpa_report_html(const char *input, const char *out, tpa_error *err)
     tpu_buf data = {0};
     int rc = resolve(p, input, err);
     if (rc == 0) rc = build(p, &data, err);
-    if (rc == 0) rc = tpa_html_write_page(&data, out, err);
-    for (int v = 0; v < N_VIEWS; v++)
-        if (p->state[v]) views[v]->free(p->state[v]);
-    for (int i = 0; i < p->n_traces; i++) free(p->traces[i]);
-    tpu_buf_free(&data);
-    free(p);
-    return rc;
+    return write_and_free(p, &data, rc, out, err);
 }
 
 /* Several trace files named together (the ranks of a job). */
@@ -252,13 +258,7 @@ int tpa_report_html_traces(const char *const *inputs, int n, const char *out, tp
         snprintf(p->title, sizeof p->title, "%d traces", n);
         rc = build(p, &data, err);
     }
-    if (rc == 0) rc = tpa_html_write_page(&data, out, err);
-    for (int v = 0; v < N_VIEWS; v++)
-        if (p->state[v]) views[v]->free(p->state[v]);
-    for (int i = 0; i < p->n_traces; i++) free(p->traces[i]);
-    tpu_buf_free(&data);
-    free(p);
-    return rc;
+    return write_and_free(p, &data, rc, out, err);
 }
 
 /* ---- the page ------------------------------------------------------------------------ */

@@ -18,33 +18,20 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
-from browser_common import artifacts_dir, browser_or_skip, launch, watch_errors  # noqa: E402
+from browser_common import watch_errors  # noqa: E402
+from view_checks import check, run, shoot, table  # noqa: E402
 
 BIN = os.environ.get("TRAINPROF_BIN", "build/trainprof")
 SRC = os.environ.get("TP_SOURCE_DIR", ".")
 FIX = os.environ.get("TP_FIXTURES", os.path.join(SRC, "..", "shared", "fixtures"))
-FAILS = []
 
 
-def check(cond, msg):
-    if not cond:
-        FAILS.append(msg)
-        print("FAIL:", msg, file=sys.stderr)
-
-
-def run(args):
+def trainprof(args):
     p = subprocess.run([BIN, *args], capture_output=True, text=True)
     check(p.returncode == 0, f"{args}: {p.stderr[-2000:]}")
     return p.stdout
-
-
-def table(page, card):
-    """The rows of a card's table as the page shows them."""
-    return page.evaluate(f"""[...document.querySelectorAll('#{card} tbody tr')].map(tr =>
-        [...tr.querySelectorAll('td')].map(td => td.textContent))""")
 
 
 def fmt(page, fn, v):
@@ -59,7 +46,7 @@ def check_page(browser, html, cli, name, shot=None):
     X = page.evaluate("JSON.parse(document.getElementById('trainprof-data').textContent).distributed")
     # the job part is the CLI's, number for number
     check(X["job"] == cli, f"{name}: the page's job differs from analyze --json")
-    rows = table(page, "dist-ranks")
+    rows = table(page, "#dist-ranks")
     want = sorted(cli["per_rank"], key=lambda w: w["rank"])
     check(len(rows) == len(want), f"{name}: {len(rows)} rank rows vs {len(want)}")
     for row, w in zip(rows, want):
@@ -85,7 +72,7 @@ def check_page(browser, html, cli, name, shot=None):
             check(sum(parts) == s["dur"][i] and min(parts) >= 0, f"{name}: rank {r['rank']} step {s['num'][i]} {parts}")
         coll = sum(c["calls"] for c in r["collectives"])
         check(coll > 0, f"{name}: rank {r['rank']} has collectives")
-    coll_rows = table(page, "dist-collectives")
+    coll_rows = table(page, "#dist-collectives")
     check(len(coll_rows) == sum(len(r["collectives"]) for r in X["ranks"]), f"{name}: collectives rows")
     # the per-step chart follows the rank chosen
     page.select_option("#dist-steps select", index=1)
@@ -93,10 +80,7 @@ def check_page(browser, html, cli, name, shot=None):
           f"{name}: the step chart shows the chosen rank")
     page.select_option("#dist-steps select", index=0)
     if shot:
-        path = os.path.join(artifacts_dir(), shot)
-        page.screenshot(path=path, full_page=True)
-        if os.environ.get("TP_UPDATE_IMAGES"):
-            shutil.copy(path, os.path.join(SRC, "docs", "images", shot))
+        shoot(page, shot, full_page=True)
     check(not errors, f"{name}: console errors {errors}")
     page.close()
     return X
@@ -111,13 +95,13 @@ def kineto(browser, tmp):
     os.makedirs(d)
     for p in ranks:
         shutil.copy(p, d)
-    cli = json.loads(run(["analyze", "--json", d]))
+    cli = json.loads(trainprof(["analyze", "--json", d]))
     html = os.path.join(tmp, "ranks.html")
-    run(["report", "--html", html, *ranks])
+    trainprof(["report", "--html", html, *ranks])
     check_page(browser, html, {**cli, "per_rank": [{**w, "source": ranks[i]} for i, w in enumerate(cli["per_rank"])]},
                "kineto ranks")
     html2 = os.path.join(tmp, "dir.html")
-    run(["report", "--html", html2, d])
+    trainprof(["report", "--html", html2, d])
     check_page(browser, html2, cli, "kineto directory")
 
 
@@ -143,27 +127,16 @@ def ddp(browser, tmp):
     check(len(jobs) == 1, f"one job directory: {jobs}")
     if not jobs:
         return
-    cli = json.loads(run(["analyze", "--json", jobs[0]]))
+    cli = json.loads(trainprof(["analyze", "--json", jobs[0]]))
     html = os.path.join(tmp, "job.html")
-    run(["report", "--html", html, jobs[0]])
+    trainprof(["report", "--html", html, jobs[0]])
     X = check_page(browser, html, cli, "gloo DDP job", "report_distributed.png")
     check(cli["straggler"]["rank"] == 1 and cli["straggler"]["persistent"], f"DDP straggler {cli['straggler']}")
     check(all(r["synced"] for r in X["ranks"]), "DDP ranks' clocks synced")
 
 
 def main():
-    sp = browser_or_skip()
-    tmp = tempfile.mkdtemp(prefix="tp_dist_")
-    try:
-        with sp() as p:
-            browser = launch(p)
-            kineto(browser, tmp)
-            ddp(browser, tmp)
-            browser.close()
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    print("FAILED" if FAILS else "ok", len(FAILS))
-    return 1 if FAILS else 0
+    return run(kineto, ddp, prefix="tp_dist_")
 
 
 if __name__ == "__main__":

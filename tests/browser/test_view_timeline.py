@@ -16,25 +16,17 @@ docs/images/ with TP_UPDATE_IMAGES=1). Exit 77 without chromium."""
 import gzip
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
-from browser_common import artifacts_dir, browser_or_skip, launch, watch_errors  # noqa: E402
+from browser_common import watch_errors  # noqa: E402
+from view_checks import check, run, shoot  # noqa: E402
 
 BIN = os.environ.get("TRAINPROF_BIN", "build/trainprof")
 SRC = os.environ.get("TP_SOURCE_DIR", ".")
 FIX = os.environ.get("TP_FIXTURES", os.path.join(SRC, "..", "shared", "fixtures"))
-FAILS = []
 CARRY = 150000  # TPA_TL_CARRY
-
-
-def check(cond, msg):
-    if not cond:
-        FAILS.append(msg)
-        print("FAIL:", msg, file=sys.stderr)
 
 
 def load_trace(path):
@@ -88,13 +80,6 @@ def view_range(page):
 def events_of(T):
     ev = T["ev"]
     return [ev[i:i + 7] for i in range(0, len(ev), 7)]
-
-
-def shoot(page, name):
-    path = os.path.join(artifacts_dir(), name)
-    page.screenshot(path=path, full_page=False)
-    if os.environ.get("TP_UPDATE_IMAGES"):
-        shutil.copy(path, os.path.join(SRC, "docs", "images", name))
 
 
 def check_torch(browser, tmp):
@@ -267,19 +252,7 @@ def check_big(browser, tmp):
 
 
 def main():
-    sp = browser_or_skip()
-    tmp = tempfile.mkdtemp(prefix="tp_tl_")
-    try:
-        with sp() as p:
-            browser = launch(p)
-            check_torch(browser, tmp)
-            check_flows(browser, tmp)
-            check_big(browser, tmp)
-            browser.close()
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    print("FAILED" if FAILS else "ok", len(FAILS))
-    return 1 if FAILS else 0
+    return run(check_torch, check_flows, check_big, prefix="tp_tl_")
 
 
 if __name__ == "__main__":
