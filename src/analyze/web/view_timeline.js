@@ -75,10 +75,11 @@
     if (files.length) {
       var p = TP.el('p', {'class': 'note tl-open'}, head, 'The whole trace' + (files.length > 1 ? 's' : '') + ': ');
       files.forEach(function (f, i) { TP.el('code', null, p, f + (i + 1 < files.length ? ', ' : '')); });
+      /* names, not links: the page refers to nothing on the network */
       p.appendChild(document.createTextNode(' \u2014 open it in '));
-      TP.el('a', {href: 'https://ui.perfetto.dev', target: '_blank', rel: 'noopener'}, p, 'ui.perfetto.dev');
+      TP.el('b', null, p, 'ui.perfetto.dev');
       p.appendChild(document.createTextNode(' or '));
-      TP.el('a', {href: 'https://www.speedscope.app', target: '_blank', rel: 'noopener'}, p, 'speedscope');
+      TP.el('b', null, p, 'speedscope.app');
       p.appendChild(document.createTextNode(' (drag the file onto the page; nothing is uploaded).'));
     }
     var bar = TP.el('div', {'class': 'tl-bar'}, root);
