@@ -230,13 +230,15 @@ static void add_step(tpa_tl *t, int file, int64_t num, const tpa_event *ev)
 }
 
 /* What the next compaction would drop (see tpa_tl.cut). */
-static bool doomed(const tpa_tl *t, int file, const tpa_event *ev, char ph)
+static bool doomed(const tpa_tl *t, int file, int64_t ts, int64_t dur)
 {
-    if (file >= t->n_files || ev->ts_ns > t->cut[file]) return false;
-    tpa_tl_rec r = {.ts = ev->ts_ns, .dur = ph == 'X' ? ev->dur_ns : 0, .file = (uint16_t)file};
-    if (tpa_sat_add(r.ts, r.dur) >= t->new_lo) return false;
-    for (size_t c = 0; c < t->n_cand; c++)
-        if (overlaps(&r, &t->steps[t->cand[c]])) return false;
+    if (file >= t->n_files || ts > t->cut[file]) return false;
+    int64_t end = tpa_sat_add(ts, dur);
+    if (end >= t->new_lo) return false;
+    for (size_t c = 0; c < t->n_cand; c++) {
+        const tpa_tl_step *s = &t->steps[t->cand[c]];
+        if (s->file == file && ts < tpa_sat_add(s->start, s->dur) && end >= s->start) return false;
+    }
     return true;
 }
 
@@ -251,17 +253,27 @@ void tpa_tl_feed(tpa_tl *t, int file, const tpa_event *ev, int kind)
     int64_t num;
     if (ph == 'X' && tpa_event_step(ev, kind, &num)) add_step(t, file, num, ev);
     if (t->no_steps_cut && t->n_steps == 0 && ev->ts_ns > t->cutoff) { t->dropped++; return; }
-    if (doomed(t, file, ev, ph)) { t->dropped++; return; }
+    int64_t dur = ph == 'X' ? ev->dur_ns : 0;
+    if (doomed(t, file, ev->ts_ns, dur)) { t->dropped++; return; }
     size_t name_n = ev->name.n < TPA_TL_NAME_MAX ? ev->name.n : TPA_TL_NAME_MAX;
     size_t raw_n = ev->raw.n <= TPA_TL_RAW_MAX ? ev->raw.n : 0;
     if (t->n >= t->store_events || t->used + name_n + raw_n > t->store_bytes) compact(t);
     if (t->no_steps_cut && t->n_steps == 0 && ev->ts_ns > t->cutoff) { t->dropped++; return; }
-    t->rec = grow(t->rec, &t->cap, t->n + 1, sizeof *t->rec, t->store_events);
-    t->arena = grow(t->arena, &t->arena_cap, t->used + name_n + raw_n, 1, 0);
+    if (t->n == t->cap) t->rec = grow(t->rec, &t->cap, t->n + 1, sizeof *t->rec, t->store_events);
+    if (t->used + name_n + raw_n > t->arena_cap) t->arena = grow(t->arena, &t->arena_cap, t->used + name_n + raw_n, 1, 0);
     memcpy(t->arena + t->used, ev->name.p, name_n);
     if (raw_n) memcpy(t->arena + t->used + name_n, ev->raw.p, raw_n);
-    t->rec[t->n++] = (tpa_tl_rec){ev->ts_ns, ph == 'X' ? ev->dur_ns : 0, ev->pid, ev->tid, (uint32_t)t->used,
-                                  (uint16_t)name_n, (uint16_t)raw_n, (uint16_t)file, ph, (uint8_t)kind};
+    tpa_tl_rec *r = &t->rec[t->n++]; /* field by field: no struct copy per event */
+    r->ts = ev->ts_ns;
+    r->dur = dur;
+    r->pid = ev->pid;
+    r->tid = ev->tid;
+    r->off = (uint32_t)t->used;
+    r->name_n = (uint16_t)name_n;
+    r->raw_n = (uint16_t)raw_n;
+    r->file = (uint16_t)file;
+    r->ph = ph;
+    r->kind = (uint8_t)kind;
     t->used += name_n + raw_n;
 }
 
