@@ -14,8 +14,11 @@ void tpa_tl_init(tpa_tl *t, const tpa_view_input *in)
     t->max_end = malloc((size_t)t->n_files * sizeof *t->max_end);
     t->cut = malloc((size_t)t->n_files * sizeof *t->cut);
     if (!t->max_end || !t->cut) abort();
+    t->newest = calloc((size_t)t->n_files, sizeof *t->newest);
+    if (!t->newest) abort();
     for (int f = 0; f < t->n_files; f++) t->max_end[f] = t->cut[f] = INT64_MIN;
     t->new_lo = INT64_MAX;
+    for (int k = 0; k < 3; k++) t->slow3[k] = INT64_MIN, t->fast3[k] = INT64_MAX;
     for (int f = 0; f < 64; f++) t->min_ts[f] = INT64_MAX;
     t->store_events = TPA_TL_STORE_EVENTS;
     t->store_bytes = TPA_TL_STORE_BYTES;
@@ -30,6 +33,7 @@ void tpa_tl_free(tpa_tl *t)
     free(t->meta);
     free(t->max_end);
     free(t->cut);
+    free(t->newest);
     memset(t, 0, sizeof *t);
 }
 
@@ -75,13 +79,16 @@ enum { CAND_EDGE = 3, CAND_MID = 5, CAND_MAX = 2 * CAND_EDGE + CAND_MID };
  * steps (by the ordering of by_dur) and the CAND_MID intact steps nearest
  * the median duration of all steps so far, so the kept middle follows the
  * median as it drifts. */
-static size_t candidates(const tpa_tl *t, size_t out[CAND_MAX], size_t edge, size_t mid_n)
+static size_t candidates(const tpa_tl *t, size_t out[CAND_MAX], size_t edge, size_t mid_n, size_t *n_edges,
+                         int64_t *median)
 {
     size_t n, ni, k = 0;
     size_t *all = sorted_steps(t, false, &n), *ix = sorted_steps(t, true, &ni);
     for (size_t i = 0; i < n; i++)
         if (i < edge || i + edge >= n) out[k++] = all[i];
     int64_t med = n ? t->steps[all[(n - 1) / 2]].dur : 0;
+    *n_edges = k;
+    *median = med;
     size_t hi = 0;
     while (hi < ni && t->steps[ix[hi]].dur < med) hi++;
     size_t lo = hi; /* take from [lo-1 down] or [hi up], nearest first */
@@ -153,9 +160,29 @@ static void keep_first(tpa_tl *t, size_t limit, int (*cmp)(const void *, const v
 
 static bool too_full(const tpa_tl *t) { return t->n > t->store_events / 2 || t->used > t->store_bytes / 2; }
 
+/* The band of durations around the median that a new step must fall in
+ * to be kept (it may be the median shown): the middle candidates' span,
+ * and at least 2 % of the median either side. */
+static void set_band(tpa_tl *t, const size_t *mid, size_t n, int64_t med)
+{
+    int64_t lo = med, hi = med;
+    for (size_t i = 0; i < n; i++) {
+        int64_t d = t->steps[mid[i]].dur;
+        if (d < lo) lo = d;
+        if (d > hi) hi = d;
+    }
+    int64_t w = med / 50;
+    t->band_lo = lo < med - w ? lo : med - w;
+    t->band_hi = hi > med + w ? hi : med + w;
+    t->has_band = true;
+}
+
 static void keep_candidates(tpa_tl *t, size_t edge, size_t mid_n)
 {
-    size_t cand[CAND_MAX], nc = candidates(t, cand, edge, mid_n);
+    size_t cand[CAND_MAX], n_edges;
+    int64_t med;
+    size_t nc = candidates(t, cand, edge, mid_n, &n_edges, &med);
+    set_band(t, cand + n_edges, nc - n_edges, med);
     bool *is_cand = calloc(t->n_steps, sizeof *is_cand), *keep = calloc(t->n ? t->n : 1, sizeof *keep);
     if (!is_cand || !keep) abort();
     for (size_t c = 0; c < nc; c++) is_cand[cand[c]] = true;
@@ -223,7 +250,15 @@ static void add_step(tpa_tl *t, int file, int64_t num, const tpa_event *ev)
 {
     if (t->n_steps >= TPA_TL_MAX_STEPS) { t->steps_lost++; return; }
     t->steps = grow(t->steps, &t->steps_cap, t->n_steps + 1, sizeof *t->steps, 0);
-    t->steps[t->n_steps++] = (tpa_tl_step){num, ev->ts_ns, ev->dur_ns, (uint16_t)file, true};
+    int64_t d = ev->dur_ns;
+    bool never = t->has_band && d < t->slow3[2] && d > t->fast3[2] && (d < t->band_lo || d > t->band_hi);
+    t->steps[t->n_steps++] = (tpa_tl_step){num, ev->ts_ns, d, (uint16_t)file, !never};
+    t->early += never;
+    if (file < t->n_files) t->newest[file] = t->n_steps;
+    for (int k = 0; k < 3; k++) /* insert d into the 3 longest and the 3 shortest */
+        if (d > t->slow3[k]) { for (int m = 2; m > k; m--) t->slow3[m] = t->slow3[m - 1]; t->slow3[k] = d; break; }
+    for (int k = 0; k < 3; k++)
+        if (d < t->fast3[k]) { for (int m = 2; m > k; m--) t->fast3[m] = t->fast3[m - 1]; t->fast3[k] = d; break; }
     int64_t end = tpa_sat_add(ev->ts_ns, ev->dur_ns);
     if (file < t->n_files && end > t->max_end[file]) t->max_end[file] = end;
     if (ev->ts_ns < t->new_lo) t->new_lo = ev->ts_ns;
@@ -232,8 +267,13 @@ static void add_step(tpa_tl *t, int file, int64_t num, const tpa_event *ev)
 /* What the next compaction would drop (see tpa_tl.cut). */
 static bool doomed(const tpa_tl *t, int file, int64_t ts, int64_t dur)
 {
-    if (file >= t->n_files || ts > t->cut[file]) return false;
+    if (file >= t->n_files) return false;
     int64_t end = tpa_sat_add(ts, dur);
+    if (t->newest[file]) { /* inside a new step left out at once */
+        const tpa_tl_step *s = &t->steps[t->newest[file] - 1];
+        if (!s->intact && ts >= s->start && end <= tpa_sat_add(s->start, s->dur)) return true;
+    }
+    if (ts > t->cut[file]) return false;
     if (end >= t->new_lo) return false;
     for (size_t c = 0; c < t->n_cand; c++) {
         const tpa_tl_step *s = &t->steps[t->cand[c]];

@@ -68,6 +68,14 @@ typedef struct tpa_tl {
     int64_t *cut;
     size_t cand[11]; size_t n_cand;
     int64_t new_lo;
+    /* a new step that can be no candidate at the next compaction is left
+     * out at once (its events are not copied): 3 known steps slower and 3
+     * faster (slow3/fast3: the 3 longest and shortest so far), and its
+     * duration outside the band around the median of the last compaction */
+    int64_t slow3[3], fast3[3];
+    bool has_band; int64_t band_lo, band_hi;
+    size_t *newest;           /* per file: 1 + index of its latest step, 0: none */
+    uint64_t early;           /* steps left out so */
     int n_files;
     const char *const *paths;
     uint64_t seen, dropped;   /* events offered; dropped by compactions */
