@@ -153,6 +153,19 @@ class TorchWindows:
             os.rmdir(self.tmpdir)
         except OSError:
             pass
+        if self.pending:
+            _rewrite_report(self.prof.run_dir)
+
+
+def _rewrite_report(run_dir):
+    """report.html was written at close, before torch's operators were merged
+    into the window traces: written again so the run's page has them."""
+    page = os.path.join(run_dir, "report.html")
+    cli = _core.cli_path()
+    if os.path.exists(page) and cli and os.path.exists(cli):
+        res = subprocess.run([cli, "report", "--html", page, run_dir], capture_output=True, text=True)
+        if res.returncode:
+            print(f"trainprof.torch: report.html not rewritten: {res.stderr.strip()}", file=sys.stderr)
 
 
 def _open_trace(path, mode="rt", gz=None):

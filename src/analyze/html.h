@@ -102,6 +102,9 @@ void tpa_html_script_safe(tpu_buf *out, const char *data, size_t len);
 /* The page around the data (a JSON object): the shell, the stylesheet, every
  * view's script, written atomically to out. */
 int tpa_html_write_page(const tpu_buf *data, const char *out, tpa_error *err);
+/* The page data of one trace held in memory, every view fed (the fuzz
+ * target; max_read > 0 caps each read). */
+int tpa_html_build_mem(const void *trace, size_t n, size_t max_read, tpu_buf *data, tpa_error *err);
 /* The whole job: every trace of input read once for every view, the page. */
 int tpa_report_html(const char *input, const char *out, tpa_error *err);
 /* The page of several trace files at once (the ranks of a job: the

@@ -153,10 +153,9 @@ static int resolve(page *p, const char *input, tpa_error *err)
     return 0;
 }
 
-/* One read of path for every collector. */
-static int read_trace(page *p, int file, const char *path, tpa_error *err)
+/* One read of path (from r, closed here) for every collector. */
+static int read_trace(page *p, int file, const char *path, tpa_reader *r, tpa_error *err)
 {
-    tpa_reader *r = tpa_reader_open(path, err);
     if (!r) return -1;
     for (int v = 0; v < N_VIEWS; v++)
         if (p->state[v] && views[v]->file_begin) views[v]->file_begin(p->state[v], file, path);
@@ -175,6 +174,16 @@ static int read_trace(page *p, int file, const char *path, tpa_error *err)
     for (int v = 0; v < N_VIEWS; v++)
         if (p->state[v] && views[v]->file_end) views[v]->file_end(p->state[v], file, meta);
     if (rc >= 0 && meta->truncated) note(p, "%.300s ends early (cut short): the views show what was read", path);
+    if (rc >= 0 && !meta->events) {
+        if (!p->in.run_dir && p->n_traces == 1) {  /* the one input: say what was expected */
+            tpa_error_set(err, TPA_ERR_FORMAT, "no trace events: expected a trace (a JSON array of events, or "
+                          "an object with a traceEvents array of them)");
+            snprintf(err->file, sizeof err->file, "%s", path);
+            rc = -1;
+        } else {
+            note(p, "%.300s holds no trace events", path);
+        }
+    }
     tpa_reader_close(r);
     return rc < 0 ? -1 : 0;
 }
@@ -198,11 +207,44 @@ static void meta_json(const page *p, tpu_json *j)
     tpu_json_end_object(j);
 }
 
+static int data_json(page *p, tpu_buf *data);
+
 static int build(page *p, tpu_buf *data, tpa_error *err)
 {
     for (int v = 0; v < N_VIEWS; v++) p->state[v] = views[v]->begin(&p->in);
     for (int i = 0; i < p->n_traces; i++)
-        if (read_trace(p, i, p->traces[i], err) != 0) return -1;
+        if (read_trace(p, i, p->traces[i], tpa_reader_open(p->traces[i], err), err) != 0) return -1;
+    return data_json(p, data);
+}
+
+static void free_page(page *p)
+{
+    for (int v = 0; v < N_VIEWS; v++)
+        if (p->state[v]) views[v]->free(p->state[v]);
+    for (int i = 0; i < p->n_traces; i++) free(p->traces[i]);
+    free(p);
+}
+
+int tpa_html_build_mem(const void *trace, size_t n, size_t max_read, tpu_buf *data, tpa_error *err)
+{
+    page *p = calloc(1, sizeof *p);
+    if (!p) abort();
+    p->in.input = "(memory)";
+    snprintf(p->title, sizeof p->title, "(memory)");
+    if (!(p->traces[p->n_traces++] = strdup(p->in.input))) abort();
+    p->in.traces = (const char *const *)p->traces;
+    p->in.n_traces = 1;
+    for (int v = 0; v < N_VIEWS; v++) p->state[v] = views[v]->begin(&p->in);
+    tpa_reader *r = tpa_reader_open_mem(trace, n, err);
+    if (r && max_read) tpa_reader_set_max_read(r, max_read);
+    int rc = read_trace(p, 0, p->in.input, r, err);
+    if (rc == 0) rc = data_json(p, data);
+    free_page(p);
+    return rc;
+}
+
+static int data_json(page *p, tpu_buf *data)
+{
     tpu_json j;
     tpu_json_init(&j, data, 0);
     tpu_json_begin_object(&j);
@@ -220,11 +262,8 @@ static int build(page *p, tpu_buf *data, tpa_error *err)
 static int write_and_free(page *p, tpu_buf *data, int rc, const char *out, tpa_error *err)
 {
     if (rc == 0) rc = tpa_html_write_page(data, out, err);
-    for (int v = 0; v < N_VIEWS; v++)
-        if (p->state[v]) views[v]->free(p->state[v]);
-    for (int i = 0; i < p->n_traces; i++) free(p->traces[i]);
+    free_page(p);
     tpu_buf_free(data);
-    free(p);
     return rc;
 }
 

@@ -103,7 +103,7 @@ void tpa_ds_add(tpa_ds *d, int64_t x, const double *v)
 static void put_num(tpu_buf *b, double v, bool present)
 {
     if (!present || !isfinite(v)) { tpu_buf_puts(b, "null"); return; }
-    tpu_buf_printf(b, "%.6g", v);
+    tpu_buf_printf(b, "%.12g", v);
 }
 
 static void value_rows(const tpa_ds *d, int nv, tpu_buf *b, int which)

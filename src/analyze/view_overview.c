@@ -19,12 +19,15 @@
 #include <string.h>
 
 #define STEP_COLUMNS 160      /* per-step bars kept (columns of a downsampler) */
+#define SM_EDGES_CAP (1u << 21) /* kernel starts and ends held per file for est. SM efficiency */
 #define MAX_GPUS 16
 
 typedef struct gpu_info {
     char name[96];
     double memory, sms, major, minor;
 } gpu_info;
+
+typedef struct sm_edge { int64_t t; float v; int16_t dev; } sm_edge;
 
 typedef struct overview {
     tpa_view_input in;
@@ -43,8 +46,12 @@ typedef struct overview {
     gpu_info gpus[MAX_GPUS];
     int n_gpus;
     int64_t kernel_ns, occ_kernel_ns;  /* kernel time; of it with an achieved occupancy */
-    double sm_weighted, occ_weighted;  /* sums of dur * min(blocks per SM, 1), dur * occupancy */
-    int64_t sm_kernel_ns;              /* kernel time with a blocks-per-SM value */
+    double occ_weighted;               /* sum of dur * occupancy */
+    sm_edge *edges;                    /* this file's kernels: +-min(blocks per SM, 1) at start / end */
+    size_t n_edges, cap_edges;
+    bool sm_cut;                       /* a file had more kernels than SM_EDGES_CAP / 2 */
+    double sm_busy_ns;                 /* integral of min(sum of the running kernels' values, 1) */
+    int64_t sm_span_ns;                /* step time of the devices that ran kernels with the value */
     char run_error[400];               /* a run file that could not be read */
 } overview;
 
@@ -89,17 +96,23 @@ static void ov_feed(void *state, const tpa_event *ev, int kind)
 {
     overview *o = state;
     tpa_diagnose_feed(o->run, ev, kind);
-    if (kind != TPA_K_KERNEL || ev->ph != 'X' || !ev->has_dur || ev->dur_ns <= 0) return;
-    o->kernel_ns = tpa_sat_add(o->kernel_ns, ev->dur_ns);
-    if (ev->occupancy >= 0) {
+    if ((kind != TPA_K_KERNEL && kind != TPA_K_COMM) || ev->ph != 'X' || !ev->has_dur || ev->dur_ns <= 0) return;
+    if (kind == TPA_K_KERNEL) o->kernel_ns = tpa_sat_add(o->kernel_ns, ev->dur_ns);
+    if (kind == TPA_K_KERNEL && ev->occupancy >= 0) {
         o->occ_kernel_ns = tpa_sat_add(o->occ_kernel_ns, ev->dur_ns);
         o->occ_weighted += ev->occupancy * (double)ev->dur_ns;
     }
     double b = blocks_per_sm(ev);
-    if (b >= 0) {
-        o->sm_kernel_ns = tpa_sat_add(o->sm_kernel_ns, ev->dur_ns);
-        o->sm_weighted += (b < 1 ? b : 1) * (double)ev->dur_ns;
+    if (b < 0) return;
+    if (o->n_edges + 2 > SM_EDGES_CAP) { o->sm_cut = true; return; }
+    if (o->n_edges + 2 > o->cap_edges) {
+        o->cap_edges = o->cap_edges ? 2 * o->cap_edges : 1024;
+        if (!(o->edges = realloc(o->edges, o->cap_edges * sizeof *o->edges))) abort();
     }
+    float v = (float)(b < 1 ? b : 1);
+    int16_t dev = (int16_t)(ev->device >= 0 && ev->device < 4096 ? ev->device : ev->pid & 0xfff);
+    o->edges[o->n_edges++] = (sm_edge){ ev->ts_ns, v, dev };
+    o->edges[o->n_edges++] = (sm_edge){ tpa_sat_add(ev->ts_ns, ev->dur_ns), -v, dev };
 }
 
 /* deviceProperties: [{"name", "totalGlobalMem", "numSms", "computeMajor", "computeMinor"}, ...] */
@@ -152,14 +165,50 @@ static void add_steps(overview *o, const tpa_steps_result *s)
     snprintf(o->step_name, sizeof o->step_name, "%s", s->step_name);
 }
 
+static int edge_cmp(const void *a, const void *b)
+{
+    const sm_edge *x = a, *y = b;
+    if (x->dev != y->dev) return x->dev < y->dev ? -1 : 1;
+    return x->t < y->t ? -1 : x->t > y->t;
+}
+
+/* est. SM efficiency as the TensorBoard plugin estimated it: at each
+ * instant, the sum of min(blocks per SM, 1) of the kernels running on a
+ * device, capped at 1, integrated over the file's steps, per device. */
+static void sm_sweep(overview *o, const tpa_steps_result *s)
+{
+    if (!s->n || !o->n_edges) { o->n_edges = 0; return; }
+    int64_t lo = s->rows[0].start_ns, hi = lo;
+    for (size_t i = 0; i < s->n; i++) {
+        int64_t end = tpa_sat_add(s->rows[i].start_ns, s->rows[i].dur_ns);
+        if (s->rows[i].start_ns < lo) lo = s->rows[i].start_ns;
+        if (end > hi) hi = end;
+    }
+    int64_t steps_ns = 0;
+    for (size_t i = 0; i < s->n; i++) steps_ns = tpa_sat_add(steps_ns, s->rows[i].dur_ns);
+    qsort(o->edges, o->n_edges, sizeof *o->edges, edge_cmp);
+    double level = 0;
+    for (size_t i = 0; i < o->n_edges; i++) {
+        const sm_edge *e = &o->edges[i];
+        if (i == 0 || e->dev != o->edges[i - 1].dev) { level = 0; o->sm_span_ns = tpa_sat_add(o->sm_span_ns, steps_ns); }
+        level += e->v;
+        if (i + 1 < o->n_edges && o->edges[i + 1].dev == e->dev && level > 1e-6) {
+            int64_t a = e->t < lo ? lo : e->t, b = o->edges[i + 1].t > hi ? hi : o->edges[i + 1].t;
+            if (b > a) o->sm_busy_ns += (level < 1 ? level : 1) * (double)(b - a);
+        }
+    }
+    o->n_edges = 0;
+}
+
 static void ov_file_end(void *state, int file, const tpa_meta *meta)
 {
     overview *o = state;
     (void)file;
     read_gpus(o, meta);
     tpa_error err;
-    if (tpa_diagnose_end(o->run, meta, false, &err) != 0) { o->run = NULL; return; }
+    if (tpa_diagnose_end(o->run, meta, false, &err) != 0) { o->run = NULL; o->n_edges = 0; return; }
     o->run = NULL;
+    sm_sweep(o, &o->cur.steps);
     add_steps(o, &o->cur.steps);
     if (o->have_last) tpa_diagnosis_free(&o->last);
     o->last = o->cur;
@@ -212,8 +261,7 @@ static void gpu_json(const overview *o, tpu_json *j)
     tpu_json_begin_object(j);
     tpu_json_kv_int(j, "kernel_ns", o->kernel_ns);
     kv_num(j, "utilization_pct", o->steps_ns > 0 ? 100.0 * (double)o->gpu_busy_ns / (double)o->steps_ns : NAN);
-    /* est. SM efficiency: kernel time weighted by min(blocks per SM, 1), over the step time */
-    kv_num(j, "sm_efficiency_pct", o->sm_kernel_ns > 0 && o->steps_ns > 0 ? 100.0 * o->sm_weighted / (double)o->steps_ns : NAN);
+    kv_num(j, "sm_efficiency_pct", o->sm_span_ns > 0 && !o->sm_cut ? 100.0 * o->sm_busy_ns / (double)o->sm_span_ns : NAN);
     kv_num(j, "occupancy_pct", o->occ_kernel_ns > 0 ? o->occ_weighted / (double)o->occ_kernel_ns : NAN);
     tpu_json_kv_int(j, "occupancy_kernel_ns", o->occ_kernel_ns);
     tpu_json_end_object(j);
@@ -269,6 +317,7 @@ static void ov_free(void *state)
     if (o->have_last) tpa_diagnosis_free(&o->last);
     tpa_html_model_free(&o->m);
     tpa_ds_free(&o->cat);
+    free(o->edges);
     free(o);
 }
 

@@ -12,7 +12,7 @@ const TP = (function () {
   const NS = 'http://www.w3.org/2000/svg';
   const COLORS = ['#3b6fd8', '#e8702a', '#2ca58d', '#c23b80', '#8c6bd8', '#d8b23b', '#5ab0e8', '#7a7f8c', '#b5523b', '#4f9a3a'];
   const views = [];
-  const W = 960, H = 260, L = 70, R = 24, T = 26, B = 34;
+  const W = 960, H = 270, L = 70, R = 24, T = 38, B = 34;
 
   function view(v) { views.push(v); }
 
@@ -94,12 +94,22 @@ const TP = (function () {
 
   /* Tick labels sharing one unit and one number of decimals: kind 'ns'
    * (durations), 'bytes', or plain numbers. */
+  /* Nice ticks of durations (kind 'ns') or bytes, rounded in the unit they
+   * are shown in (MiB ticks at 0.5, 1, 1.5 MiB, not at 1,000,000 bytes). */
+  function kindTicks(lo, hi, n, kind) {
+    if (kind !== 'ns' && kind !== 'bytes') return niceTicks(lo, hi, n);
+    const u = (kind === 'ns' ? durUnit : bytesUnit)(Math.max(Math.abs(lo), Math.abs(hi)));
+    const t = niceTicks(lo / u.div, hi / u.div, n);
+    const out = t.map(v => v * u.div);
+    out.digits = t.digits; out.step = t.step * u.div; out.unit = u;
+    return out;
+  }
+
   function tickFormat(ticks, kind) {
     const top = Math.max(Math.abs(ticks[0]), Math.abs(ticks[ticks.length - 1]));
     if (kind === 'ns' || kind === 'bytes') {
-      const u = (kind === 'ns' ? durUnit : bytesUnit)(top);
-      const st = ticks.step / u.div;
-      const d = st >= 1 ? 0 : Math.min(6, Math.ceil(-Math.log10(st) - 1e-9) + (Math.abs(st * Math.pow(10, Math.ceil(-Math.log10(st) - 1e-9)) - 2.5) < 1e-6 ? 1 : 0));
+      const u = ticks.unit || (kind === 'ns' ? durUnit : bytesUnit)(top);
+      const d = ticks.unit ? ticks.digits : Math.max(0, Math.ceil(-Math.log10(ticks.step / u.div) - 1e-9));
       return v => v === 0 ? '0' : (v / u.div).toFixed(d) + ' ' + u.unit;
     }
     if (kind === 'pct') return v => v.toFixed(ticks.digits) + '%';
@@ -120,7 +130,7 @@ const TP = (function () {
    * axis titles outside the plot area. Returns {svg, sx, sy}. */
   function frame(parent, o) {
     const svg = el('svg:svg', Object.assign({ viewBox: '0 0 ' + W + ' ' + H, class: 'chart' }, o.attrs || {}), parent);
-    const yt = niceTicks(o.y0, o.y1, 5), xt = o.xticks || intTicks(niceTicks(o.x0, o.x1, 8), o.xInt);
+    const yt = kindTicks(o.y0, o.y1, 5, o.yKind), xt = o.xticks || intTicks(kindTicks(o.x0, o.x1, 8, o.xKind), o.xInt);
     const y0 = yt[0], y1 = yt[yt.length - 1];
     const x0 = o.xband ? o.x0 : Math.min(o.x0, xt[0]), x1 = o.xband ? o.x1 : Math.max(o.x1, xt[xt.length - 1]);
     const sx = x => L + (x1 > x0 ? (x - x0) / (x1 - x0) : 0.5) * (W - L - R);
@@ -169,7 +179,23 @@ const TP = (function () {
       }
     }
     if (!finite(x0)) return null;
-    const f = frame(parent, Object.assign({}, o, { x0: x0, x1: x1, y0: y0, y1: y1 }));
+    /* a few points far above the rest (a warm-up step) would flatten them:
+     * the axis stops above the rest, the points above it are marked */
+    const ys = [];
+    for (const s of all) for (const v of s.y) if (finite(v)) ys.push(v);
+    ys.sort((a, b) => a - b);
+    const p90 = ys[Math.floor(0.9 * (ys.length - 1))];
+    let top = y1;
+    if (o.clip !== false && ys.length >= 5 && p90 > 0 && ys[ys.length - 1] > 3 * p90) {
+      let rest = -Infinity;
+      for (const s of all) for (let i = 0; i < s.x.length; i++) {
+        const v = s.hi ? s.hi[i] : s.y[i];
+        if (finite(s.y[i]) && s.y[i] <= 3 * p90) rest = Math.max(rest, v <= 3 * p90 ? v : s.y[i]);
+      }
+      top = rest * 1.1;
+    }
+    const f = frame(parent, Object.assign({}, o, { x0: x0, x1: x1, y0: y0, y1: top }));
+    const cy = v => f.sy(Math.min(v, f.y1));
     const svg = f.svg;
     for (const w of o.windows || []) {
       const a = Math.max(w[0], x0), b = Math.min(w[1], x1);
@@ -177,20 +203,30 @@ const TP = (function () {
       el('svg:rect', { x: f.sx(a) - 1, y: T, width: Math.max(2, f.sx(b) - f.sx(a) + 2), height: H - T - B, class: 'win', 'data-window': w[0] + '-' + w[1] }, svg);
     }
     const items = [];
+    let clipped = false;
     all.forEach((s, k) => {
       const col = s.color || COLORS[k % COLORS.length];
       const idx = [];
       for (let i = 0; i < s.x.length; i++) if (finite(s.y[i])) idx.push(i);
       if (s.lo && s.hi) {
-        const band = idx.map(i => f.sx(s.x[i]) + ',' + f.sy(s.hi[i])).concat(idx.slice().reverse().map(i => f.sx(s.x[i]) + ',' + f.sy(s.lo[i])));
+        const band = idx.map(i => f.sx(s.x[i]) + ',' + cy(s.hi[i])).concat(idx.slice().reverse().map(i => f.sx(s.x[i]) + ',' + cy(s.lo[i])));
         el('svg:polygon', { points: band.join(' '), fill: col, opacity: 0.2 }, svg);
       }
-      el('svg:polyline', { points: idx.map(i => f.sx(s.x[i]) + ',' + f.sy(s.y[i])).join(' '), fill: 'none', stroke: col,
+      el('svg:polyline', { points: idx.map(i => f.sx(s.x[i]) + ',' + cy(s.y[i])).join(' '), fill: 'none', stroke: col,
         'stroke-width': 1.6, class: 'series', 'data-series': s.label, 'data-n': idx.length }, svg);
+      let marked = 0;
+      for (const i of idx) {
+        if (s.y[i] <= f.y1) continue;
+        const g = el('svg:g', { class: 'clipped', 'data-x': s.x[i], 'data-y': s.y[i] }, svg);
+        el('svg:rect', { x: f.sx(s.x[i]) - 3, y: T - 4, width: 6, height: 4, class: 'clip' }, g);
+        if (marked++ < 8) el('svg:text', { x: f.sx(s.x[i]) + 5, y: T + 8, class: 'lbl' }, g, (o.fmt || o.yfmt || fmtNum)(s.y[i]));
+      }
+      if (marked) clipped = true;
       items.push({ color: col, label: s.label });
     });
     if (o.windows && o.windows.length) items.push({ color: '#ffd86b', label: o.windowLabel || 'traced steps' });
     legend(parent, items);
+    if (clipped) el('p', { class: 'note' }, parent, 'Points above the axis (e.g. a warm-up step) are marked red at the top, with their value.');
     const ro = el('div', { class: 'readout' }, parent);
     const px2x = ev => { const r = svg.getBoundingClientRect(); const px = (ev.clientX - r.left) * W / r.width; return f.x0 + (px - L) / (W - L - R) * (f.x1 - f.x0); };
     svg.addEventListener('mousemove', ev => {
@@ -217,14 +253,15 @@ const TP = (function () {
 
   /* Horizontal bars, one per label, each labelled with its value: o.labels,
    * o.series = [{label, values}] (stacked when several), o.fmt (the value
-   * labels), o.kind ('ns', 'bytes': the axis ticks), o.attrs. */
+   * labels), o.kind ('ns', 'bytes': the axis ticks), o.colors (one per
+   * label, with a single series), o.attrs. */
   function barChart(parent, o) {
     const n = o.labels.length;
     if (!n) return null;
     const rowH = 20, top = 8, left = 280, right = 110, h = top + n * rowH + 24;
     const totals = o.labels.map((_, i) => o.series.reduce((a, s) => a + (s.values[i] || 0), 0));
     const max = Math.max(...totals, 0) || 1;
-    const ticks = niceTicks(0, max, 5), xmax = ticks[ticks.length - 1];
+    const ticks = kindTicks(0, max, 5, o.kind), xmax = ticks[ticks.length - 1];
     const svg = el('svg:svg', Object.assign({ viewBox: '0 0 ' + W + ' ' + h, class: 'chart' }, o.attrs || {}), parent);
     const sx = v => left + v / xmax * (W - left - right);
     const fmt = o.fmt || fmtNum, tfmt = tickFormat(ticks, o.kind);
@@ -240,7 +277,8 @@ const TP = (function () {
       o.series.forEach((s, k) => {
         const v = s.values[i] || 0;
         if (v <= 0) return;
-        el('svg:rect', { x: sx(acc), y: y + 3, width: Math.max(1, sx(acc + v) - sx(acc)), height: rowH - 6, fill: s.color || COLORS[k % COLORS.length], class: 'bar' }, svg)
+        const fill = o.series.length === 1 && o.colors ? o.colors[i] : s.color || COLORS[k % COLORS.length];
+        el('svg:rect', { x: sx(acc), y: y + 3, width: Math.max(1, sx(acc + v) - sx(acc)), height: rowH - 6, fill: fill, class: 'bar' }, svg)
           .appendChild(el('svg:title', {}, null, lab + ' \u2014 ' + s.label + ': ' + fmt(v)));
         acc += v;
       });
@@ -318,7 +356,7 @@ const TP = (function () {
     const hr = el('tr', {}, el('thead', {}, t));
     const tb = el('tbody', {}, t);
     const note = el('p', { class: 'note' }, wrap);
-    let key = opts.sortBy, desc = opts.desc !== false, data = rows;
+    let key = opts.sortBy, desc = opts.desc !== false, data = rows, limit = opts.limit || 0;
     const ths = columns.map((c, i) => {
       const th = el('th', { class: c.align === 'l' ? 'l' : 'r', 'data-col': i, 'data-key': c.key, title: c.title }, hr, c.label);
       th.addEventListener('click', () => { desc = key === c.key ? !desc : c.align !== 'l'; key = c.key; draw(); });
@@ -336,7 +374,7 @@ const TP = (function () {
       }
       ths.forEach((th, i) => th.setAttribute('aria-sort', columns[i].key === key ? (desc ? 'descending' : 'ascending') : 'none'));
       tb.textContent = '';
-      const shown = opts.limit ? list.slice(0, opts.limit) : list;
+      const shown = limit ? list.slice(0, limit) : list;
       for (const r of shown) {
         const tr = el('tr', {}, tb);
         for (const c of columns) {
@@ -344,7 +382,11 @@ const TP = (function () {
           el('td', { class: c.align === 'l' ? 'l' : 'r', title: c.align === 'l' ? v : undefined }, tr, c.fmt ? c.fmt(v, r) : v === null || v === undefined ? '-' : typeof v === 'number' ? fmtNum(v) : v);
         }
       }
-      note.textContent = shown.length < list.length ? 'Showing ' + shown.length + ' of ' + list.length + ' rows.' : list.length ? '' : 'No rows.';
+      note.textContent = shown.length < list.length ? 'Showing ' + shown.length + ' of ' + list.length + ' rows. ' : list.length ? '' : 'No rows.';
+      if (shown.length < list.length) {
+        const more = el('button', { type: 'button', class: 'tp-more' }, note, 'show ' + Math.min(list.length, limit * 4) + '');
+        more.addEventListener('click', () => { limit *= 4; draw(); });
+      }
     }
     draw();
     return { table: t, setRows: r => { data = r; draw(); } };
@@ -398,7 +440,8 @@ const TP = (function () {
     }
     const want = location.hash.slice(1);
     select(views.some(v => v.key === want) ? want : first || (views[0] && views[0].key));
+    document.documentElement.dataset.renderedMs = performance.now().toFixed(0);  /* for the benchmark */
   }
 
-  return { view, el, card, start, fmtNum, fmtDur, durUnit, fmtBytes, bytesUnit, fmtPct, niceTicks, tickFormat, table, barChart, lineChart, stackedBars, legend, COLORS, W, H };
+  return { view, el, card, start, fmtNum, fmtDur, durUnit, fmtBytes, bytesUnit, fmtPct, niceTicks, kindTicks, tickFormat, table, barChart, lineChart, stackedBars, legend, COLORS, W, H };
 })();

@@ -71,7 +71,7 @@
 
   function gpus(root, list, g) {
     if (!list.length) return;
-    const c = TP.card(root, 'GPUs', 'gpus');
+    const c = TP.card(root, 'GPUs (deviceProperties: the machine\'s GPUs)', 'gpus');
     TP.table(c, [
       { key: 'name', label: 'GPU', align: 'l' },
       { key: 'memory_bytes', label: 'memory', fmt: v => TP.fmtBytes(v) },
@@ -79,7 +79,7 @@
       { key: 'cc', label: 'compute capability', fmt: v => v }
     ], list.map(x => Object.assign({ cc: x.cc_major === null ? '-' : x.cc_major + '.' + x.cc_minor }, x)), { id: 'gpu-table' });
     if (g) el('p', { class: 'note' }, c, 'GPU utilization: time in steps when any kernel, copy or set ran on a GPU, over the step time. ' +
-      'Est. SM efficiency: kernel time weighted by min(blocks per SM, 1), over the step time. ' +
+      'Est. SM efficiency: at each instant the sum of min(blocks per SM, 1) of the kernels running on a GPU, capped at 1, over the step time of each GPU. ' +
       'Est. achieved occupancy: the kernels\' "est. achieved occupancy %", weighted by duration (as the TensorBoard plugin computed them).');
   }
 
@@ -109,7 +109,7 @@
     const order = cat.names.map((n, i) => i).filter(i => cat.total_ns[i] > 0);
     TP.barChart(c, {
       labels: order.map(i => cat.names[i]),
-      series: [{ label: 'time', values: order.map(i => cat.total_ns[i]) }],
+      series: [{ label: 'time', values: order.map(i => cat.total_ns[i]) }], colors: order.map(i => TP.COLORS[i % TP.COLORS.length]),
       kind: 'ns', fmt: v => TP.fmtDur(v) + (v && cat.steps_ns ? ' (' + (100 * v / cat.steps_ns).toFixed(1) + '%)' : ''),
       attrs: { 'data-chart': 'categories_total' }
     });

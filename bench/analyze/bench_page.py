@@ -1,0 +1,75 @@
+"""The report page's size and speed on a large trace (never a test).
+
+    python bench_page.py --bin trainprof --gen tp_gen_trace --fixture F --size-mb 1024 --dir D
+
+Generates a SIZE_MB Kineto trace from a GPU fixture (bench/analyze's
+generator), then, alternating in one run so the machine's noise hits both
+alike: `trainprof report TRACE` (text to /dev/null) and `trainprof report
+--html PAGE TRACE`, best of --runs each, and their ratio; the page's size;
+and the time headless Chromium takes to load it and draw every view
+(performance.now() when the page's start() returns)."""
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+
+def timed(cmd):
+    t = time.perf_counter()
+    p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if p.returncode:
+        sys.exit(f"{' '.join(cmd)}: exit {p.returncode}: {p.stderr}")
+    return time.perf_counter() - t
+
+
+def chromium_ms(page_path, runs):
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "browser"))
+    from browser_common import launch
+    from playwright.sync_api import sync_playwright
+    out = []
+    with sync_playwright() as p:
+        b = launch(p)
+        for _ in range(runs):
+            page = b.new_page(viewport={"width": 1150, "height": 900})
+            errors = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto("file://" + os.path.abspath(page_path), wait_until="load")
+            ms = float(page.evaluate("document.documentElement.dataset.renderedMs"))
+            if errors:
+                sys.exit(f"page errors: {errors}")
+            out.append(ms)
+            page.close()
+        b.close()
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--gen", required=True)
+    ap.add_argument("--fixture", required=True)
+    ap.add_argument("--size-mb", type=int, default=1024)
+    ap.add_argument("--dir", required=True)
+    ap.add_argument("--runs", type=int, default=3)
+    a = ap.parse_args()
+    trace = os.path.join(a.dir, f"bench_page_{a.size_mb}mb.json")
+    if not os.path.exists(trace) or os.path.getsize(trace) < a.size_mb * 1e6 * 0.9:
+        subprocess.run([a.gen, a.fixture, trace, str(a.size_mb)], check=True)
+    page = os.path.join(a.dir, "bench_page.html")
+    rep, html = [], []
+    for _ in range(a.runs):
+        rep.append(timed([a.bin, "report", trace]))
+        html.append(timed([a.bin, "report", "--html", page, trace]))
+    size = os.path.getsize(page)
+    ms = chromium_ms(page, a.runs)
+    print(f"trace: {trace} ({os.path.getsize(trace) / 1e6:.0f} MB)")
+    print(f"trainprof report:        best {min(rep):.2f} s of {a.runs} ({', '.join(f'{t:.2f}' for t in rep)})")
+    print(f"trainprof report --html: best {min(html):.2f} s of {a.runs} ({', '.join(f'{t:.2f}' for t in html)})")
+    print(f"ratio (best / best):     {min(html) / min(rep):.2f}x")
+    print(f"page: {size / 1e6:.2f} MB")
+    print(f"chromium load + draw:    best {min(ms):.0f} ms of {a.runs} ({', '.join(f'{t:.0f}' for t in ms)})")
+
+
+if __name__ == "__main__":
+    main()
