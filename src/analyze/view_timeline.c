@@ -14,8 +14,7 @@ void tpa_tl_init(tpa_tl *t, const tpa_view_input *in)
     t->max_end = malloc((size_t)t->n_files * sizeof *t->max_end);
     t->cut = malloc((size_t)t->n_files * sizeof *t->cut);
     if (!t->max_end || !t->cut) abort();
-    t->newest = calloc((size_t)t->n_files, sizeof *t->newest);
-    if (!t->newest) abort();
+    t->new_sorted = true;
     for (int f = 0; f < t->n_files; f++) t->max_end[f] = t->cut[f] = INT64_MIN;
     t->new_lo = INT64_MAX;
     for (int k = 0; k < 3; k++) t->slow3[k] = INT64_MIN, t->fast3[k] = INT64_MAX;
@@ -33,7 +32,6 @@ void tpa_tl_free(tpa_tl *t)
     free(t->meta);
     free(t->max_end);
     free(t->cut);
-    free(t->newest);
     memset(t, 0, sizeof *t);
 }
 
@@ -162,7 +160,7 @@ static bool too_full(const tpa_tl *t) { return t->n > t->store_events / 2 || t->
 
 /* The band of durations around the median that a new step must fall in
  * to be kept (it may be the median shown): the middle candidates' span,
- * and at least 2 % of the median either side. */
+ * and at least 0.5 % of the median either side. */
 static void set_band(tpa_tl *t, const size_t *mid, size_t n, int64_t med)
 {
     int64_t lo = med, hi = med;
@@ -171,7 +169,7 @@ static void set_band(tpa_tl *t, const size_t *mid, size_t n, int64_t med)
         if (d < lo) lo = d;
         if (d > hi) hi = d;
     }
-    int64_t w = med / 50;
+    int64_t w = med / 200;
     t->band_lo = lo < med - w ? lo : med - w;
     t->band_hi = hi > med + w ? hi : med + w;
     t->has_band = true;
@@ -200,6 +198,8 @@ static void keep_candidates(tpa_tl *t, size_t edge, size_t mid_n)
     t->n_cand = nc;
     memcpy(t->cut, t->max_end, (size_t)t->n_files * sizeof *t->cut);
     t->new_lo = INT64_MAX;
+    t->first_new = t->n_steps;
+    t->new_sorted = true;
 }
 
 static void compact(tpa_tl *t)
@@ -254,7 +254,10 @@ static void add_step(tpa_tl *t, int file, int64_t num, const tpa_event *ev)
     bool never = t->has_band && d < t->slow3[2] && d > t->fast3[2] && (d < t->band_lo || d > t->band_hi);
     t->steps[t->n_steps++] = (tpa_tl_step){num, ev->ts_ns, d, (uint16_t)file, !never};
     t->early += never;
-    if (file < t->n_files) t->newest[file] = t->n_steps;
+    if (t->n_steps - 1 > t->first_new) {
+        const tpa_tl_step *prev = &t->steps[t->n_steps - 2];
+        if (prev->file > file || (prev->file == file && prev->start > ev->ts_ns)) t->new_sorted = false;
+    }
     for (int k = 0; k < 3; k++) /* insert d into the 3 longest and the 3 shortest */
         if (d > t->slow3[k]) { for (int m = 2; m > k; m--) t->slow3[m] = t->slow3[m - 1]; t->slow3[k] = d; break; }
     for (int k = 0; k < 3; k++)
@@ -264,15 +267,29 @@ static void add_step(tpa_tl *t, int file, int64_t num, const tpa_event *ev)
     if (ev->ts_ns < t->new_lo) t->new_lo = ev->ts_ns;
 }
 
+/* Whether [ts, end] lies inside a step read since the last compaction and
+ * left out on arrival (bisection over those steps, in start order). */
+static bool left_out_step(const tpa_tl *t, int file, int64_t ts, int64_t end)
+{
+    size_t lo = t->first_new, hi = t->n_steps;
+    if (lo == hi) return false;
+    if (!t->new_sorted) lo = hi - 1; /* out of order: the latest step only */
+    while (hi - lo > 1) { /* last step starting at or before (file, ts) */
+        size_t mid = lo + (hi - lo) / 2;
+        const tpa_tl_step *m = &t->steps[mid];
+        if (m->file < file || (m->file == file && m->start <= ts)) lo = mid;
+        else hi = mid;
+    }
+    const tpa_tl_step *s = &t->steps[lo];
+    return !s->intact && s->file == file && ts >= s->start && end <= tpa_sat_add(s->start, s->dur);
+}
+
 /* What the next compaction would drop (see tpa_tl.cut). */
 static bool doomed(const tpa_tl *t, int file, int64_t ts, int64_t dur)
 {
     if (file >= t->n_files) return false;
     int64_t end = tpa_sat_add(ts, dur);
-    if (t->newest[file]) { /* inside a new step left out at once */
-        const tpa_tl_step *s = &t->steps[t->newest[file] - 1];
-        if (!s->intact && ts >= s->start && end <= tpa_sat_add(s->start, s->dur)) return true;
-    }
+    if (left_out_step(t, file, ts, end)) return true;
     if (ts > t->cut[file]) return false;
     if (end >= t->new_lo) return false;
     for (size_t c = 0; c < t->n_cand; c++) {

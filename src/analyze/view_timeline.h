@@ -74,7 +74,8 @@ typedef struct tpa_tl {
      * duration outside the band around the median of the last compaction */
     int64_t slow3[3], fast3[3];
     bool has_band; int64_t band_lo, band_hi;
-    size_t *newest;           /* per file: 1 + index of its latest step, 0: none */
+    size_t first_new;         /* steps[first_new..]: read since the last compaction */
+    bool new_sorted;          /* ... in order of start (then looked up by bisection) */
     uint64_t early;           /* steps left out so */
     int n_files;
     const char *const *paths;
