@@ -44,31 +44,25 @@ const TP = (function () {
   }
 
   const DUR_UNITS = [[1e9, 's'], [1e6, 'ms'], [1e3, '\u00b5s'], [1, 'ns']];
-  /* The unit for durations up to ns (so one axis or column shares it). */
-  function durUnit(ns) {
-    const a = Math.abs(ns || 0);
-    for (const u of DUR_UNITS) if (a >= u[0]) return { div: u[0], unit: u[1] };
-    return { div: 1, unit: 'ns' };
-  }
-  function fmtDur(ns, unit) {
-    if (!finite(ns)) return '-';
-    if (ns === 0) return '0';
-    const u = unit || durUnit(ns);
-    const v = ns / u.div;
-    return v.toFixed(u.div === 1 ? 0 : digitsFor(Math.abs(v))) + ' ' + u.unit;
-  }
   const BYTE_UNITS = [[1099511627776, 'TiB'], [1073741824, 'GiB'], [1048576, 'MiB'], [1024, 'KiB'], [1, 'B']];
-  function bytesUnit(b) {
-    const a = Math.abs(b || 0);
-    for (const u of BYTE_UNITS) if (a >= u[0]) return { div: u[0], unit: u[1] };
-    return { div: 1, unit: 'B' };
+  /* The largest unit of units ([[size, name]], largest first) that v reaches. */
+  function unitOf(units, v) {
+    const a = Math.abs(v || 0);
+    for (const u of units) if (a >= u[0]) return { div: u[0], unit: u[1] };
+    const last = units[units.length - 1];
+    return { div: last[0], unit: last[1] };
   }
-  function fmtBytes(b, unit) {
-    if (!finite(b)) return '-';
-    const u = unit || bytesUnit(b);
-    const v = b / u.div;
-    return v.toFixed(u.div === 1 ? 0 : digitsFor(Math.abs(v))) + ' ' + u.unit;
+  function fmtIn(units, v, unit) {
+    if (!finite(v)) return '-';
+    const u = unit || unitOf(units, v);
+    const x = v / u.div;
+    return x.toFixed(u.div === 1 ? 0 : digitsFor(Math.abs(x))) + ' ' + u.unit;
   }
+  /* The unit for durations up to ns (so one axis or column shares it). */
+  function durUnit(ns) { return unitOf(DUR_UNITS, ns); }
+  function fmtDur(ns, unit) { return ns === 0 ? '0' : fmtIn(DUR_UNITS, ns, unit); }
+  function bytesUnit(b) { return unitOf(BYTE_UNITS, b); }
+  function fmtBytes(b, unit) { return fmtIn(BYTE_UNITS, b, unit); }
   function fmtPct(v) { return finite(v) ? v.toFixed(Math.abs(v) >= 10 ? 1 : 2) + '%' : '-'; }
 
   /* Rounded tick values (1, 2, 2.5, 5 x 10^k) covering [lo, hi], about n of
@@ -123,6 +117,29 @@ const TP = (function () {
     for (let v = Math.ceil(t[0]); v <= Math.floor(t[t.length - 1]); v++) out.push(v);
     out.step = 1; out.digits = 0;
     return out.length ? out : t;
+  }
+
+  /* ---- downsampled series (the C side's tpa_ds: columns of consecutive points) ---- */
+  /* value v of a downsampler as a line-chart series: column centres, means,
+   * min-max band, each times scale */
+  function dsSeries(ds, v, label, scale) {
+    const s = { label: label, x: [], y: [], lo: [], hi: [] };
+    for (let c = 0; c < ds.x0.length; c++) {
+      const m = ds.mean[v][c];
+      if (m === null) continue;
+      s.x.push((ds.x0[c] + ds.x1[c]) / 2);
+      s.y.push(m * scale); s.lo.push(ds.min[v][c] * scale); s.hi.push(ds.max[v][c] * scale);
+    }
+    return s;
+  }
+  /* [lowest min, highest max] of values vs of a downsampler */
+  function dsRange(ds, vs) {
+    let lo = Infinity, hi = -Infinity;
+    for (const v of vs) for (let c = 0; c < ds.x0.length; c++) {
+      if (ds.min[v][c] !== null) lo = Math.min(lo, ds.min[v][c]);
+      if (ds.max[v][c] !== null) hi = Math.max(hi, ds.max[v][c]);
+    }
+    return [lo, hi];
   }
 
   /* ---- charts: shared frame ------------------------------------------------------- */
@@ -443,5 +460,5 @@ const TP = (function () {
     document.documentElement.dataset.renderedMs = performance.now().toFixed(0);  /* for the benchmark */
   }
 
-  return { view, el, card, start, fmtNum, fmtDur, durUnit, fmtBytes, bytesUnit, fmtPct, niceTicks, kindTicks, tickFormat, table, barChart, lineChart, stackedBars, legend, COLORS, W, H };
+  return { view, el, card, start, fmtNum, fmtDur, durUnit, fmtBytes, bytesUnit, fmtPct, niceTicks, kindTicks, tickFormat, dsSeries, dsRange, table, barChart, lineChart, stackedBars, legend, COLORS, W, H };
 })();

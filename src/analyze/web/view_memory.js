@@ -8,28 +8,13 @@
 (function () {
   const el = TP.el;
 
-  function dsSeries(ds, v, label, scale) {
-    const s = { label: label, x: [], y: [], lo: [], hi: [] };
-    for (let c = 0; c < ds.x0.length; c++) {
-      const m = ds.mean[v][c];
-      if (m === null) continue;
-      s.x.push((ds.x0[c] + ds.x1[c]) / 2);
-      s.y.push(m * scale); s.lo.push(ds.min[v][c] * scale); s.hi.push(ds.max[v][c] * scale);
-    }
-    return s;
-  }
-
   /* one chart of the samples; data-ymin/ymax in the file's units (MB, %, GB) */
   function samplesChart(host, name, ds, series, scale, kind, title) {
-    let lo = Infinity, hi = -Infinity;
-    for (const s of series) for (let c = 0; c < ds.x0.length; c++) {
-      if (ds.min[s.v][c] !== null) lo = Math.min(lo, ds.min[s.v][c]);
-      if (ds.max[s.v][c] !== null) hi = Math.max(hi, ds.max[s.v][c]);
-    }
+    const [lo, hi] = TP.dsRange(ds, series.map(s => s.v));
     if (!isFinite(lo)) return null;
     const fmt = kind === 'bytes' ? v => TP.fmtBytes(v) : v => TP.fmtPct(v);
     return TP.lineChart(host, {
-      series: series.map(s => dsSeries(ds, s.v, s.label, scale)), yKind: kind, yTitle: title, xTitle: 'step', xInt: true,
+      series: series.map(s => TP.dsSeries(ds, s.v, s.label, scale)), yKind: kind, yTitle: title, xTitle: 'step', xInt: true,
       attrs: { 'data-chart': name, 'data-columns': ds.x0.length, 'data-points': ds.points, 'data-ymin': lo, 'data-ymax': hi },
       readout: (s, i) => 'step ~' + Math.round(s.x[i]) + ': ' + s.label + ' mean ' + fmt(s.y[i]) + ' (min ' + fmt(s.lo[i]) + ', max ' + fmt(s.hi[i]) + ')'
     });

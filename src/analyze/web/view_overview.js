@@ -10,35 +10,14 @@
 
   function parseOr(text) { try { return text ? JSON.parse(text) : null; } catch (e) { return null; } }
 
-  /* a downsampler's columns as line-chart series (value v; ms -> ns when dur) */
-  function dsSeries(ds, v, label, scale) {
-    const s = { label: label, x: [], y: [], lo: [], hi: [] };
-    for (let c = 0; c < ds.x0.length; c++) {
-      const m = ds.mean[v][c];
-      if (m === null) continue;
-      s.x.push((ds.x0[c] + ds.x1[c]) / 2);
-      s.y.push(m * scale); s.lo.push(ds.min[v][c] * scale); s.hi.push(ds.max[v][c] * scale);
-    }
-    return s;
-  }
-
-  function dsRange(ds, vs) {
-    let lo = Infinity, hi = -Infinity;
-    for (const v of vs) for (let c = 0; c < ds.x0.length; c++) {
-      if (ds.min[v][c] !== null) lo = Math.min(lo, ds.min[v][c]);
-      if (ds.max[v][c] !== null) hi = Math.max(hi, ds.max[v][c]);
-    }
-    return [lo, hi];
-  }
-
   /* A line chart of a downsampler (min-max band, mean line), with the data-*
    * attributes of the original series (points, columns, x and y range). */
   function dsChart(host, name, ds, series, o) {
     if (!ds) return null;
-    const [lo, hi] = dsRange(ds, series.map(s => s.v));
+    const [lo, hi] = TP.dsRange(ds, series.map(s => s.v));
     const scale = o.scale || 1;
     const svg = TP.lineChart(host, Object.assign({
-      series: series.map(s => dsSeries(ds, s.v, s.label, scale)),
+      series: series.map(s => TP.dsSeries(ds, s.v, s.label, scale)),
       attrs: { 'data-chart': name, 'data-columns': ds.x0.length, 'data-points': ds.points, 'data-xmin': ds.x0[0],
         'data-xmax': ds.x1[ds.x1.length - 1], 'data-ymin': lo, 'data-ymax': hi },
       xTitle: 'step', xInt: true,
