@@ -40,7 +40,7 @@ void tpa_diff_findings(tpa_diff *d, const tpa_diagnosis *a, const tpa_diagnosis 
     qsort(d->moves, d->n_moves, sizeof *d->moves, by_move);
 }
 
-static const char *verdict(const tpa_finding_move *m)
+const char *tpa_finding_move_verdict(const tpa_finding_move *m)
 {
     if (!m->in_a) return "new";
     if (!m->in_b) return "gone";
@@ -58,7 +58,7 @@ void tpa_render_finding_moves_text(FILE *f, const tpa_diff *d)
         if (m->in_a) snprintf(sa, sizeof sa, "%.1f%%", 100 * m->share_a); else snprintf(sa, sizeof sa, "-");
         if (m->in_b) snprintf(sb, sizeof sb, "%.1f%%", 100 * m->share_b); else snprintf(sb, sizeof sb, "-");
         fprintf(f, "  %-16s %7s -> %-7s %+6.1f pts  %-6s %s\n", m->id, sa, sb,
-                100 * (m->share_b - m->share_a), verdict(m), m->title);
+                100 * (m->share_b - m->share_a), tpa_finding_move_verdict(m), m->title);
     }
 }
 
@@ -70,7 +70,7 @@ void tpa_render_finding_moves_json(FILE *f, const tpa_diff *d)
         fprintf(f, "%s{\"id\": \"%s\", \"in_a\": %s, \"in_b\": %s, \"share_a_pct\": %.3f, \"share_b_pct\": %.3f, "
                 "\"change_pts\": %.3f, \"verdict\": \"%s\", \"title\": ", i ? ", " : "", m->id,
                 m->in_a ? "true" : "false", m->in_b ? "true" : "false", 100 * m->share_a, 100 * m->share_b,
-                100 * (m->share_b - m->share_a), verdict(m));
+                100 * (m->share_b - m->share_a), tpa_finding_move_verdict(m));
         tpa_json_str(f, m->title, strlen(m->title));
         fputc('}', f);
     }

@@ -107,6 +107,9 @@ int tpa_html_write_page(const tpu_buf *data, const char *out, tpa_error *err);
 int tpa_html_build_mem(const void *trace, size_t n, size_t max_read, tpu_buf *data, tpa_error *err);
 /* The whole job: every trace of input read once for every view, the page. */
 int tpa_report_html(const char *input, const char *out, tpa_error *err);
+/* The page of several trace files at once (the ranks of a job: the
+ * Distributed view compares them); each input must be a trace file. */
+int tpa_report_html_traces(const char *const *inputs, int n, const char *out, tpa_error *err);
 
 /* The embedded assets (generated from src/analyze/web/ by cmake/embed_web.cmake). */
 extern const char tpa_web_shell[], tpa_web_style[], tpa_web_common[];

@@ -3,6 +3,7 @@
  * ({"meta": ..., "<view key>": ...}) and the page around it (the shell,
  * stylesheet and scripts of src/analyze/web/, embedded at build time). */
 #include "html.h"
+#include "ranks.h"
 #include "view.h"
 #include "util/fileio.h"
 
@@ -86,6 +87,30 @@ static void list_traces(page *p, const char *dir, bool cap_size)
     }
 }
 
+/* A job directory's traces: each rank's (rank<r>/profiler_traces/ or the
+ * trace files of the job directory itself), in rank order. */
+static void list_job_traces(page *p, const char *dir)
+{
+    tpa_rank_input *in;
+    size_t n;
+    tpa_error e;
+    if (tpa_job_inputs(dir, &in, &n, &e) != 0) return;
+    for (size_t i = 0; i < n; i++) {
+        char **files = NULL;
+        size_t nf = 0;
+        if (!tpa_is_dir(in[i].path)) {
+            if (p->n_traces < MAX_TRACES && !(p->traces[p->n_traces++] = strdup(in[i].path))) abort();
+        } else if (tpa_job_trace_files(in[i].path, &files, &nf, &e) == 0) {
+            for (size_t f = 0; f < nf; f++) {
+                if (p->n_traces < MAX_TRACES) p->traces[p->n_traces++] = files[f];
+                else { note(p, "%.300s: over the page's 64 traces, left out", files[f]); free(files[f]); }
+            }
+            free(files);
+        }
+    }
+    tpa_job_inputs_free(in, n);
+}
+
 /* What input names: a run directory, a directory of traces, or one trace. */
 static int resolve(page *p, const char *input, tpa_error *err)
 {
@@ -112,6 +137,8 @@ static int resolve(page *p, const char *input, tpa_error *err)
             list_traces(p, dir, true);
         else if (!p->in.job_dir)
             list_traces(p, input, false);
+        else
+            list_job_traces(p, input);
         if (!p->in.run_dir && !p->in.job_dir && !p->n_traces) {
             tpa_error_set(err, TPA_ERR_FORMAT,
                           "expected a trace file, a run directory (timing_profile.json, memory_profile.json, "
@@ -231,6 +258,15 @@ static int data_json(page *p, tpu_buf *data)
     return 0;
 }
 
+/* Writes the page when rc is 0, then frees p and data; returns rc or the write's error. */
+static int write_and_free(page *p, tpu_buf *data, int rc, const char *out, tpa_error *err)
+{
+    if (rc == 0) rc = tpa_html_write_page(data, out, err);
+    free_page(p);
+    tpu_buf_free(data);
+    return rc;
+}
+
 int tpa_report_html(const char *input, const char *out, tpa_error *err)
 {
     page *p = calloc(1, sizeof *p);
@@ -238,10 +274,30 @@ int tpa_report_html(const char *input, const char *out, tpa_error *err)
     tpu_buf data = {0};
     int rc = resolve(p, input, err);
     if (rc == 0) rc = build(p, &data, err);
-    if (rc == 0) rc = tpa_html_write_page(&data, out, err);
-    free_page(p);
-    tpu_buf_free(&data);
-    return rc;
+    return write_and_free(p, &data, rc, out, err);
+}
+
+/* Several trace files named together (the ranks of a job). */
+int tpa_report_html_traces(const char *const *inputs, int n, const char *out, tpa_error *err)
+{
+    page *p = calloc(1, sizeof *p);
+    if (!p) abort();
+    tpu_buf data = {0};
+    int rc = 0;
+    for (int i = 0; i < n && i < MAX_TRACES && rc == 0; i++) {
+        rc = resolve(p, inputs[i], err);
+        if (rc == 0 && (p->in.run_dir || p->in.job_dir || tpa_is_dir(inputs[i]))) {
+            tpa_error_set(err, TPA_ERR_USAGE, "several inputs must all be trace files (a directory is one input alone)");
+            snprintf(err->file, sizeof err->file, "%s", inputs[i]);
+            rc = -1;
+        }
+    }
+    if (rc == 0) {
+        p->in.input = inputs[0];
+        snprintf(p->title, sizeof p->title, "%d traces", n);
+        rc = build(p, &data, err);
+    }
+    return write_and_free(p, &data, rc, out, err);
 }
 
 /* ---- the page ------------------------------------------------------------------------ */

@@ -63,6 +63,19 @@ void tpa_rank_summary_free(tpa_rank_summary *s);
  * used when the traces do not name their rank; -1 for none. */
 int tpa_rank_map(const char *path, int64_t rank_hint, tpa_rank_summary *out, tpa_error *err);
 
+/* The same map fed event by event, so one read of a trace serves other
+ * analyses too (the report page): new (out is filled by finish), then per
+ * file: file_begin, feed every event, file_end with the reader's metadata;
+ * finish (rank_hint as above) fills out, frees the mapper and returns per
+ * step of out the compute time inside it (union of GPU work, or of the
+ * training thread's spans on a CPU-only rank; caller frees). */
+typedef struct tpa_rank_mapper tpa_rank_mapper;
+tpa_rank_mapper *tpa_rank_mapper_new(const char *source, tpa_rank_summary *out);
+void tpa_rank_mapper_file_begin(tpa_rank_mapper *p);
+void tpa_rank_mapper_feed(tpa_rank_mapper *p, const tpa_event *ev);
+void tpa_rank_mapper_file_end(tpa_rank_mapper *p, const tpa_meta *meta);
+int64_t *tpa_rank_mapper_finish(tpa_rank_mapper *p, int64_t rank_hint);
+
 /* ---- summary JSON (ranks_summary.c) ---- */
 void tpa_rank_summary_write(FILE *f, const tpa_rank_summary *s);
 /* Parses what tpa_rank_summary_write wrote; err names the byte offset. */

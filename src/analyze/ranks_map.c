@@ -210,23 +210,33 @@ static void shift_file(map_state *m, const marks *k, const tpa_meta *meta)
     for (size_t i = k->spans; i < m->n_host; i++) m->host[i].lo += shift, m->host[i].hi += shift;
 }
 
+static marks file_marks(const map_state *m)
+{
+    return (marks){m->out->n_steps, m->host_comm.n, m->dev_comm.n, m->compute.n, m->n_bytes, m->n_host, INT64_MAX};
+}
+
+static void feed_marked(map_state *m, marks *k, const tpa_event *ev)
+{
+    if (ev->has_ts && ev->ph != 'M' && ev->ts_ns < k->min_ts) k->min_ts = ev->ts_ns;
+    feed(m, ev);
+}
+
+static void file_done(map_state *m, const marks *k, const tpa_meta *meta)
+{
+    read_meta(m->out, meta);
+    shift_file(m, k, meta);
+    m->out->files++;
+}
+
 static int map_file(map_state *m, const char *path, tpa_error *err)
 {
     tpa_reader *r = tpa_reader_open(path, err);
     if (!r) return -1;
-    marks k = {m->out->n_steps, m->host_comm.n, m->dev_comm.n, m->compute.n, m->n_bytes, m->n_host, INT64_MAX};
+    marks k = file_marks(m);
     tpa_event ev;
     int rc;
-    while ((rc = tpa_reader_next(r, &ev, err)) > 0) {
-        if (ev.has_ts && ev.ph != 'M' && ev.ts_ns < k.min_ts) k.min_ts = ev.ts_ns;
-        feed(m, &ev);
-    }
-    const tpa_meta *meta = tpa_reader_meta(r);
-    if (rc == 0) {
-        read_meta(m->out, meta);
-        shift_file(m, &k, meta);
-        m->out->files++;
-    }
+    while ((rc = tpa_reader_next(r, &ev, err)) > 0) feed_marked(m, &k, &ev);
+    if (rc == 0) file_done(m, &k, tpa_reader_meta(r));
     tpa_reader_close(r);
     return rc < 0 ? -1 : 0;
 }
@@ -372,12 +382,26 @@ int tpa_job_trace_files(const char *dir, char ***files, size_t *n, tpa_error *er
     return 0;
 }
 
-int tpa_rank_map(const char *path, int64_t rank_hint, tpa_rank_summary *out, tpa_error *err)
+static void summary_init(tpa_rank_summary *out, const char *source)
 {
     memset(out, 0, sizeof *out);
     out->rank = -1;
     out->world_size = -1;
-    snprintf(out->source, sizeof out->source, "%s", path);
+    snprintf(out->source, sizeof out->source, "%s", source);
+}
+
+static void state_free(map_state *m)
+{
+    free(m->host_comm.v);
+    free(m->dev_comm.v);
+    free(m->compute.v);
+    free(m->bytes);
+    free(m->host);
+}
+
+int tpa_rank_map(const char *path, int64_t rank_hint, tpa_rank_summary *out, tpa_error *err)
+{
+    summary_init(out, path);
     map_state m = {.out = out};
     int rc = 0;
     if (tpa_is_dir(path)) {
@@ -399,13 +423,40 @@ int tpa_rank_map(const char *path, int64_t rank_hint, tpa_rank_summary *out, tpa
     }
     if (out->rank < 0) out->rank = rank_hint;
     if (rc == 0) finish(&m);
-    free(m.host_comm.v);
-    free(m.dev_comm.v);
-    free(m.compute.v);
-    free(m.bytes);
-    free(m.host);
+    state_free(&m);
     if (rc != 0) tpa_rank_summary_free(out);
     return rc;
+}
+
+/* ---- the same map, fed event by event (the report page's Distributed view) ---- */
+struct tpa_rank_mapper { map_state m; marks k; tpa_rank_summary *out; };
+
+tpa_rank_mapper *tpa_rank_mapper_new(const char *source, tpa_rank_summary *out)
+{
+    tpa_rank_mapper *p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    summary_init(out, source);
+    p->out = out;
+    p->m.out = out;
+    return p;
+}
+
+void tpa_rank_mapper_file_begin(tpa_rank_mapper *p) { p->k = file_marks(&p->m); }
+void tpa_rank_mapper_feed(tpa_rank_mapper *p, const tpa_event *ev) { feed_marked(&p->m, &p->k, ev); }
+void tpa_rank_mapper_file_end(tpa_rank_mapper *p, const tpa_meta *meta) { file_done(&p->m, &p->k, meta); }
+
+int64_t *tpa_rank_mapper_finish(tpa_rank_mapper *p, int64_t rank_hint)
+{
+    tpa_rank_summary *o = p->out;
+    if (o->rank < 0) o->rank = rank_hint;
+    finish(&p->m); /* leaves m.compute a sorted union */
+    int64_t *compute = malloc((o->n_steps ? o->n_steps : 1) * sizeof *compute);
+    if (!compute) abort();
+    for (size_t i = 0; i < o->n_steps; i++)
+        compute[i] = covered(&p->m.compute, o->steps[i].start_ns, tpa_sat_add(o->steps[i].start_ns, o->steps[i].dur_ns));
+    state_free(&p->m);
+    free(p);
+    return compute;
 }
 
 void tpa_rank_summary_free(tpa_rank_summary *s)

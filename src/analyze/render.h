@@ -86,6 +86,8 @@ void tpa_diff_free(tpa_diff *d);
 /* Fills d->moves from the findings of the two diagnoses: every finding above
  * its threshold in A or B, most moved first (1 share point counts as moved). */
 void tpa_diff_findings(tpa_diff *d, const tpa_diagnosis *a, const tpa_diagnosis *b);
+/* "new", "gone", "worse", "better" or "same" (1 share point counts as moved). */
+const char *tpa_finding_move_verdict(const tpa_finding_move *m);
 void tpa_render_finding_moves_text(FILE *f, const tpa_diff *d);
 void tpa_render_finding_moves_json(FILE *f, const tpa_diff *d);
 void tpa_render_diff_text(FILE *f, const tpa_diff *d, const tpa_steps_result *sa,

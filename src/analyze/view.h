@@ -53,6 +53,8 @@ extern const tpa_view_class tpa_view_memory;     /* view_memory.c */
 extern const tpa_view_class tpa_view_operators;  /* view_operators.c (attrib.h) */
 extern const tpa_view_class tpa_view_kernels;    /* view_kernels.c (attrib.h) */
 extern const tpa_view_class tpa_view_modules;    /* view_modules.c (attrib.h) */
+extern const tpa_view_class tpa_view_timeline;   /* view_timeline.c */
+extern const tpa_view_class tpa_view_distributed; /* view_distributed.c */
 
 /* The builder's list (html_build.c): add your view's line. */
 #define TPA_VIEW_LIST \
@@ -60,6 +62,8 @@ extern const tpa_view_class tpa_view_modules;    /* view_modules.c (attrib.h) */
     &tpa_view_memory, \
     &tpa_view_operators, \
     &tpa_view_kernels, \
-    &tpa_view_modules,
+    &tpa_view_modules, \
+    &tpa_view_timeline, \
+    &tpa_view_distributed,
 
 #endif

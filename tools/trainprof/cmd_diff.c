@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "analyze/render.h"
+#include "analyze/view_diff.h"
 #include "cli_common.h"
 #include "commands.h"
 
@@ -17,6 +18,8 @@ static const char USAGE[] =
     "                        (mean step time; host self time when a trace has no steps)\n"
     "  --top N               operation rows (default 25, 0 = all)\n"
     "  --json                machine-readable output\n"
+    "  --html OUT            write the two runs side by side as a page (OUT, one\n"
+    "                        offline HTML file) instead of the text\n"
     "  -j N                  threads that parse each trace (default: the cores online)\n"
     "Exit: 0 ok, 1 gate tripped, 2 bad input.\n";
 
@@ -24,7 +27,7 @@ int cmd_diff(int argc, char **argv)
 {
     if (cli_ranks_wanted(argc, argv)) return cmd_ranks_diff(argc, argv); /* two job directories */
     cli_init();
-    const char *cmd = argv[0], *files[2] = {0}, *v;
+    const char *cmd = argv[0], *files[2] = {0}, *v, *html = NULL;
     int nfiles = 0;
     bool json = false, gate = false;
     double limit = 0;
@@ -35,6 +38,10 @@ int cmd_diff(int argc, char **argv)
         if (k == CLI_ARG_ERROR) return CLI_BAD_INPUT;
         if (k == CLI_ARG_USED) continue;
         if (!strcmp(argv[i], "--json")) json = true;
+        else if (cli_opt(argc, argv, &i, "--html", &v)) {
+            if (!v || !*v) return cli_fail(cmd, "--html needs an output file, e.g. --html diff.html");
+            html = v;
+        }
         else if (cli_opt(argc, argv, &i, "--fail-if-slower", &v)) {
             char *end;
             if (!v || (limit = strtod(v, &end), end == v || *end) || !isfinite(limit))
@@ -56,9 +63,13 @@ int cmd_diff(int argc, char **argv)
     tpa_diff d;
     tpa_diff_compute(&d, &da.rep, &db.rep, &da.steps, &db.steps);
     tpa_diff_findings(&d, &da, &db);
-    if (json) tpa_render_diff_json(stdout, &d, &da.steps, &db.steps, top);
+    if (html) {
+        if (tpa_diff_html(html, &d, &da, &db, &err) != 0) rc = cli_error(&err);
+    } else if (json) tpa_render_diff_json(stdout, &d, &da.steps, &db.steps, top);
     else tpa_render_diff_text(stdout, &d, &da.steps, &db.steps, top);
-    if (gate && d.metric_a <= 0) {
+    if (rc != CLI_OK) {
+        /* the page could not be written: reported above */
+    } else if (gate && d.metric_a <= 0) {
         /* an empty baseline must not let a regression gate pass */
         fprintf(stderr, "trainprof diff: %s has no %s to compare against: not a usable "
                         "baseline for --fail-if-slower\n", files[0], d.metric);

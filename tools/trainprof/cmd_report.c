@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "analyze/ranks.h"
+#include "analyze/html.h"
 #include "analyze/render.h"
 #include "trainprof.h"
 #include "cli_common.h"
@@ -11,7 +12,7 @@
 
 static const char USAGE[] =
     "usage: trainprof report [options] FILE...\n"
-    "       trainprof report --html OUT.html TRACE|RUN_DIR\n"
+    "       trainprof report --html OUT.html TRACE|RUN_DIR|JOB_DIR|RANK_TRACE...\n"
     "Per-operation table like torch's key_averages().table(): calls, self time,\n"
     "self %, total, avg, min, max. Host ops and one table per GPU device.\n"
     "FILE: Chrome/Kineto/trainprof trace, JSON array or object form, .gz ok, - = stdin.\n\n"
@@ -27,7 +28,8 @@ static const char USAGE[] =
     "  --json          machine-readable output\n"
     "  --html OUT      one self-contained HTML page instead (step time, throughput, memory,\n"
     "                  step breakdown, top operations, findings, configuration) from a\n"
-    "                  trace or a run directory; opens offline in any browser\n"
+    "                  trace or a run directory; opens offline in any browser; a job\n"
+    "                  directory or several rank traces add the Distributed view\n"
     "Exit: 0 ok, 2 bad input.\n";
 
 typedef struct report_args {
@@ -86,7 +88,7 @@ static int parse(int argc, char **argv, report_args *a)
         }
     }
     if (!a->nfiles) return cli_fail(cmd, "no trace file given");
-    if (a->html && a->nfiles != 1) return cli_fail(cmd, "--html takes one trace file or run directory");
+    if (a->html && a->nfiles > 64) return cli_fail(cmd, "--html takes one trace file, run or job directory, or up to 64 rank traces");
     return 0;
 }
 
@@ -127,6 +129,11 @@ int cmd_report(int argc, char **argv)
     memset(&a, 0, sizeof a);
     int rc = parse(argc, argv, &a);
     if (rc) return rc < 0 ? CLI_OK : rc;
+    if (a.html && a.nfiles > 1) { /* the ranks of a job */
+        tpa_error err;
+        if (tpa_report_html_traces(a.files, a.nfiles, a.html, &err) != 0) return cli_error(&err);
+        return CLI_OK;
+    }
     if (a.html) {
         tp_error e;
         if (tp_report_html(a.files[0], a.html, &e) != 0) {

@@ -1,0 +1,259 @@
+#!/usr/bin/env python3
+"""The Timeline view in headless chromium, on real traces:
+
+- a torch 2.13 CPU trace (tests/fixtures_gen, record_shapes, profile_memory,
+  with_stack, with_modules): carried whole; its spans, steps and memory
+  counter equal an independent count of the trace file and `trainprof steps
+  --json`; wheel zoom, drag pan, keys and hover/click really work on the
+  canvas;
+- a Kineto GPU trace (../shared/fixtures): every launch-to-kernel flow of the
+  page is one the trace's args.correlation makes;
+- a trace too big to carry: the page carries the slowest, median and
+  fastest steps of `trainprof steps --json` with all their events, says
+  what it left out, and stays under its event budget.
+No console error anywhere. Screenshots go to the browser artifacts (and
+docs/images/ with TP_UPDATE_IMAGES=1). Exit 77 without chromium."""
+import gzip
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+from browser_common import watch_errors  # noqa: E402
+from view_checks import check, run, shoot  # noqa: E402
+
+BIN = os.environ.get("TRAINPROF_BIN", "build/trainprof")
+SRC = os.environ.get("TP_SOURCE_DIR", ".")
+FIX = os.environ.get("TP_FIXTURES", os.path.join(SRC, "..", "shared", "fixtures"))
+CARRY = 150000  # TPA_TL_CARRY
+
+
+def load_trace(path):
+    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
+        d = json.load(f)
+    return d["traceEvents"] if isinstance(d, dict) else d
+
+
+def drawable(events):
+    """What the view draws, counted independently: complete spans with a
+    duration >= 0, instants, counters."""
+    out = []
+    for e in events:
+        ph = e.get("ph")
+        if "ts" not in e or ph not in ("X", "i", "I", "C"):
+            continue
+        if ph == "X" and not (isinstance(e.get("dur"), (int, float)) and e["dur"] >= 0):
+            continue
+        out.append(e)
+    return out
+
+
+def html_for(args, out):
+    p = subprocess.run([BIN, *args], capture_output=True, text=True)
+    check(p.returncode == 0, f"{args}: {p.stderr}")
+    return out
+
+
+def steps_json(trace):
+    p = subprocess.run([BIN, "steps", "--json", trace], capture_output=True, text=True)
+    check(p.returncode == 0, f"steps {trace}: {p.stderr}")
+    return json.loads(p.stdout)["steps"]
+
+
+def open_view(browser, path):
+    page = browser.new_page(viewport={"width": 1300, "height": 1000})
+    errors = watch_errors(page)
+    page.goto("file://" + os.path.abspath(path) + "#timeline")
+    page.wait_for_selector("#view-timeline canvas")
+    page.wait_for_timeout(300)
+    T = page.evaluate("JSON.parse(document.getElementById('trainprof-data').textContent).timeline")
+    return page, errors, T
+
+
+def view_range(page):
+    r = page.evaluate("[+document.querySelector('#view-timeline .card').dataset.viewLo,"
+                      " +document.querySelector('#view-timeline .card').dataset.viewHi]")
+    return r[0], r[1]
+
+
+def events_of(T):
+    ev = T["ev"]
+    return [ev[i:i + 7] for i in range(0, len(ev), 7)]
+
+
+def check_torch(browser, tmp):
+    gen = os.path.join(tmp, "gen")
+    p = subprocess.run([sys.executable, os.path.join(SRC, "tests", "fixtures_gen", "gen_torch_traces.py"), gen],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        check(False, f"gen_torch_traces: {p.stderr[-2000:]}")
+        return
+    trace = os.path.join(gen, "full.pt.trace.json")
+    out = html_for(["report", "--html", os.path.join(tmp, "torch.html"), trace], os.path.join(tmp, "torch.html"))
+    page, errors, T = open_view(browser, out)
+    events = drawable(load_trace(trace))
+    check(T["whole"] and T["events_seen"] == len(events) and T["events_carried"] == len(events),
+          f"whole trace: page {T['events_seen']}/{T['events_carried']} vs {len(events)} in the file")
+    # spans drawn: every X and instant but the [memory] counters, with their durations
+    spans = sorted(round(e["dur"] * 1000) if e["ph"] == "X" else 0 for e in events
+                   if e["ph"] != "C" and e.get("name") != "[memory]")
+    page_spans = sorted(e[2] for e in events_of(T))
+    check(page_spans == spans, f"span durations differ: {len(page_spans)} vs {len(spans)}")
+    names = {T["names"][e[3]] for e in events_of(T)}
+    check({e["name"] for e in events if e["ph"] == "X"} <= names, "every span name is in the page")
+    # the memory counter: one point per [memory] event with its Total Allocated
+    mem = [e for e in events if e.get("name") == "[memory]"]
+    alloc = [c for c in T["counters"] if c["name"] == "memory allocated (CPU)"]
+    check(len(alloc) == 1 and alloc[0]["v"] == [e["args"]["Total Allocated"] for e in sorted(mem, key=lambda e: e["ts"])],
+          "memory allocated counter equals the [memory] events")
+    # steps: those of `trainprof steps --json`, and the picks
+    st = steps_json(trace)
+    page_steps = {s["num"]: s["dur"] for s in T["steps"]}
+    check(page_steps == {s["step"]: round(s["dur_us"] * 1000) for s in st}, f"steps {page_steps} vs {st}")
+    by = sorted(st, key=lambda s: (s["dur_us"], s["step"]))
+    picks = {s["pick"]: s["num"] for s in T["steps"] if s.get("pick")}
+    check(picks.get("slowest") == by[-1]["step"] and picks.get("fastest") == by[0]["step"] and
+          picks.get("median") == by[(len(by) - 1) // 2]["step"], f"picks {picks} vs {by}")
+    canvas = page.locator("#view-timeline canvas")
+    box = canvas.bounding_box()
+    lo, hi = view_range(page)
+    # wheel zoom at the middle of the drawing area: the range shrinks around the pointer
+    px = box["x"] + 230 + (box["width"] - 230) / 2
+    t_at = lo + (px - box["x"] - 230) / (box["width"] - 230) * (hi - lo)
+    page.mouse.move(px, box["y"] + 60)
+    page.mouse.wheel(0, -300)
+    page.wait_for_timeout(100)
+    lo2, hi2 = view_range(page)
+    check(hi2 - lo2 < 0.9 * (hi - lo) and lo2 <= t_at <= hi2, f"wheel zoom: {lo},{hi} -> {lo2},{hi2} at {t_at}")
+    # drag pan: both ends move by the same amount, against the drag
+    page.mouse.move(px, box["y"] + 60)
+    page.mouse.down()
+    page.mouse.move(px - 200, box["y"] + 60, steps=5)
+    page.mouse.up()
+    lo3, hi3 = view_range(page)
+    check(lo3 > lo2 and abs((lo3 - lo2) - (hi3 - hi2)) <= 2, f"drag pan: {lo2},{hi2} -> {lo3},{hi3}")
+    # keys: 0 shows everything again, w zooms in, d pans right
+    page.locator("#view-timeline .tl-wrap").focus()
+    page.keyboard.press("0")
+    check(view_range(page) == (lo, hi), "key 0 restores the whole range")
+    page.keyboard.press("w")
+    lo4, hi4 = view_range(page)
+    check(hi4 - lo4 < hi - lo, "key w zooms in")
+    page.keyboard.press("d")
+    lo5, hi5 = view_range(page)
+    check(lo5 > lo4 and hi5 > hi4, "key d pans right")
+    page.keyboard.press("0")
+    # hover and click the slowest step's span: its name and duration show
+    evs = events_of(T)
+    i = max(range(len(evs)), key=lambda k: evs[k][2] if T["names"][evs[k][3]].startswith("ProfilerStep#") else -1)
+    pos = page.evaluate(f"document.querySelector('#view-timeline .card')._tl.box({i})")
+    page.mouse.move(pos["x"], pos["y"])
+    page.wait_for_timeout(100)
+    tip = page.locator("#view-timeline .tl-tip")
+    want_dur = page.evaluate(f"TP.fmtDur({evs[i][2]})")
+    check(tip.is_visible() and T["names"][evs[i][3]] in tip.inner_text() and want_dur in tip.inner_text(),
+          f"hover tip: {tip.inner_text() if tip.is_visible() else 'hidden'}")
+    page.mouse.click(pos["x"], pos["y"])
+    check(T["names"][evs[i][3]] in page.locator("#view-timeline .tl-detail").inner_text(), "click pins the details")
+    page.mouse.move(0, 0)
+    shoot(page, "report_timeline.png")
+    check(not errors, f"console errors (torch trace): {errors}")
+    page.close()
+
+
+def check_flows(browser, tmp):
+    trace = os.path.join(FIX, "kineto", "trace_diff__control__control.json.gz")
+    if not os.path.exists(trace):
+        print("no Kineto fixture: flows not checked")
+        return
+    out = html_for(["report", "--html", os.path.join(tmp, "gpu.html"), trace], os.path.join(tmp, "gpu.html"))
+    page, errors, T = open_view(browser, out)
+    by_corr = {}
+    for e in drawable(load_trace(trace)):
+        c = (e.get("args") or {}).get("correlation")
+        if c and e["ph"] == "X":
+            by_corr.setdefault(c, set()).add(e["name"])
+    page_corr = {}
+    for e in events_of(T):
+        if e[5]:
+            page_corr.setdefault(e[5], set()).add(T["names"][e[3]])
+    check(page_corr and all(c in by_corr and names <= by_corr[c] for c, names in page_corr.items()),
+          "every flow of the page is one of the trace's correlations")
+    linked = [c for c, n in page_corr.items() if len(n) >= 2]
+    check(len(linked) > 100, f"launch-to-kernel flows in the page: {len(linked)}")
+    gpu_rows = [r for r in T["rows"] if r["kind"] == "gpu"]
+    check(gpu_rows, "GPU stream rows")
+    # click a kernel: its flow is drawn (the details name the linked launch)
+    evs = events_of(T)
+    k = next(i for i, e in enumerate(evs) if e[4] == 4 and e[5] in linked)
+    page.evaluate(f"(() => {{ const c = document.querySelector('#view-timeline .card'); const e = {json.dumps(evs[k])};"
+                  f" c._tl.setView(e[1] - 50000, e[1] + e[2] + 50000); }})()")
+    pos = page.evaluate(f"document.querySelector('#view-timeline .card')._tl.box({k})")
+    page.mouse.click(pos["x"], pos["y"])
+    check("linked" in page.locator("#view-timeline .tl-detail").inner_text(), "a kernel's details name its flow")
+    shoot(page, "report_timeline_gpu.png")
+    check(not errors, f"console errors (GPU trace): {errors}")
+    page.close()
+
+
+def big_trace(path, steps=30, per_step=12000):
+    """A trace over the page's budget: steps of known, distinct durations,
+    each with per_step spans; written with GPU-like events last, as Kineto."""
+    durs = [20000 + ((k * 7) % steps) * 300 for k in range(steps)]  # us
+    ev, gpu, t = [], [], 0
+    for k, d in enumerate(durs):
+        ev.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{k}", "pid": 1, "tid": 1, "ts": t, "dur": d})
+        w = d / per_step
+        for i in range(per_step // 2):
+            ev.append({"ph": "X", "cat": "cpu_op", "name": "aten::op%d" % (i % 50), "pid": 1, "tid": 1,
+                       "ts": t + 2 * i * w, "dur": w, "args": {"correlation": k * per_step + i}})
+            gpu.append({"ph": "X", "cat": "kernel", "name": "kernel%d" % (i % 20), "pid": 0, "tid": 7,
+                        "ts": t + (2 * i + 1) * w, "dur": w * 0.9, "args": {"correlation": k * per_step + i}})
+        t += d + 1000
+    with open(path, "w") as f:
+        json.dump({"traceEvents": ev + gpu}, f)
+    return durs
+
+
+def check_big(browser, tmp):
+    trace = os.path.join(tmp, "big.json")
+    big_trace(trace)
+    out = html_for(["report", "--html", os.path.join(tmp, "big.html"), trace], os.path.join(tmp, "big.html"))
+    page, errors, T = open_view(browser, out)
+    st = steps_json(trace)
+    by = sorted(st, key=lambda s: (s["dur_us"], s["step"]))
+    want = {"slowest": by[-1], "median": by[(len(by) - 1) // 2], "fastest": by[0]}
+    picks = {s["pick"]: s for s in T["steps"] if s.get("pick")}
+    check(not T["whole"] and T["events_carried"] <= CARRY, f"bounded: {T['events_carried']}")
+    events = drawable(load_trace(trace))
+    for name, s in want.items():
+        got = picks.get(name)
+        check(got and got["num"] == s["step"], f"{name}: page {got} vs steps --json {s}")
+        if not got:
+            continue
+        lo, hi = s["start_us"], s["start_us"] + s["dur_us"]
+        inside = sum(1 for e in events if e["ts"] < hi and e["ts"] + e.get("dur", 0) >= lo)
+        t0 = T["t0_ns"]
+        carried = sum(1 for e in events_of(T) if e[1] + t0 < hi * 1000 and e[1] + e[2] + t0 >= lo * 1000)
+        check(carried == inside and got["left_out"] == 0, f"{name} step: {carried} of {inside} events carried")
+    check("left out" in T["note"] and f"of {len(events)} events" in T["note"], f"note: {T['note']}")
+    check("left out" in page.locator("#view-timeline .tl-note").inner_text(), "the page says what it left out")
+    size = os.path.getsize(out)
+    print(f"big trace: {os.path.getsize(trace) / 1e6:.1f} MB -> page {size / 1e6:.2f} MB, "
+          f"{T['events_carried']} of {T['events_seen']} events")
+    page.click("#view-timeline button:has-text('slowest step')")
+    page.wait_for_timeout(100)
+    lo, hi = view_range(page)
+    s = picks.get("slowest")
+    check(s and lo <= s["start"] and hi >= s["start"] + s["dur"] and hi - lo < 1.2 * s["dur"], "slowest button zooms to it")
+    check(not errors, f"console errors (big trace): {errors}")
+    page.close()
+
+
+def main():
+    return run(check_torch, check_flows, check_big, prefix="tp_tl_")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
