@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "core/clock.h"
@@ -259,8 +260,18 @@ static int close_in_child(tp_session *s)
     return 0;
 }
 
+/* Whether the run directory's disk is (nearly) full: under 4 MiB left. */
+static int disk_full(const char *dir)
+{
+    struct statvfs v;
+    return statvfs(dir, &v) == 0 && (uint64_t)v.f_bavail * v.f_frsize < (4u << 20);
+}
+
 /* report.html, read from the run directory's files once they are complete.
- * A failure is a warning and one more I/O error; the rest of close goes on. */
+ * A failure is a warning and one more I/O error; the rest of close goes on.
+ * On a full disk the page is only a warning: it is derived from files that
+ * are all written (the summaries had the reserve), like the trace window
+ * that stopped and counted its drops, and it can be made later. */
 static uint64_t write_html_report(const tp_session *s)
 {
     char out[1200];
@@ -270,6 +281,11 @@ static uint64_t write_html_report(const tp_session *s)
         tp_report_html(s->run_dir, out, &e) == 0)
         return 0;
     fprintf(stderr, "trainprof: warning: report.html not written in %s: %s\n", s->run_dir, e.message);
+    if (e.code == TP_ERR_IO && disk_full(s->run_dir)) {
+        fprintf(stderr, "trainprof: the disk is full; make the page later with "
+                        "`trainprof report --html OUT.html %s`\n", s->run_dir);
+        return 0;
+    }
     return 1;
 }
 

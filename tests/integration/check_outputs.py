@@ -133,6 +133,8 @@ def on_tmpfs(mnt):
                            (["--profiling.max_trace_mb", budget] if budget != "0" else []),
                            capture_output=True, text=True, timeout=240)
         check(p.returncode == 0, f"max_trace_mb={budget}: out_steps exited {p.returncode}: {p.stderr[-1500:]}")
+        if "report.html not written" in p.stderr:  # the page did not fit: say how to make it later
+            check("trainprof report --html" in p.stderr, f"max_trace_mb={budget}: {p.stderr[-800:]}")
         d = run_dir(log_dir)
         try:
             summary = load(os.path.join(d, "training_summary.json"))
