@@ -21,7 +21,7 @@ import functools
 import sys
 import threading
 
-from . import _core
+from . import _core, _signals
 from ._core import Config, ConfigError, Profiler, ProfilerClosedError, Zone, cli_path
 
 __version__ = _core.__version__
@@ -96,8 +96,11 @@ class TrainingProfiler(Profiler):
         self._baseline = {}
 
     def get_summary(self):
-        """{name: {"avg_time", "total_time", "count", ...}} in seconds, for
-        the operations recorded since the start (or the last reset())."""
+        """{name: {"avg_time", "total_time", "count", "self_time", "min",
+        "max", "p50", "p90", "p99"}} in seconds, for the operations recorded
+        since the start (or the last reset()). After a reset, count, totals
+        and avg cover the time since it; min, max and the percentiles are
+        the whole run's (the C layer keeps one distribution per operation)."""
         out = {}
         for name, row in self.summary().items():
             base = self._baseline.get(name)
@@ -108,9 +111,8 @@ class TrainingProfiler(Profiler):
             if count <= 0:
                 continue
             total = row["total_time"] - base["total_time"]
-            self_time = row["self_time"] - base["self_time"]
-            out[name] = {"count": count, "total_time": total, "avg_time": total / count,
-                         "self_time": self_time}
+            out[name] = dict(row, count=count, total_time=total, avg_time=total / count,
+                             self_time=row["self_time"] - base["self_time"])
         return out
 
     def reset(self):
@@ -229,7 +231,9 @@ def _on_open(prof):
     """Called by _core after every session opened: PyTorch extras. With
     torch already imported and CUDA present, GPU memory comes from
     torch.cuda; with profiling.torch_ops, torch.profiler runs in the trace
-    windows. Neither imports torch when the program did not."""
+    windows. Neither imports torch when the program did not. On the main
+    thread, SIGTERM/SIGINT close the run first (trainprof._signals)."""
+    _signals.install(prof)
     torch_ops = prof.config_get("torch_ops") == "true"
     if torch_ops or "torch" in sys.modules:
         from . import torch as tp_torch

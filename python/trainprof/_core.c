@@ -48,12 +48,39 @@ static PyObject *core_version(PyObject *m, PyObject *unused)
     return PyUnicode_FromString(tp_version());
 }
 
+/* report_html(input, out): tp_report_html (a run directory or one trace
+ * file -> a self-contained page); OSError or ValueError naming the file. */
+static PyObject *core_report_html(PyObject *m, PyObject *args)
+{
+    PyObject *in = NULL, *out = NULL;
+    if (!PyArg_ParseTuple(args, "O&O&:report_html", PyUnicode_FSConverter, &in,
+                          PyUnicode_FSConverter, &out)) {
+        Py_XDECREF(in);
+        return NULL;
+    }
+    tp_error e;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = tp_report_html(PyBytes_AS_STRING(in), PyBytes_AS_STRING(out), &e);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(in);
+    Py_DECREF(out);
+    if (rc == 0)
+        Py_RETURN_NONE;
+    return PyErr_Format(rc == TP_ERR_IO ? PyExc_OSError : PyExc_ValueError, "%s", e.message);
+}
+
 static PyMethodDef module_methods[] = {
+    {"report_html", core_report_html, METH_VARARGS,
+     "report_html(input, out): the HTML report of a run directory or trace file"},
     {"cli_path", core_cli_path, METH_NOARGS, "path of the bundled `trainprof` CLI, or None"},
     {"version", core_version, METH_NOARGS, "tp_version(): the C library's version"},
     {"_set_open_hook", core_set_open_hook, METH_O,
      "_set_open_hook(fn): fn(profiler) after every session opened (None clears)"},
     {"_close_all", core_close_all, METH_NOARGS, "closes every open profiler (run at exit)"},
+    {"_set_closed_hook", core_set_closed_hook, METH_O,
+     "_set_closed_hook(fn): fn() after every close, once no close is under way (None clears)"},
+    {"_closing", core_closing, METH_NOARGS, "_closing() -> True while a close is under way"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef core_module = {

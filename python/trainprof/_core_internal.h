@@ -8,6 +8,7 @@
  *   _core_profiler.c Profiler (a tp_session): steps, counters, summary, close
  *   _core_zone.c     Zone (context manager / decorator), thread names, timers
  *   _core_memory.c   the device-memory provider called on the sampler thread
+ *   _core_args.c     keyword arguments, integer-like counts
  */
 #ifndef TRAINPROF_CORE_INTERNAL_H
 #define TRAINPROF_CORE_INTERNAL_H
@@ -47,6 +48,7 @@ typedef struct ProfilerObject {
     uint32_t timer_seq;
     uint64_t *timer_begin;  /* CORE_TIMER_SLOTS begin ticks, 0 = free */
     uint32_t *timer_id;     /* sequence owning the slot */
+    Py_hash_t *timer_hash;  /* hash of the timer's name (end_timer checks it) */
     struct ProfilerObject *next_open, *prev_open; /* closed at exit */
     PyObject *weakrefs;
     PyObject *dict;
@@ -89,6 +91,10 @@ static inline int core_live(ProfilerObject *p, tp_session **s)
 PyObject *core_close_all(PyObject *mod, PyObject *unused);
 /* _set_open_hook(fn): fn(prof) after every session opened (None clears). */
 PyObject *core_set_open_hook(PyObject *mod, PyObject *fn);
+/* _set_closed_hook(fn): fn() after every close, once the outermost close
+ * on the stack is over (None clears); _closing(): a close is under way. */
+PyObject *core_set_closed_hook(PyObject *mod, PyObject *fn);
+PyObject *core_closing(PyObject *mod, PyObject *unused);
 
 /* _core_zone.c */
 int core_zone_ready(void);
@@ -103,8 +109,57 @@ static inline void core_name_thread(ProfilerObject *p)
     if (__builtin_expect(core_named_serial != p->serial, 0))
         core_name_thread_slow(p);
 }
-PyObject *core_start_timer(ProfilerObject *p, PyObject *const *args, Py_ssize_t n);
-PyObject *core_end_timer(ProfilerObject *p, PyObject *const *args, Py_ssize_t n);
+PyObject *core_start_timer(ProfilerObject *p, PyObject *const *args, Py_ssize_t n,
+                           PyObject *kwnames);
+PyObject *core_end_timer(ProfilerObject *p, PyObject *const *args, Py_ssize_t n,
+                         PyObject *kwnames);
+
+/* _core_args.c: arguments by position or keyword. A method's parameters:
+ * keys[] are its names interned on first use (a call site's keyword names
+ * are interned constants, so a pointer comparison finds them). */
+#define CORE_MAX_PARAMS 2
+typedef struct {
+    const char *fn;                      /* "step()", for messages */
+    const char *names[CORE_MAX_PARAMS];
+    int n, required;                     /* the first `required` must be given */
+    PyObject *keys[CORE_MAX_PARAMS];     /* interned names, NULL until first use */
+} core_params;
+/* out[0..n) gets the parameters (NULL: not given). 0, or -1 with TypeError
+ * naming the function and the parameter. */
+int core_args_slow(core_params *P, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                   PyObject **out);
+static inline int core_args(core_params *P, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames, PyObject **out)
+{
+    if (__builtin_expect(nargs <= P->n, 1)) {
+        for (int i = 0; i < P->n; i++)
+            out[i] = i < nargs ? args[i] : NULL;
+        if (!kwnames) {
+            if (__builtin_expect(nargs >= P->required, 1))
+                return 0;
+        } else if (P->keys[0]) { /* keywords by pointer: the common spelling */
+            Py_ssize_t nkw = PyTuple_GET_SIZE(kwnames);
+            int ok = 1;
+            for (Py_ssize_t k = 0; ok && k < nkw; k++) {
+                PyObject *kw = PyTuple_GET_ITEM(kwnames, k);
+                int i = 0;
+                while (i < P->n && P->keys[i] != kw)
+                    i++;
+                ok = i < P->n && !out[i];
+                if (ok)
+                    out[i] = args[nargs + k];
+            }
+            for (int i = 0; ok && i < P->required; i++)
+                ok = out[i] != NULL;
+            if (ok)
+                return 0;
+        }
+    }
+    return core_args_slow(P, args, nargs, kwnames, out);
+}
+/* A count from an int or an integer-like (__index__: numpy.int64, a 0-d
+ * integer tensor); not a bool. -1 with TypeError/ValueError naming `what`. */
+int core_count_arg(PyObject *v, const char *what, uint64_t *out);
 
 /* _core_sync.c (multi-rank jobs) */
 PyObject *core_sync(ProfilerObject *p, PyObject *barrier);

@@ -10,11 +10,24 @@ PyObject *Core_ProfilerClosedError;
 static uint32_t g_next_serial = 1;
 static ProfilerObject *g_open; /* profilers with a session, closed at exit */
 static PyObject *g_open_hook;  /* trainprof.torch: fn(prof) after each open */
+static PyObject *g_closed_hook; /* trainprof._signals: fn() after each close */
+static int g_closing;          /* closes under way on this thread's stack */
 
 PyObject *core_set_open_hook(PyObject *mod, PyObject *fn)
 {
     Py_XSETREF(g_open_hook, fn == Py_None ? NULL : Py_NewRef(fn));
     Py_RETURN_NONE;
+}
+
+PyObject *core_set_closed_hook(PyObject *mod, PyObject *fn)
+{
+    Py_XSETREF(g_closed_hook, fn == Py_None ? NULL : Py_NewRef(fn));
+    Py_RETURN_NONE;
+}
+
+PyObject *core_closing(PyObject *mod, PyObject *unused)
+{
+    return PyBool_FromLong(g_closing > 0);
 }
 
 /* A hook that raises is reported (as unraisable) and does not stop the
@@ -61,7 +74,8 @@ static PyObject *profiler_new(PyTypeObject *t, PyObject *args, PyObject *kw)
     p->run_dir = Py_NewRef(Py_None);
     p->timer_begin = PyMem_Calloc(CORE_TIMER_SLOTS, sizeof *p->timer_begin);
     p->timer_id = PyMem_Calloc(CORE_TIMER_SLOTS, sizeof *p->timer_id);
-    if (!p->zones || !p->timer_begin || !p->timer_id) {
+    p->timer_hash = PyMem_Calloc(CORE_TIMER_SLOTS, sizeof *p->timer_hash);
+    if (!p->zones || !p->timer_begin || !p->timer_id || !p->timer_hash) {
         Py_DECREF(p);
         return PyErr_NoMemory();
     }
@@ -188,11 +202,28 @@ static PyObject *live_summary(ProfilerObject *p)
     return d;
 }
 
-/* Closes once; 0, or -1 with an exception (an I/O error when writing). */
+static int profiler_close_run(ProfilerObject *p);
+
+/* Closes once; 0, or -1 with an exception (an I/O error when writing).
+ * _closing() is true meanwhile; the closed hook runs when the outermost
+ * close is over (a signal that came during the close is handled then). */
 static int profiler_close_impl(ProfilerObject *p)
 {
     if (p->closed)
         return 0;
+    g_closing++;
+    int rc = profiler_close_run(p);
+    if (--g_closing == 0 && g_closed_hook) {
+        PyObject *et, *ev, *tb;
+        PyErr_Fetch(&et, &ev, &tb);
+        call_hook(g_closed_hook, NULL);
+        PyErr_Restore(et, ev, tb);
+    }
+    return rc;
+}
+
+static int profiler_close_run(ProfilerObject *p)
+{
     if (p->s && !p->final_summary) {
         p->final_summary = live_summary(p);
         if (!p->final_summary)
@@ -303,6 +334,7 @@ static void profiler_dealloc(ProfilerObject *p)
     Py_CLEAR(p->run_dir);
     PyMem_Free(p->timer_begin);
     PyMem_Free(p->timer_id);
+    PyMem_Free(p->timer_hash);
     Py_TYPE(p)->tp_free(p); /* a subclass's type is released by subtype_dealloc */
 }
 
@@ -322,36 +354,17 @@ static PyObject *profiler_exit(ProfilerObject *p, PyObject *const *args, Py_ssiz
     Py_RETURN_FALSE;
 }
 
-static int samples_arg(PyObject *const *args, Py_ssize_t n, uint64_t *out)
-{
-    *out = 0;
-    if (n > 1) {
-        PyErr_Format(PyExc_TypeError, "step(samples=None) takes at most 1 argument (%zd given)", n);
-        return -1;
-    }
-    if (n == 0 || args[0] == Py_None)
-        return 0;
-    if (!PyIndex_Check(args[0]) || PyBool_Check(args[0])) {
-        PyErr_Format(PyExc_TypeError, "samples must be an int, not %.100s", Py_TYPE(args[0])->tp_name);
-        return -1;
-    }
-    unsigned long long v = PyLong_AsUnsignedLongLong(args[0]);
-    if (v == (unsigned long long)-1 && PyErr_Occurred()) {
-        if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
-            PyErr_Clear();
-            PyErr_SetString(PyExc_ValueError, "samples must be a non-negative int below 2**64");
-        }
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
+static core_params STEP_PARAMS = {"step()", {"samples"}, 1, 0, {NULL}};
 
-static PyObject *profiler_step(ProfilerObject *p, PyObject *const *args, Py_ssize_t n)
+static PyObject *profiler_step(ProfilerObject *p, PyObject *const *args, Py_ssize_t n,
+                               PyObject *kwnames)
 {
     tp_session *s;
-    uint64_t samples;
-    if (core_live(p, &s) != 0 || samples_arg(args, n, &samples) != 0)
+    PyObject *a[1];
+    uint64_t samples = 0;
+    if (core_args(&STEP_PARAMS, args, n, kwnames, a) != 0 || core_live(p, &s) != 0)
+        return NULL;
+    if (a[0] && a[0] != Py_None && core_count_arg(a[0], "samples", &samples) != 0)
         return NULL;
     if (s) {
         core_name_thread(p);
@@ -392,20 +405,23 @@ static const char *name_arg(PyObject *name, const char *what)
     return PyUnicode_AsUTF8(name);
 }
 
-static PyObject *profiler_counter(ProfilerObject *p, PyObject *const *args, Py_ssize_t n)
+static core_params COUNTER_PARAMS = {"counter()", {"name", "value"}, 2, 2, {NULL}};
+
+static PyObject *profiler_counter(ProfilerObject *p, PyObject *const *args, Py_ssize_t n,
+                                  PyObject *kwnames)
 {
     tp_session *s;
-    if (n != 2)
-        return PyErr_Format(PyExc_TypeError, "counter(name, value) takes 2 arguments (%zd given)", n);
-    if (core_live(p, &s) != 0)
+    PyObject *a[2];
+    if (core_args(&COUNTER_PARAMS, args, n, kwnames, a) != 0 ||
+        core_live(p, &s) != 0)
         return NULL;
-    const char *name = name_arg(args[0], "counter");
+    const char *name = name_arg(a[0], "counter");
     if (!name)
         return NULL;
-    if (!PyFloat_Check(args[1]) && !PyLong_Check(args[1]) && !PyNumber_Check(args[1]))
+    if (!PyFloat_Check(a[1]) && !PyLong_Check(a[1]) && !PyNumber_Check(a[1]))
         return PyErr_Format(PyExc_TypeError, "counter value must be a number, not %.100s",
-                            Py_TYPE(args[1])->tp_name);
-    double v = PyFloat_AsDouble(args[1]);
+                            Py_TYPE(a[1])->tp_name);
+    double v = PyFloat_AsDouble(a[1]); /* __float__: numpy scalars, 0-d tensors */
     if (v == -1.0 && PyErr_Occurred())
         return NULL;
     if (s) {
@@ -415,12 +431,17 @@ static PyObject *profiler_counter(ProfilerObject *p, PyObject *const *args, Py_s
     Py_RETURN_NONE;
 }
 
-static PyObject *profiler_mark(ProfilerObject *p, PyObject *name)
+static core_params MARK_PARAMS = {"mark()", {"name"}, 1, 1, {NULL}};
+static core_params ZONE_PARAMS = {"zone()", {"name"}, 1, 1, {NULL}};
+
+static PyObject *profiler_mark(ProfilerObject *p, PyObject *const *args, Py_ssize_t n,
+                               PyObject *kwnames)
 {
     tp_session *s;
-    if (core_live(p, &s) != 0)
+    PyObject *a[1];
+    if (core_args(&MARK_PARAMS, args, n, kwnames, a) != 0 || core_live(p, &s) != 0)
         return NULL;
-    const char *c = name_arg(name, "mark");
+    const char *c = name_arg(a[0], "mark");
     if (!c)
         return NULL;
     if (s) {
@@ -430,13 +451,17 @@ static PyObject *profiler_mark(ProfilerObject *p, PyObject *name)
     Py_RETURN_NONE;
 }
 
-static PyObject *profiler_zone(ProfilerObject *p, PyObject *name)
+static PyObject *profiler_zone(ProfilerObject *p, PyObject *const *args, Py_ssize_t n,
+                               PyObject *kwnames)
 {
+    PyObject *a[1];
+    if (core_args(&ZONE_PARAMS, args, n, kwnames, a) != 0)
+        return NULL;
     if (p->closed)
         return PyErr_Format(Core_ProfilerClosedError, "the profiler is closed");
-    if (!PyUnicode_Check(name))
-        return PyErr_Format(PyExc_TypeError, "zone name must be str, not %.100s", Py_TYPE(name)->tp_name);
-    return (PyObject *)core_zone_get(p, name);
+    if (!PyUnicode_Check(a[0]))
+        return PyErr_Format(PyExc_TypeError, "zone name must be str, not %.100s", Py_TYPE(a[0])->tp_name);
+    return (PyObject *)core_zone_get(p, a[0]);
 }
 
 static PyObject *profiler_summary(ProfilerObject *p, PyObject *unused)
@@ -473,14 +498,16 @@ static PyObject *profiler_config_get(ProfilerObject *p, PyObject *key)
     return v;
 }
 
-static PyObject *profiler_start_timer(ProfilerObject *p, PyObject *const *args, Py_ssize_t n)
+static PyObject *profiler_start_timer(ProfilerObject *p, PyObject *const *args, Py_ssize_t n,
+                                      PyObject *kwnames)
 {
-    return core_start_timer(p, args, n);
+    return core_start_timer(p, args, n, kwnames);
 }
 
-static PyObject *profiler_end_timer(ProfilerObject *p, PyObject *const *args, Py_ssize_t n)
+static PyObject *profiler_end_timer(ProfilerObject *p, PyObject *const *args, Py_ssize_t n,
+                                    PyObject *kwnames)
 {
-    return core_end_timer(p, args, n);
+    return core_end_timer(p, args, n, kwnames);
 }
 
 static PyObject *profiler_set_step_hook(ProfilerObject *p, PyObject *fn)
@@ -578,27 +605,27 @@ static PyMethodDef profiler_methods[] = {
     {"__exit__", FAST(profiler_exit), METH_FASTCALL, NULL},
     {"close", (PyCFunction)profiler_close, METH_NOARGS,
      "close(): writes every output file; idempotent"},
-    {"step", FAST(profiler_step), METH_FASTCALL,
+    {"step", FAST(profiler_step), METH_FASTCALL | METH_KEYWORDS,
      "step(samples=None): ends the current step and begins the next"},
     {"step_begin", (PyCFunction)profiler_step_begin, METH_NOARGS,
      "step_begin(): marks where a step starts (optional; step() ends it)"},
     {"epoch_end", (PyCFunction)profiler_epoch_end, METH_NOARGS, "marks the end of an epoch"},
-    {"zone", (PyCFunction)profiler_zone, METH_O,
+    {"zone", FAST(profiler_zone), METH_FASTCALL | METH_KEYWORDS,
      "zone(name) -> a reusable Zone: `with prof.zone(n):` or `@prof.zone(n)`"},
-    {"counter", FAST(profiler_counter), METH_FASTCALL, "counter(name, value): a counter sample"},
-    {"mark", (PyCFunction)profiler_mark, METH_O, "mark(name): an instant event"},
+    {"counter", FAST(profiler_counter), METH_FASTCALL | METH_KEYWORDS, "counter(name, value): a counter sample"},
+    {"mark", FAST(profiler_mark), METH_FASTCALL | METH_KEYWORDS, "mark(name): an instant event"},
     {"summary", (PyCFunction)profiler_summary, METH_NOARGS,
      "summary() -> {op: {count, total_time, avg_time, self_time, min, max, p50, p90, p99}} (s)"},
     {"stats", (PyCFunction)profiler_stats, METH_NOARGS,
      "stats() -> session counts: steps, events, dropped, unbalanced_zones, io_errors ..."},
     {"config_get", (PyCFunction)profiler_config_get, METH_O,
      "config_get(key) -> the effective value's canonical text"},
-    {"start_timer", FAST(profiler_start_timer), METH_FASTCALL, "start_timer(name) -> token"},
+    {"start_timer", FAST(profiler_start_timer), METH_FASTCALL | METH_KEYWORDS, "start_timer(name) -> token"},
     {"sync", (PyCFunction)core_sync, METH_O,
      "sync(barrier): align this rank's clock to rank 0's across barrier() (every rank calls it)"},
     {"clock_offset", (PyCFunction)core_clock_offset, METH_NOARGS,
      "clock_offset() -> (offset_ns, error_ns) to rank 0 after sync(), else None"},
-    {"end_timer", FAST(profiler_end_timer), METH_FASTCALL,
+    {"end_timer", FAST(profiler_end_timer), METH_FASTCALL | METH_KEYWORDS,
      "end_timer(name, token): records the time since start_timer as a zone"},
     {"set_memory_provider", (PyCFunction)profiler_set_memory_provider, METH_O,
      "set_memory_provider(fn): fn() -> {device: {bytes_in_use, peak_bytes_in_use, ...}}"},

@@ -315,15 +315,23 @@ PyTypeObject Core_ZoneType = {
 
 /* ---- timers ------------------------------------------------------------------- */
 
-PyObject *core_start_timer(ProfilerObject *p, PyObject *const *args, Py_ssize_t n)
+static core_params START_PARAMS = {"start_timer()", {"name"}, 1, 1, {NULL}};
+static core_params END_PARAMS = {"end_timer()", {"name", "token"}, 2, 2, {NULL}};
+
+PyObject *core_start_timer(ProfilerObject *p, PyObject *const *args, Py_ssize_t n,
+                           PyObject *kwnames)
 {
-    if (n != 1)
-        return PyErr_Format(PyExc_TypeError, "start_timer(name) takes 1 argument (%zd given)", n);
-    if (!PyUnicode_Check(args[0]))
+    PyObject *a[1];
+    if (core_args(&START_PARAMS, args, n, kwnames, a) != 0)
+        return NULL;
+    if (!PyUnicode_Check(a[0]))
         return PyErr_Format(PyExc_TypeError, "timer name must be str, not %.100s",
-                            Py_TYPE(args[0])->tp_name);
+                            Py_TYPE(a[0])->tp_name);
     if (p->closed)
         return closed_error();
+    Py_hash_t h = PyObject_Hash(a[0]); /* cached in the str */
+    if (h == -1)
+        return NULL;
     uint32_t seq = ++p->timer_seq;
     if (seq == 0)
         seq = ++p->timer_seq;
@@ -331,24 +339,31 @@ PyObject *core_start_timer(ProfilerObject *p, PyObject *const *args, Py_ssize_t 
     uint64_t now = tp_session_now(p->s);
     p->timer_begin[slot] = now ? now : 1;
     p->timer_id[slot] = seq;
+    p->timer_hash[slot] = h;
     return PyLong_FromUnsignedLongLong((uint64_t)p->serial << 32 | seq);
 }
 
-PyObject *core_end_timer(ProfilerObject *p, PyObject *const *args, Py_ssize_t n)
+PyObject *core_end_timer(ProfilerObject *p, PyObject *const *args, Py_ssize_t n,
+                         PyObject *kwnames)
 {
-    if (n != 2)
-        return PyErr_Format(PyExc_TypeError, "end_timer(name, token) takes 2 arguments (%zd given)", n);
+    PyObject *a[2];
+    if (core_args(&END_PARAMS, args, n, kwnames, a) != 0)
+        return NULL;
+    args = a;
     if (!PyUnicode_Check(args[0]))
         return PyErr_Format(PyExc_TypeError, "timer name must be str, not %.100s",
                             Py_TYPE(args[0])->tp_name);
-    if (!PyLong_Check(args[1]) || PyBool_Check(args[1]))
+    if (PyBool_Check(args[1]) || !PyIndex_Check(args[1]))
         return PyErr_Format(PyExc_TypeError, "timer token must be the int start_timer returned, "
                             "not %.100s", Py_TYPE(args[1])->tp_name);
     if (p->closed)
         return closed_error();
-    uint64_t t = PyLong_AsUnsignedLongLong(args[1]);
-    if (t == (uint64_t)-1 && PyErr_Occurred())
+    uint64_t t;
+    if (core_count_arg(args[1], "timer token", &t) != 0) {
+        if (!PyErr_ExceptionMatches(PyExc_ValueError))
+            return NULL;
         PyErr_Clear(), t = 0; /* negative or huge: not a token */
+    }
     uint32_t seq = (uint32_t)t, slot = seq % CORE_TIMER_SLOTS;
     if (t >> 32 != p->serial)
         return PyErr_Format(PyExc_ValueError, "end_timer(%R): the token was not made by this "
@@ -356,6 +371,12 @@ PyObject *core_end_timer(ProfilerObject *p, PyObject *const *args, Py_ssize_t n)
     if (p->timer_id[slot] != seq || p->timer_begin[slot] == 0)
         return PyErr_Format(PyExc_ValueError, "end_timer(%R): the token was already ended (or "
                             "more than %d timers were open at once)", args[0], CORE_TIMER_SLOTS);
+    Py_hash_t h = PyObject_Hash(args[0]);
+    if (h == -1)
+        return NULL;
+    if (h != p->timer_hash[slot])
+        return PyErr_Format(PyExc_ValueError, "end_timer(%R): the token was made by start_timer "
+                            "of another name (the timer stays open)", args[0]);
     uint64_t begin = p->timer_begin[slot];
     p->timer_begin[slot] = 0;
     tp_session *s = p->s;

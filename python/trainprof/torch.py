@@ -14,12 +14,12 @@
   outside. At close,
   each window's torch trace is merged into trainprof's window trace (one
   timeline: torch's operators nest under trainprof's zones on the same
-  thread track) and `trainprof analyze` prints the window's findings.
+  thread track), in one pass over the traces, and report.html is written
+  again from the merged traces.
 """
 import gzip
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import warnings
@@ -101,13 +101,15 @@ class TorchWindows:
             record_shapes=_config_bool(prof, "record_shapes"),
             profile_memory=_config_bool(prof, "profile_memory"))
 
-    def _sync_if_recording(self):
-        """At the first recorded step of a window: one instant in both traces
-        (a trainprof mark, a torch record_function), to align the clocks."""
+    def _sync_if_recording(self, saved=False):
+        """At the first recorded step of a window (saved: the step before
+        ended a window, which the next may follow at once): one instant in
+        both traces (a trainprof mark, a torch record_function), to align
+        the clocks."""
         action = self.torch_prof.current_action
         now = action in (torch.profiler.ProfilerAction.RECORD,
                          torch.profiler.ProfilerAction.RECORD_AND_SAVE)
-        if now and not self.recording:
+        if now and (saved or not self.recording):
             self.window_first = self.steps
             for _ in range(SYNC_TRIES):  # the narrowest one is used (a try may be preempted)
                 self.prof.mark(SYNC_NAME)
@@ -118,14 +120,15 @@ class TorchWindows:
 
     def step(self):
         tp = self.torch_prof
-        if tp.schedule(tp.step_num + 1) == tp.current_action:
+        saved = tp.current_action == torch.profiler.ProfilerAction.RECORD_AND_SAVE
+        if not saved and tp.schedule(tp.step_num + 1) == tp.current_action:
             tp.step()  # no transition: the steady state, kept cheap
         else:
             with warnings.catch_warnings():  # "clears events at the end of each cycle": wanted
                 warnings.filterwarnings("ignore", message=".*clears events at the end of each cycle.*")
                 tp.step()
         self.steps += 1
-        self._sync_if_recording()
+        self._sync_if_recording(saved)
 
     def _trace_ready(self, tp):
         path = os.path.join(self.tmpdir, f"window_{self.window_first}.json")
@@ -133,26 +136,83 @@ class TorchWindows:
         self.pending.append((self.window_first, path))
 
     def close(self):
-        """After the trainprof session closed: stop torch, merge, analyze."""
+        """After the trainprof session closed: stop torch, merge every window
+        in one pass, rewrite report.html from the merged traces, and say so
+        in one line (when the metrics go to the console)."""
         if self.torch_prof.current_action != torch.profiler.ProfilerAction.NONE:
             self.torch_prof.stop()
-        for first, path in self.pending:
-            target = _window_trace(self.prof.run_dir, first)
-            if target is None:
-                keep = os.path.join(self.prof.run_dir, "profiler_traces",
-                                    f"torch_window_{first}.pt.trace.json")
-                os.makedirs(os.path.dirname(keep), exist_ok=True)
-                os.replace(path, keep)
-                print(f"trainprof.torch: no trainprof JSON trace for the window from step {first}; "
-                      f"torch's trace kept as {keep}", file=sys.stderr)
-                continue
-            merge_torch_trace(target, path)
-            os.remove(path)
-            _print_findings(target)
+        run_dir = self.prof.run_dir
+        merged, kept = merge_windows(run_dir, self.pending)
+        self.pending = []
         try:
             os.rmdir(self.tmpdir)
         except OSError:
             pass
+        if merged and _config_bool(self.prof, "html_report"):
+            _rewrite_report(run_dir)
+        if "console" in (self.prof.config_get("metrics") or "").split(","):
+            line = (f"trainprof.torch: torch operators of {len(merged)} window(s) merged into "
+                    f"{os.path.join(run_dir, 'profiler_traces')}")
+            if kept:
+                line += f"; {len(kept)} kept beside them (no trainprof JSON trace)"
+            print(line, flush=True)
+
+
+def merge_windows(run_dir, pending):
+    """Merges each torch window trace of pending ([(first step, path)])
+    into the trainprof trace of the window holding that step, reading and
+    writing each trainprof trace once. A torch trace with no trainprof JSON
+    trace to go into is kept as profiler_traces/torch_window_<first>.pt.trace.json.
+    Returns (trainprof traces merged, torch traces kept)."""
+    left = sorted(pending)
+    merged, kept = [], []
+    folder = os.path.join(run_dir, "profiler_traces")
+    names = sorted(os.listdir(folder)) if os.path.isdir(folder) else []
+    for name in names:
+        if not left:
+            break
+        if not name.endswith((".pt.trace.json", ".pt.trace.json.gz")):
+            continue
+        path = os.path.join(folder, name)
+        try:
+            with _open_trace(path) as f:
+                doc = json.load(f)
+        except (OSError, ValueError):
+            continue
+        meta = doc.get("trainprof", {}) if isinstance(doc, dict) else {}
+        lo, hi = meta.get("first_step", -1), meta.get("last_step", -1)
+        mine = [w for w in left if lo <= w[0] <= hi]
+        if not mine:
+            continue
+        for _first, torch_path in mine:
+            with open(torch_path, encoding="utf-8") as f:
+                _merge_into(doc, json.load(f))
+        _write_trace(path, doc)
+        for _first, torch_path in mine:
+            os.remove(torch_path)
+        left = [w for w in left if w not in mine]
+        merged.append(path)
+    for first, torch_path in left:
+        keep = os.path.join(folder, f"torch_window_{first}.pt.trace.json")
+        os.makedirs(folder, exist_ok=True)
+        os.replace(torch_path, keep)
+        kept.append(keep)
+        print(f"trainprof.torch: no trainprof JSON trace for the window from step {first}; "
+              f"torch's trace kept as {keep}", file=sys.stderr)
+    return merged, kept
+
+
+def _rewrite_report(run_dir):
+    """report.html again, now from the merged traces (the session wrote it
+    before the merge); written beside and renamed, so it is never partial."""
+    out = os.path.join(run_dir, "report.html")
+    tmp = out + ".tmp"
+    try:
+        _core.report_html(run_dir, tmp)
+        os.replace(tmp, out)
+    except (OSError, ValueError) as e:
+        print(f"trainprof.torch: warning: report.html not rewritten after the merge: {e}",
+              file=sys.stderr)
 
 
 def _open_trace(path, mode="rt", gz=None):
@@ -160,23 +220,6 @@ def _open_trace(path, mode="rt", gz=None):
     if gz if gz is not None else path.endswith(".gz"):
         return gzip.open(path, mode, encoding="utf-8")
     return open(path, mode, encoding="utf-8")
-
-
-def _window_trace(run_dir, first):
-    """The trainprof JSON trace of the window that holds step `first`."""
-    folder = os.path.join(run_dir, "profiler_traces")
-    for name in sorted(os.listdir(folder)):
-        if not name.endswith((".pt.trace.json", ".pt.trace.json.gz")):
-            continue
-        path = os.path.join(folder, name)
-        try:
-            with _open_trace(path) as f:
-                meta = json.load(f).get("trainprof", {})
-        except (OSError, ValueError):
-            continue
-        if meta.get("first_step", -1) <= first <= meta.get("last_step", -1):
-            return path
-    return None
 
 
 def _sync_points(ours, theirs):
@@ -196,19 +239,34 @@ def _sync_points(ours, theirs):
 
 
 def merge_torch_trace(trainprof_trace, torch_trace):
-    """Moves torch's events onto trainprof's timeline inside trainprof_trace.
+    """Moves torch's events onto trainprof's timeline inside trainprof_trace
+    (one window; merge_windows does many in one pass). Returns the facts
+    stored in the file's "trainprof"."torch_ops"."""
+    with _open_trace(trainprof_trace) as f:
+        doc = json.load(f)
+    with open(torch_trace, encoding="utf-8") as f:
+        facts = _merge_into(doc, json.load(f))
+    _write_trace(trainprof_trace, doc)
+    return facts
+
+
+def _write_trace(path, doc):
+    tmp = path + ".tmp"
+    with _open_trace(tmp, "wt", gz=path.endswith(".gz")) as f:
+        json.dump(doc, f, separators=(",", ":"))
+    os.replace(tmp, path)
+
+
+def _merge_into(doc, theirs):
+    """Adds torch's events (theirs, a torch trace) to doc (a trainprof trace).
 
     Both files keep ts in microseconds from their own baseTimeNanoseconds
     (wall clock). The offset is taken from the sync instant recorded in both
     (trainprof mark and torch record_function of the same moment), else from
     the two wall-clock bases. torch's CPU threads that trainprof also saw
     land on trainprof's track for that thread, so operators nest under the
-    zones. Returns the facts stored in the file's "trainprof"."torch_ops".
+    zones. Returns the facts stored in doc's "trainprof"."torch_ops".
     """
-    with _open_trace(trainprof_trace) as f:
-        doc = json.load(f)
-    with open(torch_trace, encoding="utf-8") as f:
-        theirs = json.load(f)
     meta = doc.setdefault("trainprof", {})
     base_shift = (int(theirs.get("baseTimeNanoseconds", 0)) - int(doc.get("baseTimeNanoseconds", 0))) / 1000.0
     sync = _sync_points(doc["traceEvents"], theirs.get("traceEvents", []))
@@ -236,23 +294,7 @@ def merge_torch_trace(trainprof_trace, torch_trace):
              "wall_clock_disagreement_us": round(shift - base_shift, 3),
              "torch_version": torch.__version__}
     meta["torch_ops"] = facts
-    tmp = trainprof_trace + ".tmp"
-    with _open_trace(tmp, "wt", gz=trainprof_trace.endswith(".gz")) as f:
-        json.dump(doc, f, separators=(",", ":"))
-    os.replace(tmp, trainprof_trace)
     return facts
-
-
-def _print_findings(trace):
-    """`trainprof analyze TRACE` on the merged window, printed at close."""
-    cli = _core.cli_path()
-    if not cli or not os.path.exists(cli):
-        print(f"trainprof.torch: merged torch operators into {trace} (no trainprof CLI found "
-              "to analyze it)", file=sys.stderr)
-        return
-    res = subprocess.run([cli, "analyze", trace], capture_output=True, text=True)
-    print(f"\n=== trainprof analyze {trace} (trainprof zones + torch operators) ===")
-    print(res.stdout.rstrip() or res.stderr.rstrip(), flush=True)
 
 
 def _attach(prof, torch_ops):

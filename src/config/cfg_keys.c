@@ -74,6 +74,9 @@ static const tpc_key KEYS[TPC_NKEYS] = {
     {"torch_ops", TPC_BOOL, "false", 0, 1, NULL, "torch_profiler", NULL, 0,
      "Python: in each trace window also run torch.profiler on the same schedule and merge "
      "its operators (and CUDA kernels) into the window's trace (docs/PYTHON.md).", "true"},
+    {"handle_signals", TPC_BOOL, "true", 0, 1, NULL, NULL, NULL, 0,
+     "Python: on SIGTERM or SIGINT (main thread) close the run, then the program's previous "
+     "handler or the default action; a second signal exits at once (docs/PYTHON.md).", "false"},
     /* the HTML report written at close */
     {"html_report", TPC_BOOL, "true", 0, 1, NULL, NULL, NULL, 0,
      "Write report.html (a self-contained page: step time, memory, breakdown, top operations, "

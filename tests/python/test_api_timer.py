@@ -68,6 +68,10 @@ def test_reset_starts_the_view_afresh_but_not_the_files(prof, tmp_path):
     s = prof.get_summary()
     assert s["fwd"]["count"] == 2
     assert s["fwd"]["avg_time"] == pytest.approx(s["fwd"]["total_time"] / 2)
+    # the same keys as before the reset (issue 22: KeyError 'p99')
+    assert set(s["fwd"]) == set(prof.summary()["fwd"])
+    row = s["fwd"]
+    assert row["min"] <= row["p50"] <= row["p90"] <= row["p99"] <= row["max"] + 1e-12
     prof.close()
     assert operations(only_run_dir(tmp_path))["fwd"]["count"] == 5
 

@@ -103,7 +103,15 @@ def test_torch_ops_in_windows_only(tmp_path, capsys):
             assert any(f["tid"] == e["tid"] and f["ts"] - slack <= e["ts"] and
                        e["ts"] + e["dur"] <= f["ts"] + f["dur"] + slack for f in fwd), e
     out = capsys.readouterr().out
-    assert out.count("=== trainprof analyze ") == 2
+    assert "trainprof analyze" not in out  # one run summary, not one analysis per window
+    assert out.count("trainprof.torch: torch operators of 2 window(s) merged into") == 1
+    # report.html was written again from the merged traces
+    with open(os.path.join(run_dir, "report.html"), encoding="utf-8") as f:
+        page = f.read()
+    fresh = os.path.join(str(tmp_path), "fresh.html")
+    trainprof._core.report_html(run_dir, fresh)
+    with open(fresh, encoding="utf-8") as f:
+        assert page == f.read()
     assert operations(run_dir)["forward"]["count"] == 16
 
 
@@ -149,3 +157,17 @@ def test_torch_ops_with_perfetto_traces_keeps_torchs_trace_beside(tmp_path, caps
     assert any(e.get("name", "").startswith("aten::") for e in load(kept)["traceEvents"])
     assert len(glob.glob(os.path.join(run_dir, "profiler_traces", "*.perfetto-trace"))) == 1
     assert "torch's trace kept as" in capsys.readouterr().err
+
+
+def test_torch_ops_close_is_quiet_with_metrics_none(tmp_path, capsys):
+    p = trainprof.Profiler(log_dir=str(tmp_path), torch_ops=True, wait=0, warmup=0, active=1,
+                           repeat=0, metrics="none")
+    _train(p, 6, [])
+    p.close()
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == ""
+    run_dir = only_run_dir(tmp_path)
+    windows = sorted(load(t)["trainprof"]["first_step"] for t in traces(run_dir)
+                     if "torch_ops" in load(t)["trainprof"])
+    assert windows[:6] == list(range(6))  # back-to-back one-step windows, each its own
+    assert not glob.glob(os.path.join(run_dir, ".torch_ops_*"))
