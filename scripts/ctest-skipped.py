@@ -69,7 +69,12 @@ def main():
     print(f"{len(skipped)} test(s){of} did not run:")
     width = max(len(n) for n, _ in skipped)
     for name, why in skipped:
-        text = reason(outs.get(name, [])) if why == "Skipped" else why
+        if why == "Skipped":
+            text = reason(outs.get(name, []))
+        elif why == "Disabled":
+            text = "DISABLED in its CMakeLists.txt"
+        else:  # e.g. a fixture it requires failed
+            text = "see the log"
         print(f"  {name:<{width}}  {why.lower()}: {text}")
     return 0
 
