@@ -43,12 +43,17 @@ alive() {
   [ -n "$pid" ] && [ -r "/proc/$pid/comm" ] && [ "$(cat "/proc/$pid/comm")" = "$1" ]
 }
 
-node_idle() {
-  [ "$(SLURM_CONF=$conf sinfo -h -n "$node" -o %T 2>/dev/null)" = "idle" ]
+# the node takes jobs: idle, or running some (not down, drained, inval, or
+# not responding: a "*" after the state)
+node_ready() {
+  case "$(SLURM_CONF=$conf sinfo -h -n "$node" -o %T 2>/dev/null)" in
+    idle | mixed | allocated | completing) return 0 ;;
+    *) return 1 ;;
+  esac
 }
 
 is_up() {
-  alive munged && alive slurmctld && alive slurmd && node_idle
+  alive munged && alive slurmctld && alive slurmd && node_ready
 }
 
 install_missing() {
@@ -162,7 +167,7 @@ up() {
   wait_for slurmd 10 alive slurmd
   # a node left down or drained by an earlier run comes back
   SLURM_CONF=$conf scontrol update nodename="$node" state=resume >/dev/null 2>&1 || true
-  wait_for "node $node (idle in sinfo)" 60 node_idle
+  wait_for "node $node (taking jobs in sinfo)" 60 node_ready
   say "up: $(SLURM_CONF=$conf sinfo -h -o '%D node, %c CPUs, %T') (state in $state)"
   echo "export SLURM_CONF=$conf"
 }

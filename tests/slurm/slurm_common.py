@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 SRC = os.environ.get("TP_SOURCE_DIR", ".")
@@ -38,6 +39,26 @@ def finish():
         return 1
     print("ok")
     return 0
+
+
+def run_test(body, needs=()):
+    """A SLURM test's frame: exit 77 when a module of NEEDS does not import
+    or the cluster cannot run here, else body(env, tmp) in a temporary
+    directory (kept with TP_KEEP=1); returns the test's exit status."""
+    for module in needs:
+        try:
+            __import__(module)
+        except ImportError as e:
+            print(f"SKIP: {e}")
+            return 77
+    env = cluster_env()
+    tmp = tempfile.mkdtemp(prefix="tp_slurm_")
+    try:
+        body(env, tmp)
+    finally:
+        if not os.environ.get("TP_KEEP"):
+            shutil.rmtree(tmp, ignore_errors=True)
+    return finish()
 
 
 def skip_reason():

@@ -10,52 +10,37 @@ import glob
 import json
 import os
 import re
-import shutil
 import sys
-import tempfile
 
-from slurm_common import SRC, analyze_json, check, check_straggler, cluster_env, finish, run_job
+from slurm_common import SRC, analyze_json, check, check_straggler, run_job, run_test
 
 SLOW_RANK, SLOW_MS, STEPS = 1, 60, 12
 
 
-def main():
-    try:
-        import torch  # noqa: F401
-        import trainprof.distributed  # noqa: F401
-    except ImportError as e:
-        print(f"SKIP: {e}")
-        return 77
-    env = cluster_env()
-    tmp = tempfile.mkdtemp(prefix="tp_slurm_ddp_")
-    try:
-        log_dir = os.path.join(tmp, "runs")
-        job, out = run_job(env, tmp, "torchrun.sbatch", [
-            os.path.join(SRC, "examples", "python", "train_ddp.py"), "--max_steps", STEPS, "--log_every", 4,
-            "--slow_rank", SLOW_RANK, "--slow_ms", SLOW_MS, "--profiling.log_dir", log_dir,
-            "--profiling.wait", 0, "--profiling.warmup", 0, "--profiling.active", STEPS,
-            "--profiling.memory", "false", "--profiling.metrics", "none"], timeout=280)
-        jobs = glob.glob(os.path.join(log_dir, "*_job-*"))
-        if job is None or not check(len(jobs) == 1 and jobs[0].endswith(f"_job-{job}"),
-                                    f"one job directory *_job-{job}: {jobs}"):
-            return finish()
-        d = jobs[0]
-        ranks = sorted(x for x in os.listdir(d) if x.startswith("rank"))
-        check(ranks == ["rank0", "rank1"], f"rank directories: {ranks}")
-        info = json.load(open(os.path.join(d, "job.json")))
-        check((info["job_id"], info["launcher"], info["world_size"]) == (job, "torchrun", 2), f"job.json {info}")
-        losses = {}
-        for rank, step, loss in re.findall(r"rank (\d) step +(\d+) eval_loss ([\d.]+)", out):
-            losses.setdefault(int(step), set()).add(loss)
-        check(len(losses) >= 3 and all(len(v) == 1 for v in losses.values()), f"losses differ: {losses}")
-        a = analyze_json(d)
-        check(len(a["per_rank"]) == 2, f"per-rank rows: {a['per_rank']}")
-        check_straggler(a, SLOW_RANK, SLOW_MS, "torchrun")
-    finally:
-        if not os.environ.get("TP_KEEP"):
-            shutil.rmtree(tmp, ignore_errors=True)
-    return finish()
+def main(env, tmp):
+    log_dir = os.path.join(tmp, "runs")
+    job, out = run_job(env, tmp, "torchrun.sbatch", [
+        os.path.join(SRC, "examples", "python", "train_ddp.py"), "--max_steps", STEPS, "--log_every", 4,
+        "--slow_rank", SLOW_RANK, "--slow_ms", SLOW_MS, "--profiling.log_dir", log_dir,
+        "--profiling.wait", 0, "--profiling.warmup", 0, "--profiling.active", STEPS,
+        "--profiling.memory", "false", "--profiling.metrics", "none"], timeout=280)
+    jobs = glob.glob(os.path.join(log_dir, "*_job-*"))
+    if job is None or not check(len(jobs) == 1 and jobs[0].endswith(f"_job-{job}"),
+                                f"one job directory *_job-{job}: {jobs}"):
+        return
+    d = jobs[0]
+    ranks = sorted(x for x in os.listdir(d) if x.startswith("rank"))
+    check(ranks == ["rank0", "rank1"], f"rank directories: {ranks}")
+    info = json.load(open(os.path.join(d, "job.json")))
+    check((info["job_id"], info["launcher"], info["world_size"]) == (job, "torchrun", 2), f"job.json {info}")
+    losses = {}
+    for rank, step, loss in re.findall(r"rank (\d) step +(\d+) eval_loss ([\d.]+)", out):
+        losses.setdefault(int(step), set()).add(loss)
+    check(len(losses) >= 3 and all(len(v) == 1 for v in losses.values()), f"losses differ: {losses}")
+    a = analyze_json(d)
+    check(len(a["per_rank"]) == 2, f"per-rank rows: {a['per_rank']}")
+    check_straggler(a, SLOW_RANK, SLOW_MS, "torchrun")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_test(main, needs=("torch", "trainprof.distributed")))

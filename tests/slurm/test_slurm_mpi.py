@@ -9,11 +9,9 @@ injected delay. Exit 77 (skipped) where the cluster cannot run."""
 import glob
 import json
 import os
-import shutil
 import sys
-import tempfile
 
-from slurm_common import analyze_json, check, check_straggler, cluster_env, finish, run_job
+from slurm_common import analyze_json, check, check_straggler, run_job, run_test
 
 SLOW_RANK, SLOW_MS, STEPS = 2, 60, 20
 
@@ -54,17 +52,10 @@ def check_job(env, tmp, script, launcher):
     check_straggler(a, SLOW_RANK, SLOW_MS, script)
 
 
-def main():
-    env = cluster_env()
-    tmp = tempfile.mkdtemp(prefix="tp_slurm_mpi_")
-    try:
-        check_job(env, tmp, "mpi_mpirun.sbatch", "openmpi")
-        check_job(env, tmp, "mpi_srun.sbatch", "slurm")
-    finally:
-        if not os.environ.get("TP_KEEP"):
-            shutil.rmtree(tmp, ignore_errors=True)
-    return finish()
+def main(env, tmp):
+    check_job(env, tmp, "mpi_mpirun.sbatch", "openmpi")
+    check_job(env, tmp, "mpi_srun.sbatch", "slurm")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_test(main))

@@ -9,13 +9,11 @@ without torch or the trainprof package."""
 import glob
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
-from slurm_common import SRC, check, cluster_env, finish, job_output, job_states, sbatch, wait_job
+from slurm_common import SRC, check, job_output, job_states, run_test, sbatch, wait_job
 
 RUNNING_STEP = 100  # SIGTERM once the log shows this step (the first torch window is behind)
 
@@ -57,34 +55,21 @@ def check_run_dir(log_dir):
           f"a trace with trainprof zones and torch operators merged: {traces}")
 
 
-def main():
-    try:
-        import torch  # noqa: F401
-        import trainprof  # noqa: F401
-    except ImportError as e:
-        print(f"SKIP: {e}")
-        return 77
-    env = cluster_env()
-    tmp = tempfile.mkdtemp(prefix="tp_slurm_preempt_")
-    try:
-        log_dir = os.path.join(tmp, "runs")
-        job = sbatch(env, tmp, "python.sbatch", [
-            os.path.join(SRC, "examples", "python", "train_cnn.py"), "--max_steps", 3000, "--num_workers", 2,
-            "--profiling.torch_ops", "true", "--profiling.log_dir", log_dir])
-        if job is None or not wait_for_step(env, tmp, job):
-            return finish()
-        subprocess.run(["scancel", "--signal=TERM", job], env=env, check=True)
-        states = wait_job(env, job, 90)
-        out = job_output(tmp, job)
-        print(f"job {job} after SIGTERM: {states}\n{out[-1500:]}")
-        check("trained 3000 steps" not in out, "the job ended on its own before the SIGTERM")
-        check("Traceback" not in out, f"a Python traceback: {out[-3000:]}")
-        check_run_dir(log_dir)
-    finally:
-        if not os.environ.get("TP_KEEP"):
-            shutil.rmtree(tmp, ignore_errors=True)
-    return finish()
+def main(env, tmp):
+    log_dir = os.path.join(tmp, "runs")
+    job = sbatch(env, tmp, "python.sbatch", [
+        os.path.join(SRC, "examples", "python", "train_cnn.py"), "--max_steps", 3000, "--num_workers", 2,
+        "--profiling.torch_ops", "true", "--profiling.log_dir", log_dir])
+    if job is None or not wait_for_step(env, tmp, job):
+        return
+    subprocess.run(["scancel", "--signal=TERM", job], env=env, check=True)
+    states = wait_job(env, job, 90)
+    out = job_output(tmp, job)
+    print(f"job {job} after SIGTERM: {states}\n{out[-1500:]}")
+    check("trained 3000 steps" not in out, "the job ended on its own before the SIGTERM")
+    check("Traceback" not in out, f"a Python traceback: {out[-3000:]}")
+    check_run_dir(log_dir)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_test(main, needs=("torch", "trainprof")))
