@@ -8,7 +8,7 @@
 #   scripts/install-deps.sh [test]    everything the test suite uses besides:
 #       Open MPI, chromium, valgrind, protobuf, and the full .venv of
 #       requirements.txt (Lightning, JAX, W&B, playwright, ...). Several
-#       minutes and ~2.5 GB the first time.
+#       minutes and ~2 GB the first time.
 #
 # Debian packages come from apt-get: that needs root, or sudo, and only when
 # something is missing. Quiet: one line per thing installed; apt's and pip's
