@@ -4,7 +4,7 @@
 # with scripts/slurm-local.sh when run as root) — in a normal build, again
 # under ASan+UBSan, and the concurrency tests under TSan. Installs missing
 # Debian packages first (scripts/install-deps.sh test: apt-get as root or
-# with sudo; the first time, a venv of ~2.5 GB and several minutes).
+# with sudo; the first time, a venv of ~2 GB and several minutes).
 #
 # Quiet: per suite, the compiler's warnings and errors, the failing tests with
 # their output, and at the end the tests that did not run and why. Full logs
