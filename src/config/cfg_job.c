@@ -53,6 +53,8 @@ static void launcher_job_id(char *out, size_t outlen)
 {
     const char *te = getenv("TORCHELASTIC_RUN_ID"), *job = getenv("SLURM_JOB_ID");
     const char *step = getenv("SLURM_STEP_ID"), *pmix = getenv("PMIX_NAMESPACE");
+    if (!step || !*step)
+        step = getenv("SLURM_STEPID"); /* the older spelling */
     out[0] = '\0';
     if (te && *te && strcmp(te, "none") != 0)
         snprintf(out, outlen, "%s", te);

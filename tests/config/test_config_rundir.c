@@ -347,6 +347,7 @@ TP_TEST(slurm_batch_step_is_one_process)
     setenv("SLURM_STEPID", "2", 1); /* the older spelling of the step id */
     tpi_job_detect(&s, &job);
     CHECK_EQ_INT(job.world_size, 4);
+    CHECK_STR(job.job_id, "77.2");
     static const char *const set[] = {"SLURM_JOB_ID", "SLURM_PROCID", "SLURM_LOCALID",
                                       "SLURM_NTASKS", "SLURM_STEPID"};
     for (size_t i = 0; i < sizeof set / sizeof set[0]; i++)
