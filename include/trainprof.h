@@ -254,6 +254,15 @@ typedef struct tp_site {
 TP_API void tp_zone_begin_site(tp_session *s, tp_site *site);
 /* Ends the innermost open zone of the calling thread. */
 TP_API void tp_zone_end(tp_session *s);
+/* Ends the innermost open zone of `site` on the calling thread, which need
+ * not be the innermost zone: for zones that end out of order (manual
+ * enter/exit, async code: A begins, B begins, A ends, B ends) each keeps
+ * its own interval, and the zones begun inside it stay open. Such an
+ * overlap is counted in unbalanced_zones and warned about once per
+ * session on stderr, naming both zones; the overlap counts in the self
+ * time of both. An END of a site with no open zone on this thread is
+ * counted and ignored. Same cost as tp_zone_end when it is the innermost. */
+TP_API void tp_zone_end_site(tp_session *s, tp_site *site);
 /* Zone with a runtime name (interned: a hash lookup, slower than a site). */
 TP_API void tp_zone_begin_dyn(tp_session *s, const char *name);
 /* Like tp_zone_begin_dyn with a short argument string recorded with the zone

@@ -154,9 +154,12 @@ def cost_table(args, loader, tmp, step_seconds):
 VARIANTS = ["none", "SimpleProfiler", "AdvancedProfiler", "PyTorchProfiler", "TrainprofProfiler"]
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=7)
+def parse_and_prepare(doc, rounds):
+    """The Lightning benchmarks' command line (--rounds --steps --width
+    --batch_size), one torch thread, quiet loggers, and the synthetic data's
+    loader: (args, loader)."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=rounds)
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--width", type=int, default=256)
     parser.add_argument("--batch_size", type=int, default=64)
@@ -168,7 +171,11 @@ def main():
     gen = torch.Generator().manual_seed(0)
     data = TensorDataset(torch.randn(args.batch_size * 50, 64, generator=gen),
                          torch.randint(0, 10, (args.batch_size * 50,), generator=gen))
-    loader = DataLoader(data, batch_size=args.batch_size, shuffle=True)
+    return args, DataLoader(data, batch_size=args.batch_size, shuffle=True)
+
+
+def main():
+    args, loader = parse_and_prepare(__doc__, rounds=7)
     tmp = tempfile.mkdtemp(prefix="bench_lightning_")
     loops, cpus, steps = ({v: [] for v in VARIANTS} for _ in range(3))
     ratios, cpu_ratios, step_ratios = ({v: [] for v in VARIANTS} for _ in range(3))

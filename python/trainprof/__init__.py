@@ -20,6 +20,7 @@ import argparse
 import functools
 import sys
 import threading
+import weakref
 
 from . import _core, _signals
 from ._core import Config, ConfigError, Profiler, ProfilerClosedError, Zone, cli_path
@@ -33,27 +34,46 @@ __all__ = [
     "remove_metrics_logger", "add_argparse_arguments", "profiler_from_argparse",
 ]
 
-_global = None
+_global = None          # set_profiler()'s
+_opened = []            # weakrefs to the profilers the program opened, in order
+_opened_here = None     # the one get_profiler() opened, kept alive
 _global_lock = threading.Lock()
 _metrics_loggers = []
 
 
+def _program_profiler():
+    """The open profiler the program opened last, or None."""
+    for ref in reversed(_opened):
+        prof = ref()
+        if prof is not None and not prof.closed:
+            return prof
+    return None
+
+
 def get_profiler():
-    """The global profiler, opened on first use from defaults and TRAINPROF_*
-    variables (a TrainingProfiler, so the timer methods are there too)."""
-    global _global
+    """The profiler the module-level helpers record into: the one given to
+    set_profiler(); else the profiler the program opened last (any
+    Profiler, TrainingProfiler, trainprof.torch.profile, a Lightning or JAX
+    callback's), while it is open; else one opened here on first use from
+    defaults and TRAINPROF_* variables (a TrainingProfiler)."""
+    global _opened_here
     prof = _global
-    if prof is None:
-        with _global_lock:
-            if _global is None:
-                _global = TrainingProfiler()
-            prof = _global
-    return prof
+    if prof is not None:
+        return prof
+    prof = _program_profiler()
+    if prof is not None:
+        return prof
+    with _global_lock:
+        prof = _global or _program_profiler()
+        if prof is None:
+            prof = _opened_here = TrainingProfiler()  # the program's from now on
+        return prof
 
 
 def set_profiler(prof):
     """Makes prof the global profiler (what get_profiler() and the
-    module-level helpers use); returns the previous one (not closed)."""
+    module-level helpers use; None: back to the one the program opened);
+    returns the previous one (not closed)."""
     global _global
     with _global_lock:
         old, _global = _global, prof
@@ -232,7 +252,13 @@ def _on_open(prof):
     torch already imported and CUDA present, GPU memory comes from
     torch.cuda; with profiling.torch_ops, torch.profiler runs in the trace
     windows. Neither imports torch when the program did not. On the main
-    thread, SIGTERM/SIGINT close the run first (trainprof._signals)."""
+    thread, SIGTERM/SIGINT close the run first (trainprof._signals). Called
+    for every Profiler(), profiling off included: the last one opened is the
+    program's profiler (get_profiler()) unless set_profiler() named one."""
+    _opened[:] = [r for r in _opened if r() is not None and not r().closed]
+    _opened.append(weakref.ref(prof))
+    if prof.run_dir is None:
+        return
     _signals.install(prof)
     torch_ops = prof.config_get("torch_ops") == "true"
     if torch_ops or "torch" in sys.modules:

@@ -76,7 +76,7 @@ static PyMethodDef module_methods[] = {
     {"cli_path", core_cli_path, METH_NOARGS, "path of the bundled `trainprof` CLI, or None"},
     {"version", core_version, METH_NOARGS, "tp_version(): the C library's version"},
     {"_set_open_hook", core_set_open_hook, METH_O,
-     "_set_open_hook(fn): fn(profiler) after every session opened (None clears)"},
+     "_set_open_hook(fn): fn(profiler) after every Profiler() (profiling off too; None clears)"},
     {"_close_all", core_close_all, METH_NOARGS, "closes every open profiler (run at exit)"},
     {"_set_closed_hook", core_set_closed_hook, METH_O,
      "_set_closed_hook(fn): fn() after every close, once no close is under way (None clears)"},

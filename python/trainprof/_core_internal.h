@@ -34,7 +34,9 @@ typedef struct ProfilerObject {
     tp_session *s;          /* NULL: profiling off, closed or never opened */
     PyObject *config;       /* ConfigObject */
     uint32_t serial;        /* process-unique, never 0 */
-    int initialized, closed;
+    int initialized;
+    int closed;             /* 0 open; 1 close() ran: recording raises; 2 closed at
+                               exit or by a signal (_close_all): recording is a no-op */
     int queries;            /* summary() calls in the C layer (GIL released) */
     uint64_t final_steps;   /* steps at close */
     long pid;               /* process that opened the session */
@@ -77,10 +79,12 @@ int core_config_update(ConfigObject *c, PyObject *mapping);
 
 /* _core_profiler.c */
 int core_profiler_ready(void);
-/* The session to record into, or NULL (off); -1 with ProfilerClosedError. */
+/* The session to record into, or NULL (off, or closed by a signal: the
+ * program goes on recording nothing); -1 with ProfilerClosedError after
+ * close(). */
 static inline int core_live(ProfilerObject *p, tp_session **s)
 {
-    if (__builtin_expect(p->closed, 0)) {
+    if (__builtin_expect(p->closed == 1, 0)) {
         PyErr_SetString(Core_ProfilerClosedError, "the profiler is closed");
         return -1;
     }
@@ -89,7 +93,8 @@ static inline int core_live(ProfilerObject *p, tp_session **s)
 }
 /* Closes every profiler still open (atexit). */
 PyObject *core_close_all(PyObject *mod, PyObject *unused);
-/* _set_open_hook(fn): fn(prof) after every session opened (None clears). */
+/* _set_open_hook(fn): fn(prof) after every Profiler() initialized, profiling
+ * off included (None clears). */
 PyObject *core_set_open_hook(PyObject *mod, PyObject *fn);
 /* _set_closed_hook(fn): fn() after every close, once the outermost close
  * on the stack is over (None clears); _closing(): a close is under way. */

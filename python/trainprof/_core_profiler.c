@@ -158,9 +158,9 @@ static int profiler_init(ProfilerObject *p, PyObject *args, PyObject *kw)
         if (!p->run_dir)
             return -1;
         list_add(p);
-        if (g_open_hook)
-            call_hook(g_open_hook, (PyObject *)p);
     }
+    if (g_open_hook) /* profiling off too: the program's profiler all the same */
+        call_hook(g_open_hook, (PyObject *)p);
     return 0;
 }
 
@@ -279,6 +279,7 @@ PyObject *core_close_all(PyObject *mod, PyObject *unused)
     while (g_open) {
         ProfilerObject *p = (ProfilerObject *)Py_NewRef(g_open);
         close_quietly(p);
+        p->closed = 2; /* the program did not ask: its later calls record nothing */
         Py_DECREF(p);
     }
     Py_RETURN_NONE;
@@ -457,7 +458,7 @@ static PyObject *profiler_zone(ProfilerObject *p, PyObject *const *args, Py_ssiz
     PyObject *a[1];
     if (core_args(&ZONE_PARAMS, args, n, kwnames, a) != 0)
         return NULL;
-    if (p->closed)
+    if (p->closed == 1)
         return PyErr_Format(Core_ProfilerClosedError, "the profiler is closed");
     if (!PyUnicode_Check(a[0]))
         return PyErr_Format(PyExc_TypeError, "zone name must be str, not %.100s", Py_TYPE(a[0])->tp_name);

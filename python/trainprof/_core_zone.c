@@ -123,19 +123,21 @@ static PyObject *zone_enter(ZoneObject *z, PyObject *unused)
     if (__builtin_expect(s != NULL, 1)) {
         core_name_thread(p);
         tp_zone_begin_site(s, &z->site);
-    } else if (p->closed) {
+    } else if (p->closed == 1) {
         return closed_error();
     }
     return Py_NewRef(z);
 }
 
 /* Ends the zone whatever the exception; never suppresses it. A profiler
- * closed inside the zone has nothing left to end. */
+ * closed inside the zone has nothing left to end. Each zone ends its own
+ * interval: A entered, B entered, A exited, B exited records A and B as
+ * they were (the overlap is counted and warned about by the C layer). */
 static PyObject *zone_exit(ZoneObject *z, PyObject *const *args, Py_ssize_t n)
 {
     tp_session *s = z->prof->s;
     if (__builtin_expect(s != NULL, 1))
-        tp_zone_end(s);
+        tp_zone_end_site(s, &z->site); /* its own zone, even out of order */
     Py_RETURN_FALSE;
 }
 
@@ -192,12 +194,12 @@ static PyObject *zonecall_vectorcall(PyObject *self, PyObject *const *args, size
     if (s) {
         core_name_thread(p);
         tp_zone_begin_site(s, &w->zone->site);
-    } else if (p->closed) {
+    } else if (p->closed == 1) {
         return closed_error();
     }
     PyObject *r = PyObject_Vectorcall(w->func, args, nargsf, kwnames);
     if (s && p->s == s) /* still open: the call may have closed it */
-        tp_zone_end(s);
+        tp_zone_end_site(s, &w->zone->site);
     return r;
 }
 
@@ -327,7 +329,7 @@ PyObject *core_start_timer(ProfilerObject *p, PyObject *const *args, Py_ssize_t 
     if (!PyUnicode_Check(a[0]))
         return PyErr_Format(PyExc_TypeError, "timer name must be str, not %.100s",
                             Py_TYPE(a[0])->tp_name);
-    if (p->closed)
+    if (p->closed == 1)
         return closed_error();
     Py_hash_t h = PyObject_Hash(a[0]); /* cached in the str */
     if (h == -1)
@@ -356,7 +358,7 @@ PyObject *core_end_timer(ProfilerObject *p, PyObject *const *args, Py_ssize_t n,
     if (PyBool_Check(args[1]) || !PyIndex_Check(args[1]))
         return PyErr_Format(PyExc_TypeError, "timer token must be the int start_timer returned, "
                             "not %.100s", Py_TYPE(args[1])->tp_name);
-    if (p->closed)
+    if (p->closed == 1)
         return closed_error();
     uint64_t t;
     if (core_count_arg(args[1], "timer token", &t) != 0) {

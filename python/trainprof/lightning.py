@@ -32,9 +32,10 @@ _LOG_DIR_KEYS = ("log_dir", "profiling.log_dir", "output_dir", "profiling.output
                  "dirpath", "profiling.dirpath")
 
 
-def _open_profiler(config, overrides, default_log_dir, rank):
-    """A trainprof session from config/overrides; the log directory and rank
-    only fill in what the user (arguments or TRAINPROF_* variables) left unset."""
+def _open_profiler(config, overrides, default_log_dir, rank, trainer=None):
+    """A trainprof session from config/overrides; the log directory, rank and
+    job only fill in what the user (arguments or TRAINPROF_* variables) left
+    unset."""
     kw = dict(overrides)
     user_dir = (config is not None or os.environ.get("TRAINPROF_LOG_DIR")
                 or any(k in kw for k in _LOG_DIR_KEYS))
@@ -43,7 +44,42 @@ def _open_profiler(config, overrides, default_log_dir, rank):
     if rank is not None and "rank" not in kw and "profiling.rank" not in kw \
             and not os.environ.get("TRAINPROF_RANK"):
         kw["rank"] = int(rank)
+    if rank is not None and trainer is not None and _needs_job_id(config, kw):
+        kw["job_id"] = _shared_job_id(trainer)
     return _core.Profiler(config, **kw)
+
+
+def _needs_job_id(config, kw):
+    """True when neither the user nor the launcher names the job (then each
+    rank would get its own run number: one job, several names)."""
+    if isinstance(config, _core.Config):
+        if config.get("job_id") != "auto":
+            return False
+        config = None
+    cfg = _core.Config()
+    if isinstance(config, (str, os.PathLike)):
+        cfg.load_yaml(config)
+    elif config is not None:
+        cfg.update(config)
+    cfg.update(kw)
+    cfg.load_env()
+    if cfg.get("job_id") != "auto":
+        return False
+    return not any(os.environ.get(v) for v in _JOB_ENV)
+
+
+_JOB_ENV = ("TORCHELASTIC_RUN_ID", "SLURM_JOB_ID", "PMIX_NAMESPACE")
+
+
+def _shared_job_id(trainer):
+    """One job id for every rank of a multi-process fit: rank 0's, sent to
+    the others (every rank calls this at the same point of setup, as
+    Lightning's own collectives are called)."""
+    mine = f"lightning-{time.strftime('%H%M%S')}-{os.getpid()}"
+    try:
+        return str(trainer.strategy.broadcast(mine, 0))
+    except Exception:  # no process group: the launcher's port is shared by the ranks
+        return f"lightning-port{os.environ.get('MASTER_PORT', '0')}"
 
 
 def _check_config(config, overrides):
@@ -81,6 +117,44 @@ def format_action_table(stats, total_duration, stage=None):
         out += row(action, f"{s['avg_time']:.5}", f"{s['count']}", f"{s['total_time']:.5}",
                    f"{pct:.5}", f"{s['p50']:.5}", f"{s['p99']:.5}")
     return out + line + sep
+
+
+class _StepEnd:
+    """`with profiler.profile(step-ending action):` after its first call: the
+    action's zone, then the trainprof step (no generator, no start/stop)."""
+    __slots__ = ("owner", "zone")
+
+    def __init__(self, owner, zone):
+        self.owner, self.zone = owner, zone
+
+    def __enter__(self):
+        self.zone.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self.zone.__exit__(None, None, None)
+        owner = self.owner
+        if owner.profiler is not None:
+            owner.profiler.step(owner._batch_samples())
+        return False
+
+
+def _with_early(stats, early):
+    """stats plus the actions timed before the session opened (Lightning's
+    configure_callbacks comes before Profiler.setup): in the table only."""
+    if not early:
+        return stats
+    out = dict(stats)
+    for name, times in early.items():
+        if name in out:
+            continue
+        ordered = sorted(times)
+        pick = lambda q: ordered[min(len(ordered) - 1, int(q * len(ordered)))]  # noqa: E731
+        total = sum(ordered)
+        out[name] = {"count": len(ordered), "total_time": total, "avg_time": total / len(ordered),
+                     "self_time": total, "min": ordered[0], "max": ordered[-1],
+                     "p50": pick(0.5), "p90": pick(0.9), "p99": pick(0.99)}
+    return out
 
 
 def _batch_size(batch, extract):
@@ -125,6 +199,8 @@ def _build(namespace):
             self._start_time = time.perf_counter()
             self._final = None        # (stats, duration) of the last closed session
             self._warned = False
+            self._early_open = {}     # actions started before setup(): begin time
+            self._early = {}          # their durations (s), shown in the table only
             _check_config(config, overrides)
 
         def setup(self, stage, local_rank=None, log_dir=None):
@@ -137,7 +213,7 @@ def _build(namespace):
             if rank is not None and getattr(trainer, "world_size", 1) <= 1:
                 rank = None
             self.profiler = _open_profiler(self._tp_config, self._tp_overrides,
-                                           self.dirpath, rank)
+                                           self.dirpath, rank, trainer)
             self.run_dir = self.profiler.run_dir
             self._zones, self._open, self._timers = {}, [], {}
             self._start_time = time.perf_counter()
@@ -148,6 +224,8 @@ def _build(namespace):
             if entry is None:
                 entry = self._new_entry(action_name)
                 if entry is None:
+                    if self.profiler is None:  # configure_callbacks comes before setup()
+                        self._early_open[action_name] = time.perf_counter()
                     return
             entry[1]()
             self._open.append(entry)
@@ -155,11 +233,11 @@ def _build(namespace):
         def profile(self, action_name):
             """Lightning's `with profiler.profile(action):`. An action seen
             before is its trainprof zone itself (a C context manager: no
-            generator, no Python frame); the first call and the step-ending
-            action go through Lightning's start/stop."""
+            generator, no Python frame), the step-ending one a _StepEnd; the
+            first call goes through Lightning's start/stop."""
             entry = self._zones.get(action_name)
-            if entry is not None and not entry[3]:
-                return entry[4]
+            if entry is not None:
+                return entry[4] if not entry[3] else _StepEnd(self, entry[4])
             return super().profile(action_name)
 
         def stop(self, action_name):
@@ -168,7 +246,7 @@ def _build(namespace):
                 entry = opened.pop()
                 entry[2](None, None, None)
                 if entry[3]:
-                    self.profiler.step()
+                    self.profiler.step(self._batch_samples())
                 return
             token = self._timers.pop(action_name, None)
             if token is not None:
@@ -176,6 +254,24 @@ def _build(namespace):
                 return
             if self.profiler is not None:
                 self._stop_out_of_order(action_name)
+            elif action_name in self._early_open:  # before setup(): timed here
+                begin = self._early_open.pop(action_name)
+                self._early.setdefault(action_name, []).append(time.perf_counter() - begin)
+
+        def _batch_samples(self):
+            """The training batch's size, found as Lightning finds it
+            (extract_batch_size) in the batch the trainer's results hold."""
+            try:
+                batch = self._lightning_module.trainer._results.batch
+            except Exception:  # no module, trainer or batch: no samples
+                return None
+            if batch is None:
+                return None
+            first = batch[0] if isinstance(batch, (list, tuple)) and batch else batch
+            shape = getattr(first, "shape", None)  # the common (x, y) batch of tensors
+            if shape is not None and len(shape) > 0 and type(first).__name__ == "Tensor":
+                return int(shape[0])
+            return _batch_size(batch, extract)
 
         def _new_entry(self, action_name):
             """(name, enter, exit, ends_step, zone) of an action's zone, made at
@@ -220,7 +316,10 @@ def _build(namespace):
                 return self._final
             if self.profiler is None:
                 return {}, 0.0
-            return self.profiler.summary(), time.perf_counter() - self._start_time
+            stats = self.profiler.summary()
+            if self.profiler.enabled:
+                stats = _with_early(stats, self._early)
+            return stats, time.perf_counter() - self._start_time
 
         def summary(self):
             stats, duration = self._stats()
@@ -241,7 +340,9 @@ def _build(namespace):
                 self._timers = {}
                 duration = time.perf_counter() - self._start_time
                 prof.close()
-                self._final = (prof.summary(), duration)
+                stats = _with_early(prof.summary(), self._early) if prof.enabled else {}
+                self._final = (stats, duration)
+                self._early = {}
                 self.profiler, self._zones = None, {}  # the closed session's zones go too
             super().teardown(stage=stage)
 
@@ -276,7 +377,7 @@ def _build(namespace):
             if self.profiler is None:
                 rank = trainer.global_rank if trainer.world_size > 1 else None
                 self.profiler = _open_profiler(self._tp_config, self._tp_overrides,
-                                               trainer.log_dir, rank)
+                                               trainer.log_dir, rank, trainer)
                 self._owned = True
                 self.run_dir = self.profiler.run_dir
             self._backward = self.profiler.zone("backward")

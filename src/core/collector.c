@@ -4,6 +4,7 @@
  * handles steps, the schedule and the sinks).
  */
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/collector_internal.h"
@@ -163,20 +164,23 @@ static const char *args_json(uint32_t args_id, char *buf, size_t n)
     return buf;
 }
 
-void tpi_col_close_zone(tpi_collector *c, tpi_thread_state *t, uint64_t end_ns, int unterminated)
+/* Closes open zone k of t (the innermost is depth - 1); the zones above
+ * it stay open and move down one. */
+static void close_frame(tpi_collector *c, tpi_thread_state *t, int k, uint64_t end_ns,
+                        int unterminated)
 {
-    tpi_open_zone *z = &t->zs[--t->depth];
+    tpi_open_zone zone = t->zs[k], *z = &zone;
     uint64_t dur = end_ns > z->begin_ns ? end_ns - z->begin_ns : 0;
     uint64_t self = dur > z->child_ns ? dur - z->child_ns : 0;
-    if (t->depth > 0)
-        t->zs[t->depth - 1].child_ns += dur;
+    if (k > 0)
+        t->zs[k - 1].child_ns += dur;
     tpi_op *op = tpi_col_op(c, z->name_id);
     if (op) {
         tpi_dstat_add(&op->d, dur, self);
-        if (t->depth == 0 && t->is_step_thread)
+        if (k == 0 && t->is_step_thread)
             op->top_level = 1;
     }
-    if (t->depth == 0 && op)
+    if (k == 0 && op)
         tpi_col_add_step_op(c, op, dur, !t->is_step_thread);
     if (z->window && z->window == c->window_seq) {
         char abuf[1600]; /* 240 bytes of args, each escaped to at most 6 */
@@ -189,22 +193,59 @@ void tpi_col_close_zone(tpi_collector *c, tpi_thread_state *t, uint64_t end_ns, 
         e.ts_ns = z->begin_ns;
         e.dur_ns = dur;
         e.self_ns = self;
-        e.depth = t->depth;
+        e.depth = (uint32_t)k;
         e.stack = t->ids;
         e.unterminated = unterminated;
         e.step = c->step;
         e.args_json = args_json(z->args_id, abuf, sizeof abuf);
         tpi_col_deliver(c, &e);
     }
+    int above = t->depth - 1 - k;
+    memmove(&t->zs[k], &t->zs[k + 1], (size_t)above * sizeof t->zs[0]);
+    memmove(&t->ids[k], &t->ids[k + 1], (size_t)above * sizeof t->ids[0]);
+    t->depth--;
 }
 
-static void on_end(tpi_collector *c, tpi_thread_state *t, uint64_t ns)
+void tpi_col_close_zone(tpi_collector *c, tpi_thread_state *t, uint64_t end_ns, int unterminated)
+{
+    close_frame(c, t, t->depth - 1, end_ns, unterminated);
+}
+
+/* A named END (tp_zone_end_site) of a zone that is not the innermost: it
+ * ends its own interval, the zones begun inside it stay open. */
+static void end_out_of_order(tpi_collector *c, tpi_thread_state *t, uint32_t name, uint64_t ns)
+{
+    int k = t->depth - 1;
+    while (k >= 0 && t->zs[k].name_id != name)
+        k--;
+    if (k < 0) {
+        if (t->orphan_ends)
+            t->orphan_ends--; /* END of a zone closed at a step end */
+        else
+            c->unbalanced++;
+        return;
+    }
+    c->unbalanced++;
+    if (!c->overlap_warned) {
+        c->overlap_warned = 1;
+        fprintf(stderr, "trainprof: warning: zone '%s' ended before '%s', which began inside it: "
+                "each keeps its own interval (counted in unbalanced_zones; warned once)\n",
+                tpi_names_get(name), tpi_names_get(t->zs[t->depth - 1].name_id));
+    }
+    close_frame(c, t, k, ns, 0);
+}
+
+static void on_end(tpi_collector *c, tpi_thread_state *t, uint32_t name, uint64_t ns)
 {
     if (t->depth == 0) {
         if (t->orphan_ends)
             t->orphan_ends--; /* END of a zone closed at a step end */
         else
             c->unbalanced++;
+        return;
+    }
+    if (name && t->zs[t->depth - 1].name_id != name) {
+        end_out_of_order(c, t, name, ns);
         return;
     }
     tpi_col_close_zone(c, t, ns, 0);
@@ -314,7 +355,7 @@ static uint32_t process(tpi_collector *c, tpi_thread_state *t, tpi_cursor *cur, 
         push_zone(t, name, r->e.arg, ns, c->window_seq);
         return 1;
     case TPI_REC_END:
-        on_end(c, t, ns);
+        on_end(c, t, name, ns);
         return 1;
     case TPI_REC_STEP_BEGIN:
         t->is_step_thread = 1;

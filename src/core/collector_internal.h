@@ -76,6 +76,7 @@ struct tpi_collector {
 
     /* counts */
     uint64_t events, unbalanced;
+    int overlap_warned;           /* zones ended out of order: warned once */
 
     /* issue 12: the last step (scalars only) for the metrics' final row */
     tpi_step_info last_si;

@@ -256,6 +256,66 @@ void tp_zone_end(tp_session *s)
     tpi_tbuf_commit(b, 1);
 }
 
+/* Removes zstack entry d (the frames above it move down one). */
+static void zstack_remove(tpi_tbuf *b, uint32_t d)
+{
+    uint32_t top = b->depth < TPI_ZSTACK ? b->depth : TPI_ZSTACK;
+    memmove(&b->zstack[d], &b->zstack[d + 1], (top - d - 1) * sizeof b->zstack[0]);
+    b->depth--;
+}
+
+__attribute__((noinline)) static void zone_end_site_slow(tp_session *s, uint32_t id)
+{
+    tpi_tbuf *b = get_buf(s);
+    if (!b)
+        return;
+    uint64_t t = tpi_ticks();
+    if (b->depth > 0 && b->depth <= TPI_ZSTACK) {
+        uint32_t d = b->depth;
+        while (d > 0 && (b->zstack[d - 1] & ~ZDROPPED) != id)
+            d--;
+        if (d == 0) { /* not open on this thread: the collector counts it */
+            put1(b, t, TPI_REC_END, id, 0);
+            return;
+        }
+        int dropped = (b->zstack[d - 1] & ZDROPPED) != 0;
+        zstack_remove(b, d - 1);
+        if (dropped)
+            return; /* its BEGIN was dropped: drop the END too */
+    } else if (b->depth > 0) {
+        b->depth--; /* deeper than the zstack sees: the innermost, as tp_zone_end */
+    }
+    put1(b, t, TPI_REC_END, id, 0);
+}
+
+void tp_zone_end_site(tp_session *s, tp_site *site)
+{
+    if (!s)
+        return;
+    uint32_t id = site ? __atomic_load_n(&site->id, __ATOMIC_RELAXED) : 0;
+    if (id == 0) { /* never begun (not interned): an END of nothing open, or of the innermost */
+        if (site)
+            id = site_id(site);
+        else {
+            tp_zone_end(s);
+            return;
+        }
+    }
+    tpi_tbuf *b = fast_buf(s, 1);
+    uint32_t d = b ? b->depth - 1 : 0;
+    if (__builtin_expect(b == NULL || d >= TPI_ZSTACK || b->zstack[d] != id, 0)) {
+        zone_end_site_slow(s, id); /* not the innermost, dropped, or no room */
+        return;
+    }
+    uint64_t t = tpi_counter_read();
+    b->depth = d;
+    tpi_rec *r = &b->cur->recs[b->pos];
+    r->e.ts = t;
+    r->e.hdr = TPI_REC_HDR(TPI_REC_END, id);
+    r->e.arg = 0;
+    tpi_tbuf_commit(b, 1);
+}
+
 uint64_t tp_session_now(const tp_session *s)
 {
     return s ? tpi_ticks() : 0;

@@ -55,12 +55,18 @@ static int co_close(tpi_sink *k, const tpi_summary *sum)
             (unsigned long long)sum->total_steps, sum->total_time_s,
             fmt_time(a, sizeof a, sum->mean_step_s), fmt_time(b, sizeof b, sum->median_step_s),
             sum->step_time_total_s > 0 ? (double)sum->total_samples / sum->step_time_total_s : 0);
-    fprintf(o, "%-32s %9s %12s %12s %12s %12s %12s %12s %7s\n", "Name", "Calls", "Total", "Self",
+    int w = 32; /* the Name column fits the longest name shown (up to 200 bytes) */
+    for (size_t n = 0; idx && n < sum->n_ops && (int)n < top; n++) {
+        size_t len = strlen(sum->ops[idx[n]].name);
+        if (len > (size_t)w)
+            w = len > 200 ? 200 : (int)len;
+    }
+    fprintf(o, "%-*s %9s %12s %12s %12s %12s %12s %12s %7s\n", w, "Name", "Calls", "Total", "Self",
             "Avg", "Min", "Max", "P99", "%Step");
     for (size_t n = 0; idx && n < sum->n_ops && (int)n < top; n++) {
         const tpi_op_stat *op = &sum->ops[idx[n]];
         char total[32];
-        fprintf(o, "%-32.32s %9llu %12s %12s %12s %12s %12s %12s %6.1f%%\n", op->name,
+        fprintf(o, "%-*.*s %9llu %12s %12s %12s %12s %12s %12s %6.1f%%\n", w, w, op->name,
                 (unsigned long long)op->count, fmt_time(total, sizeof total, op->total_s),
                 fmt_time(a, sizeof a, op->self_s), fmt_time(b, sizeof b, op->mean_s),
                 fmt_time(d, sizeof d, op->min_s), fmt_time(e, sizeof e, op->max_s),

@@ -1,4 +1,5 @@
-/* tp_zone_complete (zones recorded whole at their end, in any order) and
+/* tp_zone_complete (zones recorded whole at their end, in any order),
+ * tp_zone_end_site (zones that end out of order) and
  * tp_session_operations (statistics while recording threads run; run under
  * TSan by the suite script: the reader drains under the collector lock). */
 #include <pthread.h>
@@ -99,6 +100,51 @@ TP_TEST(complete_zones_overlap_in_any_order)
     rm_rf(dir);
 }
 
+/* tp_zone_end_site: A begins, B begins, A ends, B ends: each keeps its own
+ * interval (tp_zone_end would end B at A's end and A at B's). */
+TP_TEST(zones_ended_out_of_order_keep_their_intervals)
+{
+    char dir[1024];
+    tp_session *s = open_test_session("overlap", NULL, dir, sizeof dir);
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    static tp_site a = {"zone_a", __FILE__, __LINE__, 0}, b = {"zone_b", __FILE__, __LINE__, 0};
+    static tp_site never = {"never_begun", __FILE__, __LINE__, 0};
+    tp_zone_begin_dyn(s, "outer");
+    tp_zone_begin_site(s, &a);
+    usleep(4000);
+    tp_zone_begin_site(s, &b);
+    usleep(4000);
+    tp_zone_end_site(s, &a); /* a: 8 ms; b stays open */
+    usleep(8000);
+    tp_zone_end_site(s, &b); /* b: 12 ms */
+    tp_zone_end_site(s, &never); /* not open: counted, ends nothing */
+    tp_zone_begin_site(s, &a);
+    tp_zone_end_site(s, &a); /* in order: the fast path */
+    tp_zone_end(s);          /* outer */
+    tp_zone_end_site(NULL, &a);
+    tp_op_stat *ops = NULL;
+    int n = tp_session_operations(s, &ops, NULL);
+    const tp_op_stat *oa = find_op(ops, n, "zone_a"), *ob = find_op(ops, n, "zone_b");
+    const tp_op_stat *outer = find_op(ops, n, "outer");
+    CHECK(oa && ob && outer);
+    if (oa && ob && outer) {
+        CHECK_EQ_INT(oa->count, 2);
+        CHECK_EQ_INT(ob->count, 1);
+        CHECK(oa->max_s >= 0.0075 && oa->max_s < ob->max_s);
+        CHECK(ob->max_s >= 0.0115);
+        CHECK(outer->total_s >= 0.0155);
+        CHECK(find_op(ops, n, "never_begun") == NULL);
+    }
+    tp_free(ops);
+    CHECK_EQ_INT(tp_session_close(s, NULL), 0);
+    char *sum = read_in(dir, "training_summary.json");
+    CHECK_CONTAINS(sum, "\"unbalanced_zones\": 2"); /* the overlap and the END of nothing */
+    free(sum);
+    rm_rf(dir);
+}
+
 TP_TEST(null_and_bad_arguments)
 {
     tp_op_stat *ops = (tp_op_stat *)1;
@@ -112,6 +158,7 @@ int main(void)
 {
     RUN(operations_while_threads_record);
     RUN(complete_zones_overlap_in_any_order);
+    RUN(zones_ended_out_of_order_keep_their_intervals);
     RUN(null_and_bad_arguments);
     return tp_test_finish();
 }

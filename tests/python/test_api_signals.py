@@ -226,3 +226,39 @@ def test_the_cnn_example_with_torch_ops_survives_sigterm(tmp_path):
         page = a.read()
         assert page == b.read()
     assert "trainprof analyze" not in out
+
+
+def test_a_program_that_goes_on_after_the_signal_records_nothing_and_does_not_fail(tmp_path):
+    """A handler that asks the loop to stop at the end of the step (Lightning's,
+    a checkpointing script's): the loop's zones, timers and steps after the
+    close are no-ops, not ProfilerClosedError."""
+    code = """
+    import signal, sys, time
+    import trainprof
+    stop = []
+    signal.signal(signal.SIGTERM, lambda signum, frame: stop.append(signum))
+    prof = trainprof.TrainingProfiler(log_dir=sys.argv[1], metrics="none")
+    fwd = prof.zone("forward")
+    print("ready", flush=True)
+    while not stop:
+        with fwd:
+            time.sleep(0.002)
+        prof.step(8)
+    for _ in range(3):  # the rest of the step, a last checkpoint ...
+        with fwd, prof.zone("save"):
+            t = prof.start_timer("io")
+            prof.end_timer("io", t)
+        prof.counter("loss", 1.0)
+        prof.step(8)
+    print("finished", prof.closed, flush=True)
+    """
+    proc = start(code, tmp_path)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, (out, err)
+    assert "finished True" in out
+    run_dir = run_dir_of(tmp_path)
+    assert "save" not in ops(run_dir)  # recorded nothing after the close
+    for name in FILES:
+        assert os.path.exists(os.path.join(run_dir, name)), name

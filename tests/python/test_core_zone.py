@@ -117,3 +117,57 @@ def test_eight_threads_get_their_own_named_tracks(tmp_path):
     assert len(tids) == 8
     work_tids = {e["tid"] for e in events if e.get("name") == "work"}
     assert work_tids == tids
+
+
+def test_zones_ended_out_of_order_keep_their_own_intervals(tmp_path, capfd):
+    """A entered, B entered, A exited, B exited (manual __enter__/__exit__,
+    async code): each zone ends its own interval; the overlap is counted in
+    unbalanced_zones and warned about once, naming the zones."""
+    import json
+    import time as _time
+    p = _core.Profiler(log_dir=str(tmp_path), wait=0, warmup=0, active=1, metrics="none")
+    a, b = p.zone("A"), p.zone("B")
+    a.__enter__()
+    _time.sleep(0.02)
+    b.__enter__()
+    _time.sleep(0.02)
+    a.__exit__(None, None, None)   # A: 40 ms, B so far 20 ms
+    _time.sleep(0.02)
+    b.__exit__(None, None, None)   # B: 40 ms
+    a.__enter__()
+    b.__enter__()
+    a.__exit__(None, None, None)   # a second overlap: counted, not warned again
+    b.__exit__(None, None, None)
+    p.step()
+    p.close()
+    with open(f"{p.run_dir}/operations.json", encoding="utf-8") as f:
+        table = {o["name"]: o for o in json.load(f)}
+    assert 0.039 <= table["A"]["max_time"] < 0.060, table["A"]
+    assert 0.039 <= table["B"]["max_time"] < 0.060, table["B"]
+    with open(f"{p.run_dir}/training_summary.json", encoding="utf-8") as f:
+        assert json.load(f)["unbalanced_zones"] == 2
+    err = capfd.readouterr().err
+    assert err.count("zone 'A' ended before 'B'") == 1, err
+    # the trace has both, each with its own interval
+    events = [e for e in every_json(p.run_dir)[next(k for k in every_json(p.run_dir)
+                                                   if k.startswith("profiler_traces"))]["traceEvents"]
+              if e.get("ph") == "X" and e["name"] in ("A", "B")]
+    first_a = min((e for e in events if e["name"] == "A"), key=lambda e: e["ts"])
+    first_b = min((e for e in events if e["name"] == "B"), key=lambda e: e["ts"])
+    assert first_a["ts"] < first_b["ts"] < first_a["ts"] + first_a["dur"] < first_b["ts"] + first_b["dur"]
+
+
+def test_exit_of_a_zone_that_is_not_open_ends_nothing_else(tmp_path):
+    import json
+    p = _core.Profiler(log_dir=str(tmp_path), metrics="none")
+    a, b = p.zone("A"), p.zone("B")
+    a.__enter__()
+    b.__exit__(None, None, None)   # B was never entered: A stays open
+    a.__exit__(None, None, None)
+    p.step()
+    p.close()
+    with open(f"{p.run_dir}/operations.json", encoding="utf-8") as f:
+        table = {o["name"]: o for o in json.load(f)}
+    assert table["A"]["count"] == 1 and "B" not in table
+    with open(f"{p.run_dir}/training_summary.json", encoding="utf-8") as f:
+        assert json.load(f)["unbalanced_zones"] == 1

@@ -135,6 +135,11 @@ def test_ddp_two_processes_write_two_complete_run_dirs(tmp_path):
     assert res.returncode == 0, res.stdout + res.stderr
     run_dirs = [open(log_dir / f"rank{r}.txt", encoding="utf-8").read() for r in (0, 1)]
     assert run_dirs[0] != run_dirs[1], run_dirs
+    # one job, one name: the ranks' directories sit in one job directory
+    assert os.path.dirname(run_dirs[0]) == os.path.dirname(run_dirs[1]), run_dirs
+    assert [os.path.basename(d) for d in run_dirs] == ["rank0", "rank1"], run_dirs
+    assert len([d for d in os.listdir(log_dir)
+                if d.startswith("trainprof_")]) == 1
     ranks = set()
     for run_dir in run_dirs:
         summary = load(os.path.join(run_dir, "training_summary.json"))
@@ -172,3 +177,46 @@ def test_profile_after_teardown_records_nothing_and_does_not_fail(tmp_path):
         pass
     assert operations(prof.run_dir)["[Callback]X.on_fit_start"]["count"] == 2
     assert "|  [Callback]X.on_fit_start" in prof.summary()
+
+
+def test_profiler_steps_carry_the_batch_size(tmp_path):
+    prof = tpl.TrainprofProfiler(log_dir=str(tmp_path), metrics="none", memory=False)
+    fit("lightning.pytorch", tmp_path / "root", profiler=prof)
+    summary = load(os.path.join(prof.run_dir, "training_summary.json"))
+    assert summary["total_samples"] == 64 * 2  # 2 epochs of 64 samples, batch 8
+    rows = load(os.path.join(prof.run_dir, "timing_profile.json"))
+    assert all(r["samples_per_second"] > 0 for r in rows)
+
+
+def _table_calls(table):
+    """{action: calls} of a Lightning profiler table (SimpleProfiler's or ours)."""
+    out = {}
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.split("|")]
+        if len(cells) > 3 and cells[3].isdigit() and cells[1] not in ("Total", "Action"):
+            out[cells[1]] = int(cells[3])
+    return out
+
+
+def test_profiler_sees_every_action_simpleprofiler_sees(tmp_path):
+    from lightning.pytorch.profilers import SimpleProfiler
+    simple = SimpleProfiler()
+    fit("lightning.pytorch", tmp_path / "a", profiler=simple, max_epochs=1)
+    ours = tpl.TrainprofProfiler(log_dir=str(tmp_path), metrics="none", memory=False)
+    fit("lightning.pytorch", tmp_path / "b", profiler=ours, max_epochs=1)
+    theirs, mine = _table_calls(simple.summary()), _table_calls(ours.summary())
+    assert "[LightningModule]Tiny.configure_callbacks" in mine
+    assert mine == theirs
+
+
+def test_console_table_keeps_long_action_names_apart(tmp_path, capfd):
+    import trainprof
+    p = trainprof.Profiler(log_dir=str(tmp_path), memory=False, trace=False)
+    for name in ("[LightningModule]Tiny.optimizer_step", "[LightningModule]Tiny.optimizer_zero_grad"):
+        with p.zone(name):
+            pass
+    p.step()
+    p.close()
+    out = capfd.readouterr().out
+    assert "[LightningModule]Tiny.optimizer_step " in out
+    assert "[LightningModule]Tiny.optimizer_zero_grad " in out
