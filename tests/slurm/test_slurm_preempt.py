@@ -67,7 +67,7 @@ def main(env, tmp):
     out = job_output(tmp, job)
     print(f"job {job} after SIGTERM: {states}\n{out[-1500:]}")
     check("trained 3000 steps" not in out, "the job ended on its own before the SIGTERM")
-    check("Traceback" not in out, f"a Python traceback: {out[-3000:]}")
+    check("Traceback" not in out, f"a Python traceback: {out[out.find('Traceback'):][:3000]}")
     check_run_dir(log_dir)
 
 
