@@ -1,69 +1,88 @@
 #!/usr/bin/env bash
-# Installs what trainprof needs to build, test and run its examples, if missing:
-#   1. Debian packages (apt-get; needs root or sudo only when something is missing)
-#   2. the project's virtual environment .venv (git-ignored), with the pinned
-#      versions of requirements.txt; torch==2.13.0 (CPU build) goes in first so
-#      nothing can pull a multi-GB CUDA build.
-# Safe to run repeatedly: a second run installs nothing and takes a second.
+# Installs what trainprof needs, if missing, for one of two purposes:
 #
-#   scripts/install-deps.sh            both
-#   TP_NO_VENV=1 scripts/install-deps.sh   Debian packages only (C-only work)
+#   scripts/install-deps.sh example   what scripts/run-example.sh needs: a C
+#       compiler, CMake, libyaml, zlib, libdeflate, Python's headers, and a
+#       virtual environment .venv with torch (CPU build) and numpy
+#       (requirements-example.txt). About a minute and 1 GB the first time.
+#   scripts/install-deps.sh [test]    everything the test suite uses besides:
+#       Open MPI, chromium, valgrind, protobuf, and the full .venv of
+#       requirements.txt (Lightning, JAX, W&B, playwright, ...). Several
+#       minutes and ~2 GB the first time.
+#
+# Debian packages come from apt-get: that needs root, or sudo, and only when
+# something is missing. Quiet: one line per thing installed; apt's and pip's
+# full output goes to build-logs/install-deps.log, whose tail is shown when
+# a step fails. Safe to run repeatedly: a second run installs nothing and
+# takes a second. TP_NO_VENV=1: Debian packages only (C-only work).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+what=${1:-test}
 
-PACKAGES=(
+EXAMPLE_PACKAGES=(
   cmake make gcc g++ pkg-config   # build
-  binutils                        # readelf: the TLS check of every shared object
   libyaml-dev zlib1g-dev          # YAML config, gzip traces
   libdeflate-dev                  # fast gzip inflate for the analyzer
-  python3 python3-venv            # tests parse every output with Python; the venv
+  python3 python3-venv python3-dev  # the venv; Python.h for the trainprof extension
+)
+TEST_PACKAGES=(
+  binutils                        # readelf: the TLS check of every shared object
   protobuf-compiler               # independent protobuf wire-format check of Perfetto/TensorBoard output
   openmpi-bin libopenmpi-dev      # multi-rank example (mpirun) and mpi4py
   chromium                        # headless browser tests (HTML report, speedscope)
   valgrind                        # callgrind instruction budgets of the recorder (core_instructions)
 )
+case "$what" in
+  example) packages=("${EXAMPLE_PACKAGES[@]}"); requirements=requirements-example.txt ;;
+  test) packages=("${EXAMPLE_PACKAGES[@]}" "${TEST_PACKAGES[@]}"); requirements=requirements.txt ;;
+  *) echo "usage: $0 [example|test]" >&2; exit 2 ;;
+esac
+
+mkdir -p build-logs
+log=$(pwd)/build-logs/install-deps.log
+
+. scripts/quiet.sh
+run() { quiet "$log" "install-deps: $1" "${@:2}"; }
 
 missing=()
-for p in "${PACKAGES[@]}"; do
+for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
     missing+=("$p")
   fi
 done
-# A python3 on PATH with venv (e.g. pyenv) is as good as Debian's.
-if command -v python3 >/dev/null 2>&1 && python3 -c 'import venv, ensurepip' 2>/dev/null; then
-  missing=("${missing[@]/python3-venv}")
-  missing=("${missing[@]/python3}")
-fi
-read -r -a missing <<< "${missing[*]:-}"
 
 if [ ${#missing[@]} -gt 0 ]; then
-  echo "install-deps: installing ${missing[*]}" >&2
-  SUDO=""
+  SUDO=()
   if [ "$(id -u)" -ne 0 ]; then
-    SUDO="sudo"
+    if ! command -v sudo >/dev/null 2>&1; then
+      echo "install-deps: missing Debian packages: ${missing[*]}" >&2
+      echo "install-deps: installing them needs root: run this as root, or install them first" >&2
+      exit 1
+    fi
+    SUDO=(sudo)
+    echo "install-deps: installing Debian packages with sudo (it may ask for your password)" >&2
   fi
+  echo "install-deps: installing ${missing[*]} (log: $log)" >&2
   export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  run "apt-get update" "${SUDO[@]}" apt-get update -qq
+  run "apt-get install" "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
 [ "${TP_NO_VENV:-0}" = "1" ] && exit 0
 
-# The virtual environment: rebuilt only when requirements.txt changed.
+# The virtual environment: (re)filled only when its requirements file changed.
+# A venv made for the tests (requirements.txt) serves the example too.
 venv=.venv
-stamp=$venv/.requirements.sha256
-want=$(sha256sum requirements.txt | cut -d' ' -f1)
-if [ -x "$venv/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+stamp() { echo "$venv/.${1%.txt}.sha256"; }   # .requirements.sha256, .requirements-example.sha256
+up_to_date() { [ "$(cat "$(stamp "$1")" 2>/dev/null)" = "$(sha256sum "$1" | cut -d' ' -f1)" ]; }
+if [ -x "$venv/bin/python" ] && { up_to_date "$requirements" || up_to_date requirements.txt; }; then
   exit 0
 fi
-echo "install-deps: setting up $venv from requirements.txt (first time: a few minutes)" >&2
-[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-# (this machine's pip config names local indexes that may not exist: pip warns
-# once per package about them; those lines are dropped, everything else shows)
+echo "install-deps: filling $venv from $requirements (first time: a few minutes; log: $log)" >&2
+[ -x "$venv/bin/python" ] || run "python3 -m venv" python3 -m venv "$venv"
 pip_install() {
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check "$@" \
-    2> >(grep -v "^WARNING: Location 'file:" >&2)
+  run "pip install $*" "$venv/bin/python" -m pip install -q --disable-pip-version-check "$@"
 }
-pip_install "$(grep -E '^torch==' requirements.txt)"   # the CPU build first
-pip_install -r requirements.txt
-echo "$want" > "$stamp"
+pip_install "$(grep -E '^torch==' "$requirements")"   # the CPU build first: nothing can pull CUDA's
+pip_install -r "$requirements"
+sha256sum "$requirements" | cut -d' ' -f1 >"$(stamp "$requirements")"

@@ -1,27 +1,54 @@
 #!/usr/bin/env bash
 # The whole test suite: unit, integration, fuzz-corpus replay, header and
-# install checks — in a normal build, again under ASan+UBSan, and the
-# concurrency tests under TSan. Installs missing Debian packages first.
+# install checks, the SLURM jobs (tests/slurm: a one-node cluster started
+# with scripts/slurm-local.sh when run as root) — in a normal build, again
+# under ASan+UBSan, and the concurrency tests under TSan. Installs missing
+# Debian packages first (scripts/install-deps.sh test: apt-get as root or
+# with sudo; the first time, a venv of ~2 GB and several minutes).
+#
+# Quiet: per suite, the compiler's warnings and errors, the failing tests with
+# their output, and at the end the tests that did not run and why. Full logs
+# in each build directory: configure.log, build.log, ctest.log.
 #
 #   scripts/test.sh            everything
 #   TP_TEST_QUICK=1 scripts/test.sh   normal build only
+#   TP_VERBOSE=1 scripts/test.sh      ctest's full output on the terminal too
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 jobs=${TP_JOBS:-2}
+. scripts/quiet.sh
 
-scripts/install-deps.sh
+scripts/install-deps.sh test
 
 run_suite() {
   local dir=$1; shift
   local label=$1; shift
   echo "=== trainprof tests: $label ($dir) ==="
   mkdir -p "$dir"
-  cmake -S "$root" -B "$dir" -DTP_BUILD_BENCH=OFF -DPython3_EXECUTABLE="$root/.venv/bin/python" "$@" >"$dir/configure.log" 2>&1 ||
-    { cat "$dir/configure.log"; exit 1; }
-  cmake --build "$dir" -j"$jobs" 2>&1 | grep -E "warning|error" || true
-  cmake --build "$dir" -j"$jobs" >/dev/null
-  (cd "$dir" && ctest --output-on-failure -j"$jobs" ${TP_CTEST_ARGS:-})
+  : >"$dir/configure.log"
+  : >"$dir/build.log"
+  quiet "$dir/configure.log" "cmake (configure)" \
+    cmake -S "$root" -B "$dir" -DTP_BUILD_BENCH=OFF -DPython3_EXECUTABLE="$root/.venv/bin/python" "$@"
+  quiet "$dir/build.log" "cmake --build" cmake --build "$dir" -j"$jobs"
+  # the compiler's diagnostics (not target names such as config_errors)
+  grep -E "(warning|error): " "$dir/build.log" || true
+  local rc=0
+  if [ "${TP_VERBOSE:-0}" = "1" ]; then
+    (cd "$dir" && ctest --output-on-failure -j"$jobs" ${TP_CTEST_ARGS:-}) 2>&1 | tee "$dir/ctest.log" || rc=$?
+  else
+    # failures (with their output) as they happen, then ctest's summary
+    (cd "$dir" && ctest --output-on-failure -j"$jobs" ${TP_CTEST_ARGS:-}) >"$dir/ctest.log" 2>&1 || rc=$?
+    awk '/\*\*\*(Failed|Timeout|Exception|Not Run)/ { show = 1 }
+         /^ *Start +[0-9]+:|Test +#[0-9]+: .* Passed/ { show = 0 }
+         /tests passed|tests failed/ { print; show = 0; next }
+         /^The following tests FAILED/ { show = 1 }
+         /^The following tests did not run|^Errors while running CTest/ { show = 0 }
+         show' "$dir/ctest.log"
+  fi
+  scripts/ctest-skipped.py "$dir/ctest.log" "$dir" | sed 's/^/  /'
+  echo "  (full output: $dir/ctest.log)"
+  [ "$rc" -eq 0 ] || exit "$rc"
 }
 
 run_suite build-test "release" -DCMAKE_BUILD_TYPE=RelWithDebInfo

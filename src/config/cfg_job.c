@@ -53,6 +53,8 @@ static void launcher_job_id(char *out, size_t outlen)
 {
     const char *te = getenv("TORCHELASTIC_RUN_ID"), *job = getenv("SLURM_JOB_ID");
     const char *step = getenv("SLURM_STEP_ID"), *pmix = getenv("PMIX_NAMESPACE");
+    if (!step || !*step)
+        step = getenv("SLURM_STEPID"); /* the older spelling */
     out[0] = '\0';
     if (te && *te && strcmp(te, "none") != 0)
         snprintf(out, outlen, "%s", te);
@@ -62,6 +64,15 @@ static void launcher_job_id(char *out, size_t outlen)
         snprintf(out, outlen, "%s", pmix);
     else if (te && *te)
         snprintf(out, outlen, "torchrun-%ld", (long)getppid());
+}
+
+/* SLURM's batch step: the job script and what it runs directly, one process
+ * (SLURM_PROCID 0) whatever --ntasks asked for; SLURM_NTASKS counts the
+ * tasks srun would start. Only srun's tasks have a step id. */
+static int slurm_batch_step(void)
+{
+    const char *step = getenv("SLURM_STEP_ID"), *old = getenv("SLURM_STEPID");
+    return !(step && *step) && !(old && *old);
 }
 
 void tpi_job_detect(const tpi_settings *s, tpi_job_info *out)
@@ -77,6 +88,8 @@ void tpi_job_detect(const tpi_settings *s, tpi_job_info *out)
         const char *name = f->name;
         if (i == 0 && !getenv("TORCHELASTIC_RUN_ID"))
             name = "env"; /* RANK set by hand or by another launcher */
+        if (strcmp(f->name, "slurm") == 0 && slurm_batch_step())
+            out->world_size = 1, out->local_rank = 0;
         snprintf(out->launcher, sizeof out->launcher, "%s", name);
         break;
     }

@@ -315,6 +315,45 @@ TP_TEST(rank_detection)
         unsetenv(vars[i]);
 }
 
+/* SLURM: srun's tasks (a step id) are ranks of SLURM_NTASKS; the batch
+ * script's own process (no step id) is one process, whatever --ntasks says. */
+TP_TEST(slurm_batch_step_is_one_process)
+{
+    static const char *const vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
+                                       "TORCHELASTIC_RUN_ID", "PMIX_NAMESPACE", "SLURM_STEPID"};
+    tpi_settings s;
+    tpi_job_info job;
+    tpi_settings_defaults(&s);
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        unsetenv(vars[i]);
+    setenv("SLURM_JOB_ID", "77", 1);
+    setenv("SLURM_PROCID", "3", 1);
+    setenv("SLURM_LOCALID", "1", 1);
+    setenv("SLURM_NTASKS", "4", 1);
+    setenv("SLURM_STEP_ID", "0", 1);
+    tpi_job_detect(&s, &job);
+    CHECK_EQ_INT(job.rank, 3);
+    CHECK_EQ_INT(job.local_rank, 1);
+    CHECK_EQ_INT(job.world_size, 4);
+    CHECK_STR(job.job_id, "77.0");
+    CHECK_STR(job.launcher, "slurm");
+    unsetenv("SLURM_STEP_ID"); /* the batch script: task 0 of the batch step */
+    setenv("SLURM_PROCID", "0", 1);
+    setenv("SLURM_LOCALID", "0", 1);
+    tpi_job_detect(&s, &job);
+    CHECK_EQ_INT(job.rank, 0);
+    CHECK_EQ_INT(job.world_size, 1);
+    CHECK_STR(job.job_id, "77");
+    setenv("SLURM_STEPID", "2", 1); /* the older spelling of the step id */
+    tpi_job_detect(&s, &job);
+    CHECK_EQ_INT(job.world_size, 4);
+    CHECK_STR(job.job_id, "77.2");
+    static const char *const set[] = {"SLURM_JOB_ID", "SLURM_PROCID", "SLURM_LOCALID",
+                                      "SLURM_NTASKS", "SLURM_STEPID"};
+    for (size_t i = 0; i < sizeof set / sizeof set[0]; i++)
+        unsetenv(set[i]);
+}
+
 TP_TEST(trace_stems)
 {
     tpi_settings s;
@@ -349,6 +388,7 @@ int main(void)
     RUN(names_are_sanitized);
     RUN(unwritable_log_dir);
     RUN(rank_detection);
+    RUN(slurm_batch_step_is_one_process);
     RUN(trace_stems);
     return tp_test_finish();
 }
