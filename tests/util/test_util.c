@@ -289,6 +289,7 @@ int main(void)
     RUN(json_pretty);
     RUN(json_escapes_and_bad_utf8);
     RUN(json_doubles_round_trip);
+    RUN(json_numbers_match_printf);
     RUN(files_mkdir_atomic_read);
     RUN(write_all_reports_disk_full);
     RUN(sanitize_component);
