@@ -57,6 +57,8 @@ typedef struct tpa_event {
     tpa_sv raw;              /* the object's text, valid until the next event */
     uint64_t offset;         /* where raw starts in the input */
     tpa_span32 v_pid, v_tid, v_ts, v_id; /* value positions inside raw (len 0: absent) */
+    tpa_span32 v_args;       /* the first "args" member's value inside raw (len 0: absent) */
+    bool args_marked;        /* v_args was filled by the parser (else look args up in raw) */
     bool has_step_num;       /* args.step_num (JAX StepTraceAnnotation) */
     int64_t step_num;
     bool on_device;          /* pid named "/device:..." by a process_name event (JAX/XLA) */

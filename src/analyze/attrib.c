@@ -362,8 +362,8 @@ static bool on_arg(const char *k, size_t kn, const char *v, const char *end, voi
 static void parse_args(tpa_attrib *at, const tpa_event *ev, hrec *h, grec *g, unsigned need)
 {
     const char *end = ev->raw.p + ev->raw.n;
-    const char *a = tpa_obj_find(ev->raw.p, end, "args");
-    if (!a || *a != '{') return;
+    const char *a = tpa_event_args(ev, NULL);
+    if (!a) return;
     args_ctx c = { at, g != NULL, need, h, g, { { 0 }, { 0 }, -1 }, false };
     tpa_obj_each(a, end, on_arg, &c);
     if (c.has_launch) {

@@ -66,6 +66,18 @@ static void seal(tpa_attrib *at)
 
 /* ---- a small map from 64-bit keys to indexes, for the collectors ------------------ */
 
+/* The home slot of key: every bit of the key reaches the low bits (a plain
+ * multiply-and-shift sent every name<<32 key to slot 0, one long probe). */
+static size_t u64map_home(uint64_t key, size_t cap)
+{
+    key ^= key >> 33;
+    key *= 0xff51afd7ed558ccdULL;
+    key ^= key >> 33;
+    key *= 0xc4ceb9fe1a85ec53ULL;
+    key ^= key >> 33;
+    return (size_t)key & (cap - 1);
+}
+
 uint32_t *tpa_u64map_slot(tpa_u64map *m, uint64_t key, bool *fresh)
 {
     if ((m->n + 1) * 2 > m->cap) {
@@ -75,7 +87,7 @@ uint32_t *tpa_u64map_slot(tpa_u64map *m, uint64_t key, bool *fresh)
         if (!keys || !vals) abort();
         for (size_t i = 0; i < m->cap; i++) {
             if (!m->vals[i]) continue;
-            size_t s = (m->keys[i] * 0x9E3779B97F4A7C15ULL >> 20) & (nc - 1);
+            size_t s = u64map_home(m->keys[i], nc);
             while (vals[s]) s = (s + 1) & (nc - 1);
             keys[s] = m->keys[i];
             vals[s] = m->vals[i];
@@ -86,7 +98,7 @@ uint32_t *tpa_u64map_slot(tpa_u64map *m, uint64_t key, bool *fresh)
         m->vals = vals;
         m->cap = nc;
     }
-    size_t s = (key * 0x9E3779B97F4A7C15ULL >> 20) & (m->cap - 1);
+    size_t s = u64map_home(key, m->cap);
     while (m->vals[s]) {
         if (m->keys[s] == key) { *fresh = false; return &m->vals[s]; }
         s = (s + 1) & (m->cap - 1);

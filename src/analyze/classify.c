@@ -169,12 +169,37 @@ bool tpa_event_step(const tpa_event *ev, int kind, int64_t *num)
     return false;
 }
 
+/* Whether text at p (n bytes left) starts with the lower-case word w, ignoring case. */
+static bool starts_icase(const unsigned char *p, size_t n, const char *w, size_t wn)
+{
+    if (wn > n) return false;
+    for (size_t k = 0; k < wn; k++)
+        if (lower(p[k]) != (unsigned char)w[k]) return false;
+    return true;
+}
+
+/* "train_step", "training_step", "train step" or "training step" anywhere
+ * in s, ignoring case: one pass over the name instead of four. */
+static bool sv_icontains_train_step(tpa_sv s)
+{
+    const unsigned char *p = (const unsigned char *)s.p;
+    for (size_t i = 0; i + 10 <= s.n; i++) {
+        if (lower(p[i]) != 't' || !starts_icase(p + i, s.n - i, "train", 5)) continue;
+        size_t j = i + 5;
+        if (starts_icase(p + j, s.n - j, "ing", 3)) {
+            size_t k = j + 3;
+            if (k < s.n && (p[k] == '_' || p[k] == ' ') && starts_icase(p + k + 1, s.n - k - 1, "step", 4)) return true;
+        }
+        if (j < s.n && (p[j] == '_' || p[j] == ' ') && starts_icase(p + j + 1, s.n - j - 1, "step", 4)) return true;
+    }
+    return false;
+}
+
 bool tpa_name_is_step_like(tpa_sv name)
 {
     if (name.n >= 6 && memcmp(name.p, "## ", 3) == 0 && memcmp(name.p + name.n - 3, " ##", 3) == 0)
         return true;
-    return sv_icontains(name, "train_step") || sv_icontains(name, "training_step") ||
-           sv_icontains(name, "train step") || sv_icontains(name, "training step");
+    return sv_icontains_train_step(name);
 }
 
 bool tpa_kind_is_gpu(int kind)

@@ -354,9 +354,9 @@ static int parse_member(const char **pp, const char *end, const char *base, tpa_
             return read_str(pp, end, sb, SB_NAME, &ev->name, e);
         break;
     case K_ARGS:
-        if (*v == '{')
-            return parse_args(pp, end, ev, sb, e);
-        break;
+        rc = *v == '{' ? parse_args(pp, end, ev, sb, e) : tpa_skip_value(pp, end, e, 1);
+        if (rc == SC_OK && !ev->v_args.len) mark(&ev->v_args, base, v, *pp); /* the first, as tpa_obj_find */
+        return rc;
     case K_OTHER:
         break;
     }
@@ -379,7 +379,28 @@ int tpa_parse_event(const char **pp, const char *end, tpa_event *ev, tpa_strbufs
     }
     ev->raw.p = base;
     ev->raw.n = (size_t)(*pp - base);
+    ev->args_marked = true;
     return SC_OK;
+}
+
+const char *tpa_event_args(const tpa_event *ev, size_t *len)
+{
+    const char *a, *end = ev->raw.p + ev->raw.n;
+    if (ev->args_marked) {
+        a = ev->v_args.len ? ev->raw.p + ev->v_args.off : NULL;
+        if (!a || *a != '{') return NULL;
+        if (len) *len = ev->v_args.len;
+        return a;
+    }
+    a = tpa_obj_find(ev->raw.p, end, "args");
+    if (!a || *a != '{') return NULL;
+    if (len) {
+        const char *p = a;
+        tpa_scanerr e;
+        if (tpa_skip_value(&p, end, &e, 1) != SC_OK) return NULL;
+        *len = (size_t)(p - a);
+    }
+    return a;
 }
 
 /* ---- helpers over complete object text (metadata members) ----------------- */

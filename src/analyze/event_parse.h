@@ -20,6 +20,11 @@ int tpa_parse_event(const char **pp, const char *end, tpa_event *ev, tpa_strbufs
 /* Finds member `key` in the complete object text starting at obj ('{').
  * Returns a pointer to the value's first byte, or NULL. */
 const char *tpa_obj_find(const char *obj, const char *end, const char *key);
+/* The event's first "args" member when it is an object (its '{' in
+ * ev->raw; *len, when len is not NULL: the object's text length), else
+ * NULL. Free for an event tpa_parse_event read (it marks where args is);
+ * an event made by hand (raw only) is looked up with tpa_obj_find. */
+const char *tpa_event_args(const tpa_event *ev, size_t *len);
 bool tpa_value_i64(const char *v, const char *end, int64_t *out);
 /* Copies a string value (undecoded, truncated to cap-1) into out. */
 bool tpa_value_str(const char *v, const char *end, char *out, size_t cap);

@@ -181,8 +181,8 @@ static int device_slot(memview *v, int64_t type, int64_t id)
 static void memory_event(memview *v, const tpa_event *ev)
 {
     const char *end = ev->raw.p + ev->raw.n;
-    const char *args = tpa_obj_find(ev->raw.p, end, "args");
-    if (!args || *args != '{') return;
+    const char *args = tpa_event_args(ev, NULL);
+    if (!args) return;
     if (v->n_ev == MEV_CAP) { v->ev_dropped++; return; }
     int dev = device_slot(v, arg_i64(args, end, "Device Type", 0), arg_i64(args, end, "Device Id", -1));
     if (dev < 0) { v->ev_dropped++; return; }

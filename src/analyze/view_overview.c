@@ -86,9 +86,9 @@ static void ov_file_begin(void *state, int file, const char *path)
 static double blocks_per_sm(const tpa_event *ev)
 {
     const char *end = ev->raw.p + ev->raw.n;
-    const char *args = tpa_obj_find(ev->raw.p, end, "args");
+    const char *args = tpa_event_args(ev, NULL);
     double v;
-    if (!args || *args != '{' || !tpa_value_f64(tpa_obj_find(args, end, "blocks per SM"), end, &v)) return -1;
+    if (!args || !tpa_value_f64(tpa_obj_find(args, end, "blocks per SM"), end, &v)) return -1;
     return v;
 }
 

@@ -2,6 +2,7 @@
  * events the page may draw, compacted around candidate steps when it fills
  * (see view_timeline.h), and the final choice of steps. */
 #include "view_timeline.h"
+#include "event_parse.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -328,6 +329,10 @@ void tpa_tl_feed(tpa_tl *t, int file, const tpa_event *ev, int kind)
     r->off = (uint32_t)t->used;
     r->name_n = (uint16_t)name_n;
     r->raw_n = (uint16_t)raw_n;
+    size_t args_n = 0;
+    const char *args = raw_n ? tpa_event_args(ev, &args_n) : NULL;
+    r->args_at = args ? (uint16_t)(args - ev->raw.p) : 0;
+    r->args_n = args ? (uint16_t)args_n : 0;
     r->file = (uint16_t)file;
     r->ph = ph;
     r->kind = (uint8_t)kind;

@@ -37,6 +37,7 @@ typedef struct tpa_tl_rec {
     uint32_t off;             /* name, then raw text, in the arena */
     uint16_t name_n;
     uint16_t raw_n;           /* 0: args not kept */
+    uint16_t args_at, args_n; /* the args object inside the raw text (args_n 0: none) */
     uint16_t file;
     char ph;
     uint8_t kind;

@@ -151,15 +151,9 @@ static uint32_t name_id(names *nm, tpu_json *j, const char *p, size_t n)
 /* The args object's text inside an event's raw text, or NULL. */
 static const char *args_of(const tpa_tl *t, const tpa_tl_rec *r, size_t *len)
 {
-    if (!r->raw_n) return NULL;
-    const char *raw = t->arena + r->off + r->name_n, *end = raw + r->raw_n;
-    const char *v = tpa_obj_find(raw, end, "args");
-    if (!v || *v != '{') return NULL;
-    const char *p = v;
-    tpa_scanerr e;
-    if (tpa_skip_value(&p, end, &e, 1) != SC_OK) return NULL;
-    *len = (size_t)(p - v);
-    return v;
+    if (!r->raw_n || !r->args_n) return NULL;
+    *len = r->args_n;
+    return t->arena + r->off + r->name_n + r->args_at;
 }
 
 static int64_t correlation(const char *args, size_t len)

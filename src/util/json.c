@@ -130,6 +130,30 @@ void tpu_json_escape(tpu_buf *b, const char *s, size_t n)
     tpu_buf_append(b, p + i - run, run);
 }
 
+/* Decimal digits of v, as printf's "%llu" writes them, without printf
+ * (~10x fewer instructions: the page and the reports write millions). */
+static void put_u64(tpu_buf *b, uint64_t v)
+{
+    char tmp[20];
+    char *p = tmp + sizeof tmp;
+    do {
+        *--p = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    tpu_buf_append(b, p, (size_t)(tmp + sizeof tmp - p));
+}
+
+/* As printf's "%lld". */
+static void put_i64(tpu_buf *b, int64_t v)
+{
+    if (v < 0) {
+        tpu_buf_putc(b, '-');
+        put_u64(b, (uint64_t)0 - (uint64_t)v);
+    } else {
+        put_u64(b, (uint64_t)v);
+    }
+}
+
 void tpu_json_format_double(tpu_buf *b, double v)
 {
     if (!isfinite(v)) {
@@ -138,6 +162,12 @@ void tpu_json_format_double(tpu_buf *b, double v)
     }
     if (v == 0) {
         tpu_buf_putc(b, '0');
+        return;
+    }
+    /* A whole number below 1e15 has at most 15 digits: "%.15g" writes it
+     * as its plain digits, and that string reads back as v. */
+    if (v > -1e15 && v < 1e15 && v == (double)(int64_t)v) {
+        put_i64(b, (int64_t)v);
         return;
     }
     char tmp[40];
@@ -169,13 +199,13 @@ void tpu_json_string(tpu_json *j, const char *s)
 void tpu_json_int(tpu_json *j, int64_t v)
 {
     before_item(j);
-    tpu_buf_printf(j->out, "%lld", (long long)v);
+    put_i64(j->out, v);
 }
 
 void tpu_json_uint(tpu_json *j, uint64_t v)
 {
     before_item(j);
-    tpu_buf_printf(j->out, "%llu", (unsigned long long)v);
+    put_u64(j->out, v);
 }
 
 void tpu_json_double(tpu_json *j, double v)

@@ -298,6 +298,20 @@ TP_TEST(report_late_parent_exact)
     free(text);
 }
 
+/* The step-like names (a training loop's own annotation): the one-pass
+ * matcher against every spelling, case, place and near miss. */
+TP_TEST(step_like_names)
+{
+    const char *yes[] = {"train_step", "TRAINING_STEP", "my Train Step 3", "xx_training step",
+                         "## anything ##", "trainttrain_step", "traininGtraining_Step", "a train_steps"};
+    const char *no[] = {"", "train", "train_ste", "trainstep", "training-step", "train__step",
+                        "trainingstep", "step_train", "## x", "rain_step", "train_stop"};
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
+        CHECK(tpa_name_is_step_like((tpa_sv){yes[i], strlen(yes[i])}));
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
+        CHECK(!tpa_name_is_step_like((tpa_sv){no[i], strlen(no[i])}));
+}
+
 int main(void)
 {
     if (!mkdtemp(g_dir)) return 1;
@@ -309,6 +323,7 @@ int main(void)
     RUN(steps_bounded_memory_exact);
     RUN(slice_fix_merge_round_trip);
     RUN(option_parsers);
+    RUN(step_like_names);
     int rc = tp_test_finish();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);

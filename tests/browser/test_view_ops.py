@@ -70,6 +70,34 @@ def fmt_durs(page, values_ns):
     return page.evaluate("v => v.map(x => TP.fmtDur(x))", values_ns)
 
 
+LAYOUT_JS = """() => {
+  const out = [], sec = document.querySelector('main>section.view:not([hidden])');
+  for (const td of sec.querySelectorAll('td.r'))
+    if (td.offsetParent && getComputedStyle(td).whiteSpace !== 'nowrap') { out.push('numeric cell may wrap: ' + td.textContent); break; }
+  for (const td of sec.querySelectorAll('td.l'))
+    if (td.offsetParent && td.scrollWidth > td.clientWidth + 1 && td.title !== td.textContent) { out.push('cut name without its title: ' + td.textContent.slice(0, 60)); break; }
+  for (const w of sec.querySelectorAll('.tp-table-wrap')) {
+    const wide = [...w.querySelectorAll('tbody tr:first-child td.l')].filter(td => td.getBoundingClientRect().width > 340);
+    if (w.offsetParent && w.scrollWidth > w.clientWidth + 1 && wide.length)
+      out.push('a name column pushes the table past its card (' + w.scrollWidth + ' > ' + w.clientWidth + ' px): ' + (w.querySelector('table').id || ''));
+  }
+  for (const t of sec.querySelectorAll('svg.chart text.lbl')) {
+    if (!t.getClientRects().length) continue;
+    const s = t.ownerSVGElement.getBoundingClientRect(), b = t.getBoundingClientRect();
+    if (b.left < s.left - 0.5) out.push('bar label clipped on the left: ' + t.textContent);
+  }
+  return out;
+}"""
+
+
+def check_layout(page, what):
+    """Framework layout (common.js, style.css): numeric cells on one line, a cut
+    name shows in full on hover, no name column pushing a table past its card, no bar label
+    cut off on the left."""
+    for problem in page.evaluate(LAYOUT_JS):
+        check(False, f"{what}: {problem}")
+
+
 def check_rows_against_torch(page, torch_rows, key, what, shapes=False):
     """Each row shown: its cells are the page data as TP.fmtDur writes it,
     and that data is torch's (calls exact, times within 2 ns a call: torch
@@ -167,6 +195,7 @@ def gpu_page(browser, tmp, name):
                 dev[o["name"]] = (c + o["calls"], s + o["total_us"])
     page, errors = open_view(browser, path, "kernels")
     page.screenshot(path=os.path.join(ART, "view_ops_kernels.png"))
+    check_layout(page, name + " kernels")
     head = header(page, "kernels-by-name")
     i_calls, i_total = head.index("Calls"), head.index("Total")
     names = page.evaluate("Array.from(document.querySelectorAll('#kernels-by-name tbody tr td:first-child')).map(td => td.title || td.textContent)")
@@ -189,6 +218,10 @@ def gpu_page(browser, tmp, name):
     page.click('#tabs button[data-view="operators"]')
     check("Device self" in header(page, "operators-table"), "no device columns on a GPU trace")
     page.screenshot(path=os.path.join(ART, "view_ops_operators_gpu.png"))
+    check_layout(page, name + " operators")
+    for key in ("overview", "memory", "modules"):
+        page.click(f'#tabs button[data-view="{key}"]')
+        check_layout(page, f"{name} {key}")
     check(not errors, f"{name}: {errors}")
     page.close()
 

@@ -175,6 +175,54 @@ TP_TEST(json_doubles_round_trip)
     tpu_buf_free(&b);
 }
 
+/* The integer writers and the whole-number path of the double writer skip
+ * printf: their output must stay byte for byte what printf wrote. */
+static void printf_double(char *out, size_t n, double v)
+{
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(out, n, "%.*g", prec, v);
+        if (strtod(out, NULL) == v)
+            break;
+    }
+}
+
+TP_TEST(json_numbers_match_printf)
+{
+    int64_t ints[] = {0, 1, -1, 9, 10, -10, 99, 100, 123456789, INT64_MAX, INT64_MIN,
+                      INT64_MIN + 1, 999999999999999LL, -1000000000000000LL};
+    char want[64];
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+        tpu_buf b = {0};
+        tpu_json j;
+        tpu_json_init(&j, &b, 0);
+        tpu_json_int(&j, ints[i]);
+        snprintf(want, sizeof want, "%lld", (long long)ints[i]);
+        CHECK_STR(tpu_buf_cstr(&b), want);
+        tpu_buf_reset(&b);
+        tpu_json_init(&j, &b, 0);
+        tpu_json_uint(&j, (uint64_t)ints[i]);
+        snprintf(want, sizeof want, "%llu", (unsigned long long)(uint64_t)ints[i]);
+        CHECK_STR(tpu_buf_cstr(&b), want);
+        tpu_buf_free(&b);
+    }
+    double dbl[] = {1, -1, 7, 10, 1e14, 999999999999999.0, -999999999999999.0, 1e15,
+                    -1e15, 1e15 + 2, 123456789012345.0, 1e16, 1e22, 4503599627370496.0,
+                    0.5, -0.5, 2.5, 1e-300, 1234.5678, 9007199254740993.0};
+    for (size_t i = 0; i < sizeof dbl / sizeof dbl[0]; i++) {
+        tpu_buf b = {0};
+        tpu_json_format_double(&b, dbl[i]);
+        printf_double(want, sizeof want, dbl[i]);
+        CHECK_STR(tpu_buf_cstr(&b), want);
+        tpu_buf_free(&b);
+    }
+    tpu_buf b = {0};
+    tpu_json j;
+    tpu_json_init(&j, &b, 0);
+    tpu_json_float(&j, 3.0);
+    CHECK_STR(tpu_buf_cstr(&b), "3.0");
+    tpu_buf_free(&b);
+}
+
 TP_TEST(files_mkdir_atomic_read)
 {
     char dir[] = "/tmp/tp_util_XXXXXX";
@@ -241,6 +289,7 @@ int main(void)
     RUN(json_pretty);
     RUN(json_escapes_and_bad_utf8);
     RUN(json_doubles_round_trip);
+    RUN(json_numbers_match_printf);
     RUN(files_mkdir_atomic_read);
     RUN(write_all_reports_disk_full);
     RUN(sanitize_component);

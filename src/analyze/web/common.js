@@ -272,6 +272,17 @@ const TP = (function () {
    * o.series = [{label, values}] (stacked when several), o.fmt (the value
    * labels), o.kind ('ns', 'bytes': the axis ticks), o.colors (one per
    * label, with a single series), o.attrs. */
+  /* s shortened to at most n characters with an ellipsis in the middle (the
+   * start and the end of a long C++ or module name both tell it apart). */
+  function midTrunc(s, n) {
+    s = String(s);
+    if (s.length <= n) return s;
+    const head = Math.ceil((n - 1) / 2), tail = n - 1 - head;
+    return s.slice(0, head) + '\u2026' + (tail ? s.slice(s.length - tail) : '');
+  }
+  /* the bar labels' room: 280 px at 11 px, wide glyphs (W, M, _) included */
+  const LABEL_CHARS = 38;
+
   function barChart(parent, o) {
     const n = o.labels.length;
     if (!n) return null;
@@ -288,7 +299,7 @@ const TP = (function () {
     }
     o.labels.forEach((lab, i) => {
       const y = top + i * rowH;
-      const name = lab.length > 44 ? lab.slice(0, 43) + '\u2026' : lab;
+      const name = midTrunc(lab, LABEL_CHARS);
       el('svg:text', { x: left - 6, y: y + 14, 'text-anchor': 'end', class: 'lbl' }, svg, name).appendChild(el('svg:title', {}, null, lab));
       let acc = 0;
       o.series.forEach((s, k) => {
@@ -358,8 +369,11 @@ const TP = (function () {
 
   /* ---- table ------------------------------------------------------------------------ */
   /* columns [{key, label, fmt, align: 'l'|'r', title}], rows [objects];
-   * opts {sortBy, desc (default true), search, limit, id}. Click a header to
-   * sort; the search box filters on every text column. Returns {table,
+   * opts {sortBy, desc (default true), search, limit, id, onRow(row, tr)}.
+   * Click a header to sort; the search box filters on every text column;
+   * onRow, when given, is called with a clicked row's object. Numeric cells
+   * never wrap; a text cell longer than its column (max 330 px) ends in an
+   * ellipsis and shows the whole text on hover (its title). Returns {table,
    * setRows(rows)} so a view can refilter. */
   function table(parent, columns, rows, opts) {
     opts = opts || {};
@@ -379,6 +393,13 @@ const TP = (function () {
       th.addEventListener('click', () => { desc = key === c.key ? !desc : c.align !== 'l'; key = c.key; draw(); });
       return th;
     });
+    /* text columns with long values share ~440 px (one alone: 330 px, the
+     * stylesheet's td.l), so the numeric columns stay on screen */
+    function textWidths(list) {
+      const long = columns.map(c => c.align === 'l' && list.some(r => typeof r[c.key] === 'string' && r[c.key].length > 40));
+      const n = long.filter(Boolean).length;
+      return long.map(l => l && n > 1 ? Math.max(160, Math.floor(440 / n)) + 'px' : null);
+    }
     function draw() {
       let list = data;
       if (q) list = list.filter(r => columns.some(c => typeof r[c.key] === 'string' && r[c.key].toLowerCase().includes(q)));
@@ -392,12 +413,14 @@ const TP = (function () {
       ths.forEach((th, i) => th.setAttribute('aria-sort', columns[i].key === key ? (desc ? 'descending' : 'ascending') : 'none'));
       tb.textContent = '';
       const shown = limit ? list.slice(0, limit) : list;
+      const widths = textWidths(shown);
       for (const r of shown) {
-        const tr = el('tr', {}, tb);
-        for (const c of columns) {
+        const tr = el('tr', opts.onRow ? { class: 'tp-click' } : {}, tb);
+        if (opts.onRow) tr.addEventListener('click', () => opts.onRow(r, tr));
+        columns.forEach((c, i) => {
           const v = r[c.key];
-          el('td', { class: c.align === 'l' ? 'l' : 'r', title: c.align === 'l' ? v : undefined }, tr, c.fmt ? c.fmt(v, r) : v === null || v === undefined ? '-' : typeof v === 'number' ? fmtNum(v) : v);
-        }
+          el('td', { class: c.align === 'l' ? 'l' : 'r', title: c.align === 'l' ? v : undefined, style: widths[i] ? 'max-width:' + widths[i] : undefined }, tr, c.fmt ? c.fmt(v, r) : v === null || v === undefined ? '-' : typeof v === 'number' ? fmtNum(v) : v);
+        });
       }
       note.textContent = shown.length < list.length ? 'Showing ' + shown.length + ' of ' + list.length + ' rows. ' : list.length ? '' : 'No rows.';
       if (shown.length < list.length) {
@@ -460,5 +483,5 @@ const TP = (function () {
     document.documentElement.dataset.renderedMs = performance.now().toFixed(0);  /* for the benchmark */
   }
 
-  return { view, el, card, start, fmtNum, fmtDur, durUnit, fmtBytes, bytesUnit, fmtPct, niceTicks, kindTicks, tickFormat, dsSeries, dsRange, table, barChart, lineChart, stackedBars, legend, COLORS, W, H };
+  return { view, el, card, start, midTrunc, fmtNum, fmtDur, durUnit, fmtBytes, bytesUnit, fmtPct, niceTicks, kindTicks, tickFormat, dsSeries, dsRange, table, barChart, lineChart, stackedBars, legend, COLORS, W, H };
 })();

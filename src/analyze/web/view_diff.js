@@ -71,7 +71,6 @@
 
   function ops(card, X) {
     var root = TP.card(card, 'Operators by impact (|total B \u2212 total A|)', 'diff-ops');
-    TP.el('style', null, root, '#diff-ops-table td.r{white-space:nowrap}#diff-ops-table td.l:first-child{max-width:300px}');
     if (X.ops_total > X.ops.length)
       TP.el('p', {'class': 'note'}, root, 'The ' + X.ops.length + ' most changed of ' + X.ops_total + ' operators.');
     TP.table(root, [

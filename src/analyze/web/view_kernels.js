@@ -29,7 +29,6 @@
   }
 
   function render(root, d) {
-    el('style', {}, root, '#view-kernels td.r{white-space:nowrap}#view-kernels td.l{max-width:330px}');
     const top = TP.card(root, 'Kernels', 'kernels-summary');
     const stats = el('div', { class: 'stats' }, top);
     const stat = (label, v, id) => { const s = el('div', { class: 'stat', id: id }, stats); el('b', {}, s, v); s.appendChild(document.createTextNode(label)); };

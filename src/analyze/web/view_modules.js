@@ -60,6 +60,7 @@
       el('p', { class: 'note' }, c, 'nn.Module calls (with_modules=True frames, or Lightning\u2019s [pl][module] ranges): host time is the module\u2019s forward on the CPU thread, device time the kernels its operators launched. Modules of the same name at the same place in the tree are one row.');
       const rows = tree(c, d.modules);
       const top = rows.filter(r => r.depth > 0).sort((a, b) => b.self - a.self).slice(0, 12);
+      if (top.length) el('h3', {}, c, 'Host self time of the ' + top.length + ' busiest modules (below the root)');
       if (top.length)
         TP.barChart(c, { labels: top.map(r => r.name), series: [{ label: 'host self', values: top.map(r => Math.max(0, r.self)) }], fmt: dur, kind: 'ns', attrs: { 'data-chart': 'modules-self' } });
       if (d.modules_left_out) el('p', { class: 'note' }, c, d.modules_left_out + ' more modules are left out of this page.');

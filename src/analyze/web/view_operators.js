@@ -58,7 +58,6 @@
   }
 
   function render(root, d) {
-    el('style', {}, root, '#view-operators td.r{white-space:nowrap}#view-operators td.l{max-width:330px}');
     const top = TP.card(root, 'Operators', 'ops-summary');
     const names = d.by_name.rows.length + (d.by_name.left_out || 0);
     el('p', { class: 'note' }, top, TP.fmtNum(names) + ' names from ' + TP.fmtNum(d.spans) + ' host spans. Counts and times follow torch\u2019s key_averages(): self time is a span\u2019s duration minus the spans directly inside it on its thread, and a span whose parent has the same name and no other child is not counted (' +
@@ -102,6 +101,11 @@
     const byName = prepare(d.by_name.rows), byShape = d.by_shape ? prepare(d.by_shape.rows) : [];
     const stacks = stacksCard(root, d.by_name.rows);
 
+    /* a clicked operator row opens that operator's stacks */
+    function openStacks(r) {
+      for (const det of stacks.querySelectorAll('details')) if (det.dataset.op === r.name) { det.open = true; det.scrollIntoView({ block: 'nearest' }); }
+    }
+
     function draw() {
       const t = group === 'shape' ? d.by_shape : d.by_name;
       const rows = (group === 'shape' ? byShape : byName).filter(r => kinds.has(r.kind));
@@ -113,19 +117,11 @@
         TP.barChart(chartBox, { labels: topRows.map(label), series: [{ label: metric, values: topRows.map(r => r[metric]) }], fmt: fmt, kind: metric === 'calls' ? undefined : 'ns', attrs: { 'data-chart': 'ops-top', 'data-metric': metric } });
       else el('p', { class: 'note' }, chartBox, 'Nothing to chart for this choice.');
       tableBox.textContent = '';
-      TP.table(tableBox, columns(d, group === 'shape'), rows, { sortBy: d.has_device && metric.startsWith('d') ? metric : 'self', search: true, limit: 200, id: 'operators-table' });
+      TP.table(tableBox, columns(d, group === 'shape'), rows, { sortBy: d.has_device && metric.startsWith('d') ? metric : 'self', search: true, limit: 200, id: 'operators-table', onRow: stacks ? openStacks : undefined });
       noteBox.textContent = '';
       leftOut(noteBox, t, group === 'shape' ? 'operator + shape rows' : 'names');
     }
     draw();
-    if (stacks) {
-      tableBox.addEventListener('click', ev => {
-        const tr = ev.target.closest('tbody tr');
-        if (!tr) return;
-        const name = tr.cells[0].textContent;
-        for (const det of stacks.querySelectorAll('details')) if (det.dataset.op === name) { det.open = true; det.scrollIntoView({ block: 'nearest' }); }
-      });
-    }
   }
 
   TP.view({
