@@ -92,7 +92,7 @@ static void index_gpu(tpa_attrib *at)
     if (at->nhost && !(corrs = malloc(at->nhost * sizeof *corrs))) abort();
     for (size_t i = 0; i < at->nhost; i++)
         if (at->host[i].kind == TPA_AT_RUNTIME && at->host[i].has_corr) corrs[nc++] = at->host[i].corr;
-    qsort(corrs, nc, sizeof *corrs, cmp_u64);
+    if (nc) qsort(corrs, nc, sizeof *corrs, cmp_u64);   /* corrs is NULL with no host span */
     free(at->by_corr);
     free(at->by_ext);
     at->by_corr = malloc((at->ngpu + 1) * sizeof *at->by_corr);
@@ -108,7 +108,7 @@ static void index_gpu(tpa_attrib *at)
     free(corrs);
     g_sort_base = at->gpu;
     qsort(at->by_corr, at->ngpu, sizeof *at->by_corr, cmp_corr);
-    qsort(at->by_ext, n_ext, sizeof *at->by_ext, cmp_ext);
+    if (n_ext) qsort(at->by_ext, n_ext, sizeof *at->by_ext, cmp_ext);
     at->nby_ext = n_ext;
 }
 

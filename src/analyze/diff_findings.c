@@ -37,7 +37,7 @@ void tpa_diff_findings(tpa_diff *d, const tpa_diagnosis *a, const tpa_diagnosis 
         tpa_finding_move *m = move_for(d, &b->findings[i]);
         if (m) { m->in_b = true; m->share_b = b->findings[i].share; }
     }
-    qsort(d->moves, d->n_moves, sizeof *d->moves, by_move);
+    if (d->n_moves) qsort(d->moves, d->n_moves, sizeof *d->moves, by_move);
 }
 
 const char *tpa_finding_move_verdict(const tpa_finding_move *m)

@@ -195,7 +195,7 @@ static void d_json(void *state, tpu_json *j)
         d->r[i]->mp = NULL;
     }
     if (d->n < 2) { tpu_json_null(j); return; }
-    qsort(d->r, d->n, sizeof *d->r, by_rank);
+    if (d->n) qsort(d->r, d->n, sizeof *d->r, by_rank);
     int64_t t0 = INT64_MAX;
     for (size_t i = 0; i < d->n; i++)
         if (d->r[i]->sum.n_steps && d->r[i]->sum.steps[0].start_ns < t0) t0 = d->r[i]->sum.steps[0].start_ns;

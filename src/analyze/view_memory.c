@@ -268,8 +268,8 @@ static void attribute(memview *v)
 {
     mev *ev = v->ev + v->file_ev0;
     size_t n = v->n_ev - v->file_ev0;
-    qsort(v->ops, v->n_ops, sizeof *v->ops, op_cmp);
-    qsort(ev, n, sizeof *ev, mev_thr_cmp);
+    if (v->n_ops) qsort(v->ops, v->n_ops, sizeof *v->ops, op_cmp);
+    if (n) qsort(ev, n, sizeof *ev, mev_thr_cmp);
     uint32_t stack[MAX_DEPTH];
     int64_t ends[MAX_DEPTH];
     size_t o = 0;
@@ -288,7 +288,7 @@ static void attribute(memview *v)
         e->op = depth ? (int32_t)stack[depth - 1] : -1;
         charge(v, e, stack, depth);
     }
-    qsort(ev, n, sizeof *ev, mev_ts_cmp);
+    if (n) qsort(ev, n, sizeof *ev, mev_ts_cmp);
 }
 
 static void mem_file_begin(void *state, int file, const char *path)
@@ -382,7 +382,7 @@ static void pairs_json(const memview *v, tpu_json *j)
 {
     size_t n;
     pair *pairs = make_pairs(v, &n);
-    qsort(pairs, n, sizeof *pairs, pair_size_cmp);
+    if (n) qsort(pairs, n, sizeof *pairs, pair_size_cmp);
     tpu_json_kv_uint(j, "n_pairs", n);
     tpu_json_key(j, "pairs");
     tpu_json_begin_array(j);

@@ -186,7 +186,7 @@ static void sm_sweep(overview *o, const tpa_steps_result *s)
     }
     int64_t steps_ns = 0;
     for (size_t i = 0; i < s->n; i++) steps_ns = tpa_sat_add(steps_ns, s->rows[i].dur_ns);
-    qsort(o->edges, o->n_edges, sizeof *o->edges, edge_cmp);
+    if (o->n_edges) qsort(o->edges, o->n_edges, sizeof *o->edges, edge_cmp);
     double level = 0;
     for (size_t i = 0; i < o->n_edges; i++) {
         const sm_edge *e = &o->edges[i];

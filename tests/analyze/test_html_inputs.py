@@ -1,0 +1,105 @@
+"""Every page-building path of the real `trainprof` binary on every real trace
+we have, in every build (the sanitizer builds too, where the browser tests
+that compare numbers do not run): `report --html` on each trace, on a run
+directory layout, on several rank traces named together, and `diff --html`
+on the Kineto pair. Each must exit 0, write one page whose data block is one
+JSON value, and print nothing a sanitizer prints.
+
+argv[1]: tests/fixtures. Optional: $TP_FIXTURES (../shared/fixtures) and a
+torch 2.13 trace written here by tests/fixtures_gen when torch imports.
+"""
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+BIN = os.environ["TRAINPROF_BIN"]
+FIX = sys.argv[1]
+SHARED = os.environ.get("TP_FIXTURES", "")
+SRC = os.environ.get("TP_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+SANITIZER = re.compile(r"runtime error:|ERROR: AddressSanitizer|ERROR: LeakSanitizer|WARNING: ThreadSanitizer")
+DATA = re.compile(r'<script id="trainprof-data" type="application/json">(.*?)</script>', re.S)
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+    return cond
+
+
+def page(args, out):
+    p = subprocess.run([BIN] + args, capture_output=True, text=True, timeout=600)
+    label = " ".join(os.path.basename(a) for a in args)
+    check(not SANITIZER.search(p.stderr), f"{label}: sanitizer report: {p.stderr[-3000:]}")
+    if not check(p.returncode == 0, f"{label}: exit {p.returncode}: {p.stderr[-1500:]}"):
+        return None
+    with open(out, encoding="utf-8") as f:
+        m = DATA.search(f.read())
+    if not check(m is not None, f"{label}: no data block in the page"):
+        return None
+    try:
+        data = json.loads(m.group(1))
+    except ValueError as e:
+        check(False, f"{label}: the data block is not JSON: {e}")
+        return None
+    check(isinstance(data.get("meta"), dict), f"{label}: no meta in the page data")
+    return data
+
+
+def torch_trace(tmp):
+    gen = os.path.join(SRC, "tests", "fixtures_gen", "gen_torch_traces.py")
+    try:
+        subprocess.run([sys.executable, gen, tmp], check=True, capture_output=True, timeout=300)
+    except (OSError, subprocess.SubprocessError):
+        print("note: no torch here; the torch 2.13 trace is not tried")
+        return []
+    return [os.path.join(tmp, "full.pt.trace.json")]
+
+
+def main():
+    traces = sorted(glob.glob(os.path.join(FIX, "*.json*")))
+    traces = [t for t in traces if not t.endswith(".key_averages.json")]
+    if SHARED and os.path.isdir(os.path.join(SHARED, "kineto")):
+        traces += sorted(glob.glob(os.path.join(SHARED, "kineto", "*.json.gz")))
+    with tempfile.TemporaryDirectory(prefix="tp_html_inputs_") as tmp:
+        traces += torch_trace(tmp)
+        # edge shapes: device events with no host span at all, one host span alone
+        edges = {"gpu_only.json": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1,
+                                     "dur": 5, "args": {"device": 0, "stream": 7, "correlation": 3}}],
+                 "host_only.json": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1,
+                                      "ts": 1, "dur": 5}]}
+        for name, events in edges.items():
+            with open(os.path.join(tmp, name), "w") as f:
+                json.dump({"traceEvents": events}, f)
+            traces.append(os.path.join(tmp, name))
+        out = os.path.join(tmp, "page.html")
+        for t in traces:
+            data = page(["report", "--html", out, t], out)
+            if data is not None:
+                views = [k for k, v in data.items() if k != "meta" and v is not None]
+                check(views, f"{os.path.basename(t)}: no view has data")
+        ranks = sorted(glob.glob(os.path.join(FIX, "trace_filter__sampled_rank-*.json.gz")))
+        if len(ranks) >= 2:
+            data = page(["report", "--html", out] + ranks, out)
+            check(data is not None and data.get("distributed") is not None,
+                  "two rank traces named together: no Distributed view")
+        if SHARED:
+            pair = [os.path.join(SHARED, "kineto", f"trace_diff__{n}__{n}.json.gz") for n in ("control", "test")]
+            if all(os.path.exists(p) for p in pair):
+                data = page(["diff", "--html", out] + pair, out)
+                check(data is not None and data.get("diff") is not None, "diff --html: no Diff view")
+        print(f"{len(traces)} traces tried")
+    if failures:
+        print(f"{len(failures)} checks failed")
+        return 1
+    print("all page inputs passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
