@@ -130,6 +130,52 @@ void tpu_json_escape(tpu_buf *b, const char *s, size_t n)
     tpu_buf_append(b, p + i - run, run);
 }
 
+/* What the %.15g round trip below prints, without printf or strtod, for
+ * the values written most (every step's times): integers below 1e15, and
+ * nanosecond counts in seconds, v == n / 1e9 exactly with 1e-4 <= |v| < 1e6.
+ * Such a v is the double nearest the decimal n/10^9 (the division is
+ * correctly rounded), which has at most 15 significant digits: %.15g
+ * prints that decimal (fixed notation, trailing zeros cut) and strtod
+ * reads v back. Returns the length written to out, 0 for other values. */
+static int format_decimal_ns(char *out, double v)
+{
+    double a = fabs(v);
+    uint64_t whole, frac = 0;
+    if (a < 1e15 && a == floor(a)) {
+        whole = (uint64_t)a;
+    } else if (a >= 1e-4 && a < 1e6) {
+        double n = nearbyint(a * 1e9);
+        if (n / 1e9 != a)
+            return 0;
+        whole = (uint64_t)n / 1000000000u;
+        frac = (uint64_t)n % 1000000000u;
+    } else {
+        return 0;
+    }
+    char digits[24];
+    int nd = 0, len = 0;
+    do {
+        digits[nd++] = (char)('0' + whole % 10);
+        whole /= 10;
+    } while (whole);
+    if (v < 0)
+        out[len++] = '-';
+    while (nd)
+        out[len++] = digits[--nd];
+    if (frac) {
+        out[len++] = '.';
+        int last = len;
+        for (uint64_t p = 100000000u; p; p /= 10) {
+            out[len++] = (char)('0' + frac / p % 10);
+            if (out[len - 1] != '0')
+                last = len;
+        }
+        len = last;
+    }
+    out[len] = '\0';
+    return len;
+}
+
 void tpu_json_format_double(tpu_buf *b, double v)
 {
     if (!isfinite(v)) {
@@ -141,6 +187,11 @@ void tpu_json_format_double(tpu_buf *b, double v)
         return;
     }
     char tmp[40];
+    int n = format_decimal_ns(tmp, v);
+    if (n > 0) {
+        tpu_buf_append(b, tmp, (size_t)n);
+        return;
+    }
     for (int prec = 15; prec <= 17; prec++) {
         snprintf(tmp, sizeof tmp, "%.*g", prec, v);
         if (strtod(tmp, NULL) == v)
