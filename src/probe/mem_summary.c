@@ -82,10 +82,53 @@ static void series_add(series *s, double x, double y)
     s->n++;
 }
 
-static int cmp_double(const void *a, const void *b)
+/* The k-th smallest of v[0..n) (0-based), by selection (Hoare partitions
+ * around a median of three): v is reordered, O(n) on average where sorting
+ * all n(n-1)/2 pairwise slopes at close was O(n log n) and most of the
+ * close's memory cost. */
+static double select_kth(double *v, size_t n, size_t k)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
+    size_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        double a = v[lo], b = v[mid], c = v[hi];
+        double pivot = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] < pivot)
+                i++;
+            while (v[j] > pivot)
+                j--;
+            if (i <= j) {
+                double t = v[i];
+                v[i] = v[j];
+                v[j] = t;
+                i++;
+                if (j == 0) /* v[0] <= pivot: [0..0] is the lower part */
+                    break;
+                j--;
+            }
+        }
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            return v[k];
+    }
+    return v[k];
+}
+
+/* The median of v[0..k), k > 0 (v is reordered). */
+static double median_of(double *v, size_t k)
+{
+    double upper = select_kth(v, k, k / 2);
+    if (k % 2)
+        return upper;
+    double lower = v[0]; /* the largest of v[0..k/2), all <= upper */
+    for (size_t i = 1; i < k / 2; i++)
+        lower = v[i] > lower ? v[i] : lower;
+    return (lower + upper) / 2;
 }
 
 /* Theil-Sen slope of a series; ok = 0 with fewer than 2 distinct x. */
@@ -105,8 +148,7 @@ static slope theil_sen(const series *s)
                 v[k++] = (s->y[j] - s->y[i]) / (s->x[j] - s->x[i]);
     }
     if (k > 0) {
-        qsort(v, k, sizeof *v, cmp_double);
-        r.per_x = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+        r.per_x = median_of(v, k);
         r.span = hi - lo;
         r.first = s->y[0];
         r.ok = 1;

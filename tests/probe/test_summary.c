@@ -115,8 +115,40 @@ TP_TEST(time_based_growth_without_steps)
     free(js);
 }
 
+/* Four steps: six pairwise slopes 12, 6, 16, 0, 18, 36 (MB/step), an even
+ * count with the middle two 12 and 16: the median is their mean, 14. */
+static void even_pairs(int i)
+{
+    static const int mb[4] = {0, 12, 12, 48};
+    s.step = (uint64_t)i;
+    s.ts_ns = (uint64_t)i * 1000000000ull;
+    s.have_process = 1;
+    s.rss_bytes = (uint64_t)((100 + mb[i]) * MB);
+}
+
+/* Many equal slopes (a flat run with one step up): the median is one of
+ * the ties, found without sorting. */
+static void ties(int i)
+{
+    s.step = (uint64_t)i;
+    s.ts_ns = (uint64_t)i * 1000000000ull;
+    s.have_process = 1;
+    s.rss_bytes = (uint64_t)((100 + (i >= 300 ? 64 : 0)) * MB);
+}
+
+TP_TEST(growth_is_the_median_of_pairwise_slopes)
+{
+    char *js = series_json(4, even_pairs, 0);
+    CHECK_CONTAINS(js, "\"rss_growth_bytes_per_step\":14680064");
+    free(js);
+    js = series_json(512, ties, 0);
+    CHECK_CONTAINS(js, "\"rss_growth_bytes_per_step\":0");
+    free(js);
+}
+
 int main(void)
 {
+    RUN(growth_is_the_median_of_pairwise_slopes);
     RUN(leak_found_despite_spikes);
     RUN(flat_noise_no_leak);
     RUN(gpu_gap_and_near_full);

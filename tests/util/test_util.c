@@ -1,6 +1,8 @@
 /* Unit tests of src/util: byte buffer, JSON writer, files. */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -175,8 +177,9 @@ TP_TEST(json_doubles_round_trip)
     tpu_buf_free(&b);
 }
 
-/* The integer writers and the whole-number path of the double writer skip
- * printf: their output must stay byte for byte what printf wrote. */
+/* The integer writers and the fast paths of the double writer skip printf:
+ * their output must stay byte for byte what the shortest of %.15g, %.16g,
+ * %.17g that reads back as v writes. */
 static void printf_double(char *out, size_t n, double v)
 {
     for (int prec = 15; prec <= 17; prec++) {
@@ -221,6 +224,42 @@ TP_TEST(json_numbers_match_printf)
     tpu_json_float(&j, 3.0);
     CHECK_STR(tpu_buf_cstr(&b), "3.0");
     tpu_buf_free(&b);
+}
+
+static int same_as_reference(double v)
+{
+    char want[40];
+    tpu_buf b = {0};
+    printf_double(want, sizeof want, v);
+    tpu_json_format_double(&b, v);
+    int same = strcmp(tpu_buf_cstr(&b), want) == 0;
+    if (!same)
+        fprintf(stderr, "  %.17g written as %s, not %s\n", v, tpu_buf_cstr(&b), want);
+    tpu_buf_free(&b);
+    return same;
+}
+
+/* Nanosecond counts in seconds (divided and multiplied, as the collector
+ * does), integers, the edges of the decimal fast path, and other doubles:
+ * byte for byte what the printf round trip writes. */
+TP_TEST(json_doubles_as_printf_writes_them)
+{
+    int bad = 0;
+    uint64_t x = 88172645463325252ull;
+    for (int i = 0; i < 200000 && bad < 5; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        uint64_t ns = x % (i % 3 == 2 ? 2000000000000000ull : i % 3 ? 5000000000ull : 200000ull);
+        double sign = i % 7 ? 1 : -1;
+        bad += !same_as_reference(sign * (double)ns * 1e-9);
+        bad += !same_as_reference(sign * (double)ns / 1e9);
+        bad += !same_as_reference(sign * (double)(ns % 1000000000000000ull));
+        bad += !same_as_reference((double)(x >> 11) / 9007199254740992.0 * pow(10, i % 40 - 20));
+    }
+    static const double edges[] = {1e-9, 1e-8, 1.5e-9, 9.9999e-5, 1.2e-5, 1e-5, 1e-4, 0.00012, 1e6, 999999.999999999, 1e15,
+                                    999999999999999.0, 1e15 + 1, 0.5, 1.0, 2.000000001, -0.1};
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++)
+        bad += !same_as_reference(edges[i]);
+    CHECK(bad == 0);
 }
 
 TP_TEST(files_mkdir_atomic_read)
@@ -290,6 +329,7 @@ int main(void)
     RUN(json_escapes_and_bad_utf8);
     RUN(json_doubles_round_trip);
     RUN(json_numbers_match_printf);
+    RUN(json_doubles_as_printf_writes_them);
     RUN(files_mkdir_atomic_read);
     RUN(write_all_reports_disk_full);
     RUN(sanitize_component);
