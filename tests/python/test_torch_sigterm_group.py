@@ -1,0 +1,95 @@
+"""SIGTERM sent to a whole training job, as SLURM (`scancel --signal=TERM`),
+`kill -TERM -- -PGID` and torchrun's agent send it: the DataLoader workers
+die of it too, while the main process closes the run. The run directory is
+complete all the same (summary, operations, report.html with torch's
+operators, torch windows merged) and the exit status says "terminated"."""
+import glob
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+pytest.importorskip("torch")
+from tp_pyhelpers import SOURCE_DIR, load, only_run_dir  # noqa: E402
+
+
+def start_cnn(log_dir):
+    """The CNN example with 2 DataLoader workers and torch_ops, in a session
+    (a process group) of its own; returns once its first torch window is
+    written (the run's .torch_ops_* folder holds a window trace)."""
+    example = os.path.join(SOURCE_DIR, "examples", "python", "train_cnn.py")
+    proc = subprocess.Popen(
+        [sys.executable, example, "--max_steps", "100000", "--num_workers", "2",
+         "--batch_size", "16", "--quiet", "--profiling.torch_ops", "true",
+         "--profiling.wait", "1", "--profiling.warmup", "1", "--profiling.active", "2",
+         "--profiling.repeat", "0", f"--profiling.log_dir={log_dir}"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 180
+    pattern = os.path.join(str(log_dir), "trainprof_*", ".torch_ops_*", "window_*.json")
+    while time.monotonic() < deadline and proc.poll() is None and not glob.glob(pattern):
+        time.sleep(0.1)
+    if not glob.glob(pattern):
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate(timeout=60)
+        pytest.fail(f"no torch window within 180 s (exit {proc.returncode}): {err[-3000:]}")
+    time.sleep(0.3)  # a few steps more, inside the next window
+    return proc
+
+
+def finish(proc):
+    try:
+        out, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate(timeout=60)
+        pytest.fail(f"still running 120 s after SIGTERM: {err[-3000:]}")
+    try:
+        os.killpg(proc.pid, 0)
+        leftover = True  # a worker outlived the job
+    except ProcessLookupError:
+        leftover = False
+    return out, err, leftover
+
+
+def check_complete(log_dir, proc, out, err):
+    assert proc.returncode == -signal.SIGTERM, (proc.returncode, out[-2000:], err[-3000:])
+    assert "is killed by signal" not in err and "exited unexpectedly" not in err, err[-3000:]
+    run_dir = only_run_dir(log_dir)  # the workers opened no run of their own
+    summary = load(os.path.join(run_dir, "training_summary.json"))
+    assert summary["total_steps"] >= 4, summary
+    names = {o["name"] for o in load(os.path.join(run_dir, "operations.json"))}
+    assert {"forward", "backward", "data_batch_production"} <= names, names
+    assert not glob.glob(os.path.join(run_dir, ".torch_ops_*")), os.listdir(run_dir)
+    assert not glob.glob(os.path.join(run_dir, "profiler_traces", "torch_window_*"))
+    merged = []
+    for path in glob.glob(os.path.join(run_dir, "profiler_traces", "*.pt.trace.json*")):
+        doc = load(path)
+        if "torch_ops" in doc.get("trainprof", {}):
+            merged.append(sum(1 for e in doc["traceEvents"]
+                              if str(e.get("name", "")).startswith("aten::")))
+    assert merged and min(merged) > 0, (merged, err[-3000:])
+    with open(os.path.join(run_dir, "report.html"), encoding="utf-8") as f:
+        assert "aten::" in f.read()  # the page of the merged run
+
+
+def test_sigterm_to_the_process_group_leaves_a_complete_run(tmp_path):
+    proc = start_cnn(tmp_path)
+    os.killpg(proc.pid, signal.SIGTERM)  # the main process and its 2 workers
+    out, err, leftover = finish(proc)
+    check_complete(tmp_path, proc, out, err)
+    assert not leftover
+
+
+def test_the_signal_forwarded_again_by_a_launcher_does_not_cut_the_close(tmp_path):
+    """torchrun's agent gets the scheduler's SIGTERM too and sends it again to
+    each worker process a few ms later (then waits 30 s before SIGKILL)."""
+    proc = start_cnn(tmp_path)
+    os.killpg(proc.pid, signal.SIGTERM)
+    time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGTERM)
+    out, err, leftover = finish(proc)
+    check_complete(tmp_path, proc, out, err)
+    assert not leftover
