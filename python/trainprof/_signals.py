@@ -6,11 +6,17 @@ profiling.handle_signals true (the default), a Python handler is installed
 for both signals (unless the program ignores that signal, or a handler
 installed outside Python holds it). On the first signal it:
 
-1. sets both signals to their default action, so a second one ends the
+1. takes over both signals for the close: the same signal again within
+   REPEAT_GRACE_S of the first is ignored (SLURM and `kill -- -PGID` signal
+   every process of the job, and torchrun's agent, signalled too, sends it
+   again to its workers a moment later); any other, or one later, ends the
    process at once, even in the middle of the close;
-2. closes every open profiler (files written, torch windows merged,
+2. takes over SIGCHLD for the close: the DataLoader workers got the same
+   signal and die meanwhile, and torch's SIGCHLD handler would raise
+   "DataLoader worker ... is killed by signal" into the close;
+3. closes every open profiler (files written, torch windows merged,
    report.html), as close() does;
-3. puts back the handler that was there before and delivers the signal
+4. puts back the handlers that were there before and delivers the signal
    again: the program's own handler runs, or the default action ends the
    process, so the exit status still says "terminated" (-15 / 143).
 
@@ -24,14 +30,19 @@ import os
 import signal
 import sys
 import threading
+import time
 
 from . import _core
 
 SIGNALS = (signal.SIGTERM, signal.SIGINT)
+REPEAT_GRACE_S = 2.0  # the same signal again this soon is the same request
+
 
 _previous = {}   # signum -> the handler before ours
 _owner_pid = None  # the process whose profilers the handler closes
 _pending = []    # signals that came while a close was under way
+_first = None    # (signum, monotonic time) of the signal being handled
+_sigchld = []    # [SIGCHLD's handler before the close] while it is muted
 
 
 def install(prof):
@@ -54,12 +65,15 @@ def install(prof):
 
 
 def _handler(signum, frame):
+    global _first
     if os.getpid() != _owner_pid:  # a forked child: the run is its parent's
         _chain(signum)
         return
-    for s in SIGNALS:  # a second signal ends the process at once
+    _first = (signum, time.monotonic())
+    for s in SIGNALS:
         if s in _previous:
-            signal.signal(s, signal.SIG_DFL)
+            signal.signal(s, _again)
+    _mute_sigchld()
     if _core._closing():  # a close is under way below this frame: let it finish
         _pending.append(signum)
         return
@@ -67,6 +81,31 @@ def _handler(signum, frame):
         _core._close_all()
     finally:
         _chain(signum)
+
+
+def _again(signum, frame):
+    """A signal during the close: the first one forwarded again is
+    ignored; any other ends the process at once."""
+    if _first and signum == _first[0] and time.monotonic() - _first[1] < REPEAT_GRACE_S:
+        return
+    signal.signal(signum, signal.SIG_DFL)
+    _flush()
+    signal.raise_signal(signum)
+
+
+def _mute_sigchld():
+    """Children that die during the close (the DataLoader workers, killed
+    by the same signal) raise nothing into it: SIGCHLD's Python handler is
+    swapped for one that does nothing, also for a SIGCHLD already pending."""
+    current = signal.getsignal(signal.SIGCHLD)
+    if _sigchld or not callable(current):
+        return  # muted already; or no Python handler there to keep out
+    _sigchld.append(current)
+    signal.signal(signal.SIGCHLD, _ignore)
+
+
+def _ignore(signum, frame):
+    pass
 
 
 def _after_close():
@@ -80,14 +119,23 @@ def _after_close():
 def _chain(signum):
     """Puts the previous handlers back and delivers signum to them (or to
     the default action, which ends the process)."""
+    global _first
+    if _sigchld and signal.getsignal(signal.SIGCHLD) is _ignore:
+        signal.signal(signal.SIGCHLD, _sigchld.pop())
+    _sigchld.clear()
+    _first = None
     for s, prev in list(_previous.items()):
         signal.signal(s, prev)
+    _flush()
+    signal.raise_signal(signum)
+
+
+def _flush():
     for stream in (sys.stdout, sys.stderr):  # the default action kills without flushing
         try:
             stream.flush()
         except (AttributeError, OSError, ValueError):
             pass
-    signal.raise_signal(signum)
 
 
 _core._set_closed_hook(_after_close)

@@ -110,22 +110,56 @@ def test_handle_signals_false_leaves_the_default(tmp_path):
     assert not os.path.exists(os.path.join(run_dir, "training_summary.json"))
 
 
-def test_a_second_signal_exits_at_once(tmp_path):
-    setup = """
+SLOW_CLOSE = """
     def slow():
         print("closing", flush=True)
         time.sleep(60)
     prof._add_close_hook(slow)
     """
-    proc = start(loop(setup=setup), tmp_path)
+
+
+def test_a_second_signal_exits_at_once(tmp_path):
+    from trainprof._signals import REPEAT_GRACE_S
+    proc = start(loop(setup=SLOW_CLOSE), tmp_path)
     proc.send_signal(signal.SIGTERM)
     assert proc.stdout.readline().strip() == "closing"
+    time.sleep(REPEAT_GRACE_S + 0.5)  # not the first one forwarded again
     t0 = time.monotonic()
     proc.send_signal(signal.SIGTERM)
     proc.communicate(timeout=30)
     assert proc.returncode == -signal.SIGTERM and time.monotonic() - t0 < 10
     # the C session had closed before the hook: its files are there
     assert os.path.exists(os.path.join(run_dir_of(tmp_path), "training_summary.json"))
+
+
+def test_another_signal_during_the_close_exits_at_once(tmp_path):
+    proc = start(loop(setup=SLOW_CLOSE), tmp_path)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.stdout.readline().strip() == "closing"
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGINT)  # Ctrl-C while a SIGTERM close waits
+    proc.communicate(timeout=30)
+    assert proc.returncode == -signal.SIGINT and time.monotonic() - t0 < 10
+
+
+def test_the_same_signal_again_at_once_is_the_same_request(tmp_path):
+    """SLURM and `kill -- -PGID` signal every process of a job, torchrun's
+    agent among them, which sends the signal again to its workers: that
+    repeat does not cut the close short."""
+    setup = """
+    def slow():
+        print("closing", flush=True)
+        time.sleep(1.0)
+        print("hook done", flush=True)
+    prof._add_close_hook(slow)
+    """
+    proc = start(loop(setup=setup), tmp_path)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.stdout.readline().strip() == "closing"
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGTERM, (out, err)
+    assert "hook done" in out
 
 
 def test_a_signal_during_close_lets_the_close_finish(tmp_path):
