@@ -40,6 +40,14 @@ static void call_hook(PyObject *fn, PyObject *arg)
     Py_XDECREF(r);
 }
 
+/* 1 in the process that opened p; 0 in a forked child (a DataLoader
+ * worker), where p's Python hooks (trainprof.torch's windows, merge and
+ * report rewrite) must not run: they would write into the parent's run. */
+static int opened_here(const ProfilerObject *p)
+{
+    return p->pid == (long)getpid();
+}
+
 static void list_add(ProfilerObject *p)
 {
     p->next_open = g_open;
@@ -250,7 +258,7 @@ static int profiler_close_run(ProfilerObject *p)
     Py_CLEAR(p->step_hook);
     PyObject *hooks = p->close_hooks;
     p->close_hooks = NULL;
-    for (Py_ssize_t i = 0; hooks && i < PyList_GET_SIZE(hooks); i++)
+    for (Py_ssize_t i = 0; hooks && opened_here(p) && i < PyList_GET_SIZE(hooks); i++)
         call_hook(PyList_GET_ITEM(hooks, i), NULL);
     Py_XDECREF(hooks);
     if (rc != 0) {
@@ -291,7 +299,7 @@ static void profiler_finalize(ProfilerObject *p)
         return;
     PyObject *et, *ev, *tb;
     PyErr_Fetch(&et, &ev, &tb);
-    if (p->pid == (long)getpid())
+    if (opened_here(p))
         PyErr_WarnFormat(PyExc_ResourceWarning, 1, "trainprof: profiler %R garbage-collected "
                          "without close(): closed now", p->run_dir);
     if (PyErr_Occurred())
@@ -370,7 +378,7 @@ static PyObject *profiler_step(ProfilerObject *p, PyObject *const *args, Py_ssiz
     if (s) {
         core_name_thread(p);
         tp_step_end(s, samples);
-        if (p->step_hook)
+        if (p->step_hook && opened_here(p))
             call_hook(p->step_hook, NULL);
     }
     Py_RETURN_NONE;
