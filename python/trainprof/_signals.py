@@ -23,7 +23,9 @@ installed outside Python holds it). On the first signal it:
 The handler runs on the main thread between bytecodes, never inside the
 C library. A signal that comes while a close is already under way (an
 explicit close() or the one at exit) lets that close finish, then goes on
-as above. A forked child (a DataLoader worker) does not own the run: there
+as above; one that comes inside a held() section (trainprof.torch moving
+torch.profiler from one window to the next: a close nested in there would
+stop torch's profiler inside its own stop) waits for the section's end. A forked child (a DataLoader worker) does not own the run: there
 the signal goes straight to the previous handler.
 """
 import os
@@ -42,6 +44,7 @@ _previous = {}   # signum -> the handler before ours
 _owner_pid = None  # the process whose profilers the handler closes
 _pending = []    # signals that came while a close was under way
 _first = None    # (signum, monotonic time) of the signal being handled
+_held = [0]      # held() sections open on the main thread
 _sigchld = []    # [SIGCHLD's handler before the close] while it is muted
 
 
@@ -74,13 +77,33 @@ def _handler(signum, frame):
         if s in _previous:
             signal.signal(s, _again)
     _mute_sigchld()
-    if _core._closing():  # a close is under way below this frame: let it finish
+    if _core._closing() or _held[0]:  # under way below this frame: let it finish
         _pending.append(signum)
         return
+    _close_and_chain(signum)
+
+
+def _close_and_chain(signum):
     try:
         _core._close_all()
     finally:
         _chain(signum)
+
+
+class held:
+    """`with held():` a signal that comes inside waits for the end (then
+    the run closes, and the signal goes on as above)."""
+    __slots__ = ()
+
+    def __enter__(self):
+        _held[0] += 1
+
+    def __exit__(self, *exc):
+        _held[0] -= 1
+        if _pending and not _held[0] and not _core._closing() and os.getpid() == _owner_pid:
+            signum = _pending.pop()
+            _pending.clear()
+            _close_and_chain(signum)
 
 
 def _again(signum, frame):
@@ -110,7 +133,7 @@ def _ignore(signum, frame):
 
 def _after_close():
     """_core's closed hook: a signal that came during a close goes on now."""
-    if _pending and os.getpid() == _owner_pid:
+    if _pending and not _held[0] and os.getpid() == _owner_pid:
         signum = _pending.pop()
         _pending.clear()
         _chain(signum)

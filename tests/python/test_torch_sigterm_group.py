@@ -68,8 +68,8 @@ def alive_in_group(pgid, wait_s=10):
         time.sleep(0.1)
 
 
-def check_complete(log_dir, proc, out, err):
-    assert proc.returncode == -signal.SIGTERM, (proc.returncode, out[-2000:], err[-3000:])
+def check_complete(log_dir, proc, out, err, signum=signal.SIGTERM):
+    assert proc.returncode == -signum, (proc.returncode, out[-2000:], err[-3000:])
     assert "is killed by signal" not in err and "exited unexpectedly" not in err, err[-3000:]
     run_dir = only_run_dir(log_dir)  # the workers opened no run of their own
     summary = load(os.path.join(run_dir, "training_summary.json"))
@@ -84,16 +84,20 @@ def check_complete(log_dir, proc, out, err):
         if "torch_ops" in doc.get("trainprof", {}):
             merged.append(sum(1 for e in doc["traceEvents"]
                               if str(e.get("name", "")).startswith("aten::")))
-    assert merged and min(merged) > 0, (merged, err[-3000:])
+    # every window merged; the one the signal cut may have no operator yet
+    assert len(merged) >= 2 and max(merged) > 0, (merged, err[-3000:])
     with open(os.path.join(run_dir, "report.html"), encoding="utf-8") as f:
         assert "aten::" in f.read()  # the page of the merged run
 
 
-def test_sigterm_to_the_process_group_leaves_a_complete_run(tmp_path):
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_to_the_process_group_leaves_a_complete_run(tmp_path, signum):
+    """SIGINT: Ctrl-C in a terminal signals the whole foreground group; the
+    KeyboardInterrupt then unwinds a loop whose workers are gone."""
     proc = start_cnn(tmp_path)
-    os.killpg(proc.pid, signal.SIGTERM)  # the main process and its 2 workers
+    os.killpg(proc.pid, signum)  # the main process and its 2 workers
     out, err, alive = finish(proc)
-    check_complete(tmp_path, proc, out, err)
+    check_complete(tmp_path, proc, out, err, signum)
     assert not alive  # no worker outlived the job
 
 
