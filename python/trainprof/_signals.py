@@ -107,8 +107,9 @@ class held:
 
 
 def _again(signum, frame):
-    """A signal during the close: the first one forwarded again is
-    ignored; any other ends the process at once."""
+    """A signal during the close: the first one again within
+    REPEAT_GRACE_S (forwarded by a launcher) is ignored; any other ends the
+    process at once (at the next bytecode: after a C call under way)."""
     if _first and signum == _first[0] and time.monotonic() - _first[1] < REPEAT_GRACE_S:
         return
     signal.signal(signum, signal.SIG_DFL)
