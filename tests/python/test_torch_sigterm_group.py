@@ -16,22 +16,24 @@ pytest.importorskip("torch")
 from tp_pyhelpers import SOURCE_DIR, load, only_run_dir  # noqa: E402
 
 
-def start_cnn(log_dir):
-    """The CNN example with 2 DataLoader workers and torch_ops, in a session
-    (a process group) of its own; returns once its first torch window is
-    written (the run's .torch_ops_* folder holds a window trace)."""
+def start_cnn(log_dir, launcher=()):
+    """The CNN example with 2 DataLoader workers and torch_ops (under
+    launcher), in a session (a process group) of its own; returns once its
+    first torch window is written (the run's .torch_ops_* folder holds a
+    window trace)."""
     example = os.path.join(SOURCE_DIR, "examples", "python", "train_cnn.py")
     proc = subprocess.Popen(
-        [sys.executable, example, "--max_steps", "100000", "--num_workers", "2",
+        [sys.executable, *launcher, example, "--max_steps", "100000", "--num_workers", "2",
          "--batch_size", "16", "--quiet", "--profiling.torch_ops", "true",
          "--profiling.wait", "1", "--profiling.warmup", "1", "--profiling.active", "2",
          "--profiling.repeat", "0", f"--profiling.log_dir={log_dir}"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + 180
-    pattern = os.path.join(str(log_dir), "trainprof_*", ".torch_ops_*", "window_*.json")
-    while time.monotonic() < deadline and proc.poll() is None and not glob.glob(pattern):
+    pattern = os.path.join(str(log_dir), "trainprof_*", "**", ".torch_ops_*", "window_*.json")
+    while time.monotonic() < deadline and proc.poll() is None and not glob.glob(pattern,
+                                                                                recursive=True):
         time.sleep(0.1)
-    if not glob.glob(pattern):
+    if not glob.glob(pattern, recursive=True):
         os.killpg(proc.pid, signal.SIGKILL)
         out, err = proc.communicate(timeout=60)
         pytest.fail(f"no torch window within 180 s (exit {proc.returncode}): {err[-3000:]}")
@@ -68,10 +70,11 @@ def alive_in_group(pgid, wait_s=10):
         time.sleep(0.1)
 
 
-def check_complete(log_dir, proc, out, err, signum=signal.SIGTERM):
-    assert proc.returncode == -signum, (proc.returncode, out[-2000:], err[-3000:])
+def check_complete(log_dir, proc, out, err, signum=signal.SIGTERM, run_dir=None):
+    if signum:
+        assert proc.returncode == -signum, (proc.returncode, out[-2000:], err[-3000:])
     assert "is killed by signal" not in err and "exited unexpectedly" not in err, err[-3000:]
-    run_dir = only_run_dir(log_dir)  # the workers opened no run of their own
+    run_dir = run_dir or only_run_dir(log_dir)  # the workers opened no run of their own
     summary = load(os.path.join(run_dir, "training_summary.json"))
     assert summary["total_steps"] >= 4, summary
     names = {o["name"] for o in load(os.path.join(run_dir, "operations.json"))}
@@ -111,3 +114,29 @@ def test_the_signal_forwarded_again_by_a_launcher_does_not_cut_the_close(tmp_pat
     out, err, alive = finish(proc)
     check_complete(tmp_path, proc, out, err)
     assert not alive  # no worker outlived the job
+
+
+def test_torchrun_signalled_with_its_worker_leaves_a_complete_run(tmp_path):
+    """torchrun starts its worker in a session of its own; SLURM signals
+    every process of the step: the agent, which forwards SIGTERM to the
+    worker (then SIGKILL after 30 s), and the worker with its DataLoader
+    workers."""
+    proc = start_cnn(tmp_path, ("-m", "torch.distributed.run", "--standalone",
+                                "--nproc_per_node", "1"))
+    groups = {os.getpgid(int(p)) for p in os.listdir("/proc") if p.isdigit()
+              and _parent(int(p)) == proc.pid}
+    for pgid in {proc.pid} | groups:
+        os.killpg(pgid, signal.SIGTERM)
+    out, err, alive = finish(proc)
+    rank_dirs = glob.glob(os.path.join(str(tmp_path), "trainprof_*", "rank0"))
+    assert len(rank_dirs) == 1, os.listdir(str(tmp_path))
+    check_complete(tmp_path, proc, out, err, signum=None, run_dir=rank_dirs[0])
+    assert not any(alive_in_group(g) for g in groups)
+
+
+def _parent(pid):
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
