@@ -32,12 +32,37 @@ PyObject *core_closing(PyObject *mod, PyObject *unused)
 
 /* A hook that raises is reported (as unraisable) and does not stop the
  * profiler. */
-static void call_hook(PyObject *fn, PyObject *arg)
+/* fn(arg) or fn(); an Exception it raises is printed, never raised. Returns
+ * -1 with the error set for what ends a program (KeyboardInterrupt,
+ * SystemExit: a signal handler that ran inside fn). fn may close the
+ * profiler that holds it (a signal's close): it is kept alive meanwhile. */
+static int call_hook(PyObject *fn, PyObject *arg)
 {
+    Py_INCREF(fn);
     PyObject *r = arg ? PyObject_CallOneArg(fn, arg) : PyObject_CallNoArgs(fn);
-    if (!r)
+    int rc = 0;
+    if (!r && !PyErr_ExceptionMatches(PyExc_Exception))
+        rc = -1;
+    else if (!r)
         PyErr_WriteUnraisable(fn);
     Py_XDECREF(r);
+    Py_DECREF(fn);
+    return rc;
+}
+
+/* call_hook where nothing may be raised. */
+static void call_hook_quietly(PyObject *fn, PyObject *arg)
+{
+    if (call_hook(fn, arg) != 0)
+        PyErr_WriteUnraisable(fn);
+}
+
+/* 1 in the process that opened p; 0 in a forked child (a DataLoader
+ * worker), where p's Python hooks (trainprof.torch's windows, merge and
+ * report rewrite) must not run: they would write into the parent's run. */
+static int opened_here(const ProfilerObject *p)
+{
+    return p->pid == (long)getpid();
 }
 
 static void list_add(ProfilerObject *p)
@@ -160,7 +185,7 @@ static int profiler_init(ProfilerObject *p, PyObject *args, PyObject *kw)
         list_add(p);
     }
     if (g_open_hook) /* profiling off too: the program's profiler all the same */
-        call_hook(g_open_hook, (PyObject *)p);
+        call_hook_quietly(g_open_hook, (PyObject *)p);
     return 0;
 }
 
@@ -216,7 +241,7 @@ static int profiler_close_impl(ProfilerObject *p)
     if (--g_closing == 0 && g_closed_hook) {
         PyObject *et, *ev, *tb;
         PyErr_Fetch(&et, &ev, &tb);
-        call_hook(g_closed_hook, NULL);
+        call_hook_quietly(g_closed_hook, NULL);
         PyErr_Restore(et, ev, tb);
     }
     return rc;
@@ -250,8 +275,8 @@ static int profiler_close_run(ProfilerObject *p)
     Py_CLEAR(p->step_hook);
     PyObject *hooks = p->close_hooks;
     p->close_hooks = NULL;
-    for (Py_ssize_t i = 0; hooks && i < PyList_GET_SIZE(hooks); i++)
-        call_hook(PyList_GET_ITEM(hooks, i), NULL);
+    for (Py_ssize_t i = 0; hooks && opened_here(p) && i < PyList_GET_SIZE(hooks); i++)
+        call_hook_quietly(PyList_GET_ITEM(hooks, i), NULL);
     Py_XDECREF(hooks);
     if (rc != 0) {
         PyErr_Format(PyExc_OSError, "trainprof: closing the session: %s", e.message);
@@ -291,7 +316,7 @@ static void profiler_finalize(ProfilerObject *p)
         return;
     PyObject *et, *ev, *tb;
     PyErr_Fetch(&et, &ev, &tb);
-    if (p->pid == (long)getpid())
+    if (opened_here(p))
         PyErr_WarnFormat(PyExc_ResourceWarning, 1, "trainprof: profiler %R garbage-collected "
                          "without close(): closed now", p->run_dir);
     if (PyErr_Occurred())
@@ -370,8 +395,8 @@ static PyObject *profiler_step(ProfilerObject *p, PyObject *const *args, Py_ssiz
     if (s) {
         core_name_thread(p);
         tp_step_end(s, samples);
-        if (p->step_hook)
-            call_hook(p->step_hook, NULL);
+        if (p->step_hook && opened_here(p) && call_hook(p->step_hook, NULL) != 0)
+            return NULL; /* Ctrl-C (or a handler's sys.exit) during the hook */
     }
     Py_RETURN_NONE;
 }

@@ -6,32 +6,46 @@ profiling.handle_signals true (the default), a Python handler is installed
 for both signals (unless the program ignores that signal, or a handler
 installed outside Python holds it). On the first signal it:
 
-1. sets both signals to their default action, so a second one ends the
+1. takes over both signals for the close: the same signal again within
+   REPEAT_GRACE_S of the first is ignored (SLURM and `kill -- -PGID` signal
+   every process of the job, and torchrun's agent, signalled too, sends it
+   again to its workers a moment later); any other, or one later, ends the
    process at once, even in the middle of the close;
-2. closes every open profiler (files written, torch windows merged,
+2. takes over SIGCHLD for the close: the DataLoader workers got the same
+   signal and die meanwhile, and torch's SIGCHLD handler would raise
+   "DataLoader worker ... is killed by signal" into the close;
+3. closes every open profiler (files written, torch windows merged,
    report.html), as close() does;
-3. puts back the handler that was there before and delivers the signal
+4. puts back the handlers that were there before and delivers the signal
    again: the program's own handler runs, or the default action ends the
    process, so the exit status still says "terminated" (-15 / 143).
 
 The handler runs on the main thread between bytecodes, never inside the
 C library. A signal that comes while a close is already under way (an
 explicit close() or the one at exit) lets that close finish, then goes on
-as above. A forked child (a DataLoader worker) does not own the run: there
+as above; one that comes inside a held() section (trainprof.torch moving
+torch.profiler from one window to the next: a close nested in there would
+stop torch's profiler inside its own stop) waits for the section's end. A forked child (a DataLoader worker) does not own the run: there
 the signal goes straight to the previous handler.
 """
 import os
 import signal
 import sys
 import threading
+import time
 
 from . import _core
 
 SIGNALS = (signal.SIGTERM, signal.SIGINT)
+REPEAT_GRACE_S = 2.0  # the same signal again this soon is the same request
+
 
 _previous = {}   # signum -> the handler before ours
 _owner_pid = None  # the process whose profilers the handler closes
 _pending = []    # signals that came while a close was under way
+_first = None    # (signum, monotonic time) of the signal being handled
+_held = [0]      # held() sections open on the main thread
+_sigchld = []    # [SIGCHLD's handler before the close] while it is muted
 
 
 def install(prof):
@@ -54,24 +68,73 @@ def install(prof):
 
 
 def _handler(signum, frame):
+    global _first
     if os.getpid() != _owner_pid:  # a forked child: the run is its parent's
         _chain(signum)
         return
-    for s in SIGNALS:  # a second signal ends the process at once
+    _first = (signum, time.monotonic())
+    for s in SIGNALS:
         if s in _previous:
-            signal.signal(s, signal.SIG_DFL)
-    if _core._closing():  # a close is under way below this frame: let it finish
+            signal.signal(s, _again)
+    _mute_sigchld()
+    if _core._closing() or _held[0]:  # under way below this frame: let it finish
         _pending.append(signum)
         return
+    _close_and_chain(signum)
+
+
+def _close_and_chain(signum):
     try:
         _core._close_all()
     finally:
         _chain(signum)
 
 
+class held:
+    """`with held():` a signal that comes inside waits for the end (then
+    the run closes, and the signal goes on as above)."""
+    __slots__ = ()
+
+    def __enter__(self):
+        _held[0] += 1
+
+    def __exit__(self, *exc):
+        _held[0] -= 1
+        if _pending and not _held[0] and not _core._closing() and os.getpid() == _owner_pid:
+            signum = _pending.pop()
+            _pending.clear()
+            _close_and_chain(signum)
+
+
+def _again(signum, frame):
+    """A signal during the close: the first one again within
+    REPEAT_GRACE_S (forwarded by a launcher) is ignored; any other ends the
+    process at once (at the next bytecode: after a C call under way)."""
+    if _first and signum == _first[0] and time.monotonic() - _first[1] < REPEAT_GRACE_S:
+        return
+    signal.signal(signum, signal.SIG_DFL)
+    _flush()
+    signal.raise_signal(signum)
+
+
+def _mute_sigchld():
+    """Children that die during the close (the DataLoader workers, killed
+    by the same signal) raise nothing into it: SIGCHLD's Python handler is
+    swapped for one that does nothing, also for a SIGCHLD already pending."""
+    current = signal.getsignal(signal.SIGCHLD)
+    if _sigchld or not callable(current):
+        return  # muted already; or no Python handler there to keep out
+    _sigchld.append(current)
+    signal.signal(signal.SIGCHLD, _ignore)
+
+
+def _ignore(signum, frame):
+    pass
+
+
 def _after_close():
     """_core's closed hook: a signal that came during a close goes on now."""
-    if _pending and os.getpid() == _owner_pid:
+    if _pending and not _held[0] and os.getpid() == _owner_pid:
         signum = _pending.pop()
         _pending.clear()
         _chain(signum)
@@ -80,14 +143,23 @@ def _after_close():
 def _chain(signum):
     """Puts the previous handlers back and delivers signum to them (or to
     the default action, which ends the process)."""
+    global _first
+    if _sigchld and signal.getsignal(signal.SIGCHLD) is _ignore:
+        signal.signal(signal.SIGCHLD, _sigchld.pop())
+    _sigchld.clear()
+    _first = None
     for s, prev in list(_previous.items()):
         signal.signal(s, prev)
+    _flush()
+    signal.raise_signal(signum)
+
+
+def _flush():
     for stream in (sys.stdout, sys.stderr):  # the default action kills without flushing
         try:
             stream.flush()
         except (AttributeError, OSError, ValueError):
             pass
-    signal.raise_signal(signum)
 
 
 _core._set_closed_hook(_after_close)

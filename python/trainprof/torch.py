@@ -28,7 +28,7 @@ import torch
 import torch.profiler
 
 import trainprof
-from trainprof import _core
+from trainprof import _core, _signals
 
 SYNC_NAME = "trainprof.torch_sync"
 SYNC_TRIES = 3
@@ -123,8 +123,9 @@ class TorchWindows:
         saved = tp.current_action == torch.profiler.ProfilerAction.RECORD_AND_SAVE
         if not saved and tp.schedule(tp.step_num + 1) == tp.current_action:
             tp.step()  # no transition: the steady state, kept cheap
-        else:
-            with warnings.catch_warnings():  # "clears events at the end of each cycle": wanted
+        else:  # a SIGTERM's close waits: it would stop torch's profiler inside its stop
+            with _signals.held(), warnings.catch_warnings():
+                # "clears events at the end of each cycle": wanted
                 warnings.filterwarnings("ignore", message=".*clears events at the end of each cycle.*")
                 tp.step()
         self.steps += 1

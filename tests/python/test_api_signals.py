@@ -110,22 +110,56 @@ def test_handle_signals_false_leaves_the_default(tmp_path):
     assert not os.path.exists(os.path.join(run_dir, "training_summary.json"))
 
 
-def test_a_second_signal_exits_at_once(tmp_path):
-    setup = """
+SLOW_CLOSE = """
     def slow():
         print("closing", flush=True)
         time.sleep(60)
     prof._add_close_hook(slow)
     """
-    proc = start(loop(setup=setup), tmp_path)
+
+
+def test_a_second_signal_exits_at_once(tmp_path):
+    from trainprof._signals import REPEAT_GRACE_S
+    proc = start(loop(setup=SLOW_CLOSE), tmp_path)
     proc.send_signal(signal.SIGTERM)
     assert proc.stdout.readline().strip() == "closing"
+    time.sleep(REPEAT_GRACE_S + 0.5)  # not the first one forwarded again
     t0 = time.monotonic()
     proc.send_signal(signal.SIGTERM)
     proc.communicate(timeout=30)
     assert proc.returncode == -signal.SIGTERM and time.monotonic() - t0 < 10
     # the C session had closed before the hook: its files are there
     assert os.path.exists(os.path.join(run_dir_of(tmp_path), "training_summary.json"))
+
+
+def test_another_signal_during_the_close_exits_at_once(tmp_path):
+    proc = start(loop(setup=SLOW_CLOSE), tmp_path)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.stdout.readline().strip() == "closing"
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGINT)  # Ctrl-C while a SIGTERM close waits
+    proc.communicate(timeout=30)
+    assert proc.returncode == -signal.SIGINT and time.monotonic() - t0 < 10
+
+
+def test_the_same_signal_again_at_once_is_the_same_request(tmp_path):
+    """SLURM and `kill -- -PGID` signal every process of a job, torchrun's
+    agent among them, which sends the signal again to its workers: that
+    repeat does not cut the close short."""
+    setup = """
+    def slow():
+        print("closing", flush=True)
+        time.sleep(1.0)
+        print("hook done", flush=True)
+    prof._add_close_hook(slow)
+    """
+    proc = start(loop(setup=setup), tmp_path)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.stdout.readline().strip() == "closing"
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGTERM, (out, err)
+    assert "hook done" in out
 
 
 def test_a_signal_during_close_lets_the_close_finish(tmp_path):
@@ -148,6 +182,60 @@ def test_a_signal_during_close_lets_the_close_finish(tmp_path):
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == -signal.SIGTERM, (out, err)
     assert "hook done" in out and "after close" not in out
+
+
+def test_a_signal_inside_a_held_section_waits_for_its_end(tmp_path):
+    """trainprof.torch holds signals while torch.profiler moves between
+    windows: a close nested there would stop torch's profiler inside its
+    own stop (a crash after SIGINT)."""
+    setup = """
+    from trainprof import _signals
+    prof._add_close_hook(lambda: print("closed", flush=True))
+    with _signals.held():
+        print("held", flush=True)
+        time.sleep(1.0)
+        print("section done", flush=True)
+    """
+    code = loop(setup=setup).replace('print("ready", flush=True)', "")
+    script = tmp_path / "prog.py"
+    script.write_text(textwrap.dedent(code))
+    proc = subprocess.Popen([sys.executable, str(script), str(tmp_path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "held"
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGTERM, (out, err)
+    assert out.split() == ["section", "done", "closed"], (out, err)
+
+
+def test_ctrl_c_inside_a_step_hook_reaches_the_program(tmp_path):
+    """trainprof.torch's step hook runs inside step(): a SIGINT handled
+    there closes the run (freeing the hook while it runs), then its
+    KeyboardInterrupt comes out of step(), not printed and dropped."""
+    code = """
+    import os, signal, sys, time
+    import trainprof
+    prof = trainprof.Profiler(log_dir=sys.argv[1], metrics="none")
+    class Windows:
+        def step(self):
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.01)  # the handler runs here
+    prof._set_step_hook(Windows().step)
+    try:
+        prof.step()
+    except KeyboardInterrupt:
+        print("interrupted", prof.closed, flush=True)
+        raise
+    print("went on", flush=True)
+    """
+    script = tmp_path / "prog.py"
+    script.write_text(textwrap.dedent(code))
+    res = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True,
+                         text=True, timeout=60)
+    assert res.returncode == -signal.SIGINT, (res.stdout, res.stderr)
+    assert res.stdout.split() == ["interrupted", "True"], (res.stdout, res.stderr)
+    for name in FILES:
+        assert os.path.exists(os.path.join(run_dir_of(tmp_path), name)), name
 
 
 def test_a_forked_child_does_not_close_the_parents_run(tmp_path):

@@ -56,6 +56,32 @@ def test_forked_child_exiting_normally_runs_atexit_harmlessly(tmp_path):
     assert set(ops(p.run_dir)) == {"parent"}
 
 
+def test_a_forked_child_runs_none_of_the_parents_hooks(tmp_path):
+    """The hooks (trainprof.torch's torch windows, their merge, the report
+    rewrite) write into the parent's run: a child stepping or closing (its
+    own close(), atexit, garbage collection) must not run them."""
+    p = _core.Profiler(log_dir=str(tmp_path), metrics="none")
+    marker = tmp_path / "hook_ran_in"
+    p._set_step_hook(lambda: marker.open("a").write(f"step {os.getpid()}\n"))
+    p._add_close_hook(lambda: marker.open("a").write(f"close {os.getpid()}\n"))
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            p.step()
+            p.close()
+            _core._close_all()
+        except BaseException:
+            code = 1
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    assert not marker.exists()  # the child ran none
+    p.step()
+    p.close()
+    assert marker.read_text().split("\n") == [f"step {os.getpid()}", f"close {os.getpid()}", ""]
+
+
 def test_dataloader_workers_import_and_use_trainprof(tmp_path):
     torch = pytest.importorskip("torch")
     from torch.utils.data import DataLoader, Dataset
