@@ -47,6 +47,12 @@ def unpack_viewer():
     return os.path.join(dest, "package", "dist", "release")
 
 
+# The example's data_wait sometimes lasts 40-60 ns (a batch already queued);
+# speedscope's export of such a frame is not reliable (seen missing once in
+# ~100 runs), so spans under 1 us are left out of the comparison on both sides.
+MIN_SPAN_US = 1.0
+
+
 def expected_nesting(trace, tid):
     """(name, parent name) of every X event of one thread, by containment."""
     evs = sorted((e for e in trace["traceEvents"] if e.get("ph") == "X" and e.get("tid") == tid),
@@ -55,23 +61,26 @@ def expected_nesting(trace, tid):
     for e in evs:
         while stack and e["ts"] >= stack[-1]["ts"] + stack[-1]["dur"]:
             stack.pop()
-        out.append((e["name"], stack[-1]["name"] if stack else None))
+        if e["dur"] >= MIN_SPAN_US:
+            out.append((e["name"], stack[-1]["name"] if stack else None))
         stack.append(e)
     return sorted(out)
 
 
 def speedscope_nesting(profile, frames):
-    out, stack = [], []
+    out, stack = [], []   # stack: (name, opened at, its index in out)
     for ev in profile["events"]:
         name = frames[ev["frame"]]["name"]
         if ev["type"] == "O":
-            out.append((name, stack[-1] if stack else None))
-            stack.append(name)
+            out.append((name, stack[-1][0] if stack else None))
+            stack.append((name, ev["at"], len(out) - 1))
         else:
-            check(stack and stack[-1] == name, f"speedscope closes {name} out of order")
+            check(stack and stack[-1][0] == name, f"speedscope closes {name} out of order")
             if stack:
-                stack.pop()
-    return sorted(out)
+                _, opened, i = stack.pop()
+                if ev["at"] - opened < MIN_SPAN_US:
+                    out[i] = None
+    return sorted(o for o in out if o is not None)
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -128,6 +137,7 @@ def main(tmp):
     prof = [p for p in doc["profiles"] if p["name"].endswith(f"main (tid {main_tid})")]
     check(len(prof) == 1, f"profiles in speedscope: {[p['name'] for p in doc['profiles']]}")
     if prof:
+        check(prof[0].get("unit") == "microseconds", f"speedscope's export unit: {prof[0].get('unit')}")
         got = speedscope_nesting(prof[0], frames)
         want = expected_nesting(trace, main_tid)
         check(got == want, f"nesting differs:\n speedscope {got}\n trace      {want}")
