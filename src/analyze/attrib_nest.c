@@ -54,17 +54,28 @@ static void sort_host(hrec *a, size_t n)
     free(tmp);
 }
 
-static const grec *g_sort_base;
-static int cmp_corr(const void *a, const void *b)
+/* An index and its sort key: the device records are sorted by key through
+ * these (no global base pointer: sessions close on several threads at once). */
+typedef struct keyed { uint64_t key; uint32_t idx; } keyed;
+static int cmp_keyed(const void *a, const void *b)
 {
-    uint64_t x = g_sort_base[*(const uint32_t *)a].corr, y = g_sort_base[*(const uint32_t *)b].corr;
-    return x < y ? -1 : x > y;
+    const keyed *x = a, *y = b;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    return (x->idx > y->idx) - (x->idx < y->idx);
 }
-static int cmp_ext(const void *a, const void *b)
+
+/* Sorts idx[n] (indexes into gpu) by their records' corr, or ext when ext. */
+static void sort_by_key(const grec *gpu, uint32_t *idx, size_t n, bool ext)
 {
-    uint64_t x = g_sort_base[*(const uint32_t *)a].ext, y = g_sort_base[*(const uint32_t *)b].ext;
-    return x < y ? -1 : x > y;
+    if (!n) return;
+    keyed *k = malloc(n * sizeof *k);
+    if (!k) abort();
+    for (size_t i = 0; i < n; i++) k[i] = (keyed){ ext ? gpu[idx[i]].ext : gpu[idx[i]].corr, idx[i] };
+    qsort(k, n, sizeof *k, cmp_keyed);
+    for (size_t i = 0; i < n; i++) idx[i] = k[i].idx;
+    free(k);
 }
+
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -106,9 +117,8 @@ static void index_gpu(tpa_attrib *at)
         if (!g->matched && g->has_ext) at->by_ext[n_ext++] = (uint32_t)i;
     }
     free(corrs);
-    g_sort_base = at->gpu;
-    qsort(at->by_corr, at->ngpu, sizeof *at->by_corr, cmp_corr);
-    if (n_ext) qsort(at->by_ext, n_ext, sizeof *at->by_ext, cmp_ext);
+    sort_by_key(at->gpu, at->by_corr, at->ngpu, false);
+    sort_by_key(at->gpu, at->by_ext, n_ext, true);
     at->nby_ext = n_ext;
 }
 

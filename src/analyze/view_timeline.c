@@ -50,7 +50,7 @@ static void *grow(void *p, size_t *cap, size_t need, size_t elem, size_t limit)
 
 /* ---- candidate steps ---------------------------------------------------------------- */
 
-static const tpa_tl_step *cmp_base;
+static _Thread_local const tpa_tl_step *cmp_base; /* qsort has no context argument; pages may be built on several threads at once */
 static int by_dur(const void *a, const void *b)
 {
     const tpa_tl_step *x = &cmp_base[*(const size_t *)a], *y = &cmp_base[*(const size_t *)b];
@@ -67,7 +67,7 @@ static size_t *sorted_steps(const tpa_tl *t, bool intact_only, size_t *n)
     *n = 0;
     for (size_t i = 0; i < t->n_steps; i++)
         if (!intact_only || t->steps[i].intact) ix[(*n)++] = i;
-    cmp_base = t->steps; /* one page is built on one thread */
+    cmp_base = t->steps;
     if (*n) qsort(ix, *n, sizeof *ix, by_dur);
     return ix;
 }
@@ -127,7 +127,7 @@ static void keep_only(tpa_tl *t, const bool *keep)
     t->used = used;
 }
 
-static const tpa_tl_rec *cmp_rec;
+static _Thread_local const tpa_tl_rec *cmp_rec;   /* as cmp_base */
 static int by_ts_rec(const void *a, const void *b)
 {
     const tpa_tl_rec *x = &cmp_rec[*(const size_t *)a], *y = &cmp_rec[*(const size_t *)b];

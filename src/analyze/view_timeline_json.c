@@ -38,7 +38,7 @@ typedef struct emit {
 
 /* ---- choice ------------------------------------------------------------------------- */
 
-static const tpa_tl_rec *g_rec;
+static _Thread_local const tpa_tl_rec *g_rec; /* qsort has no context argument; pages may be built on several threads at once */
 static int by_file_ts(const void *a, const void *b)
 {
     const tpa_tl_rec *x = &g_rec[*(const size_t *)a], *y = &g_rec[*(const size_t *)b];
