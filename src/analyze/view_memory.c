@@ -18,6 +18,7 @@
 #include "html.h"
 #include "view.h"
 #include "event_parse.h"
+#include "util/hash.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -85,30 +86,13 @@ static void *mem_begin(const tpa_view_input *in)
 
 /* ---- names ------------------------------------------------------------------------ */
 
-/* Eight bytes at a time: every host operator's name goes through it. */
-static uint64_t hash(const char *p, size_t n)
-{
-    uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, p + i, 8);
-        h = (h ^ w) * 0xFF51AFD7ED558CCDull;
-        h ^= h >> 32;
-    }
-    uint64_t w = 0;
-    memcpy(&w, p + i, n - i);
-    h = (h ^ w) * 0xC4CEB9FE1A85EC53ull;
-    return h ^ (h >> 29);
-}
-
 static void grow_slots(memview *v)
 {
     size_t n = v->n_slots * 2;
     uint32_t *s = calloc(n, sizeof *s);
     if (!s) abort();
     for (uint32_t id = 0; id < v->n_names; id++) {
-        size_t i = hash(v->names[id], strlen(v->names[id])) & (n - 1);
+        size_t i = tpu_hash_bytes(v->names[id], strlen(v->names[id])) & (n - 1);
         while (s[i]) i = (i + 1) & (n - 1);
         s[i] = id + 1;
     }
@@ -127,7 +111,7 @@ static int64_t name_id(memview *v, tpa_sv name)
         n = NAME_MAX_BYTES;
         while (n && ((unsigned char)name.p[n] & 0xC0) == 0x80) n--;
     }
-    size_t i = hash(name.p, n) & (v->n_slots - 1);
+    size_t i = tpu_hash_bytes(name.p, n) & (v->n_slots - 1);
     for (; v->slots[i]; i = (i + 1) & (v->n_slots - 1)) {
         const char *s = v->names[v->slots[i] - 1];
         if (strlen(s) == n && memcmp(s, name.p, n) == 0) return v->slots[i] - 1;

@@ -211,6 +211,16 @@ void tpi_col_close_zone(tpi_collector *c, tpi_thread_state *t, uint64_t end_ns, 
     close_frame(c, t, t->depth - 1, end_ns, unterminated);
 }
 
+/* An END with no open zone to end: one left over from a zone a step end
+ * closed, or an unbalanced one. */
+static void count_stray_end(tpi_collector *c, tpi_thread_state *t)
+{
+    if (t->orphan_ends)
+        t->orphan_ends--; /* END of a zone closed at a step end */
+    else
+        c->unbalanced++;
+}
+
 /* A named END (tp_zone_end_site) of a zone that is not the innermost: it
  * ends its own interval, the zones begun inside it stay open. */
 static void end_out_of_order(tpi_collector *c, tpi_thread_state *t, uint32_t name, uint64_t ns)
@@ -219,10 +229,7 @@ static void end_out_of_order(tpi_collector *c, tpi_thread_state *t, uint32_t nam
     while (k >= 0 && t->zs[k].name_id != name)
         k--;
     if (k < 0) {
-        if (t->orphan_ends)
-            t->orphan_ends--; /* END of a zone closed at a step end */
-        else
-            c->unbalanced++;
+        count_stray_end(c, t);
         return;
     }
     c->unbalanced++;
@@ -238,10 +245,7 @@ static void end_out_of_order(tpi_collector *c, tpi_thread_state *t, uint32_t nam
 static void on_end(tpi_collector *c, tpi_thread_state *t, uint32_t name, uint64_t ns)
 {
     if (t->depth == 0) {
-        if (t->orphan_ends)
-            t->orphan_ends--; /* END of a zone closed at a step end */
-        else
-            c->unbalanced++;
+        count_stray_end(c, t);
         return;
     }
     if (name && t->zs[t->depth - 1].name_id != name) {

@@ -184,9 +184,9 @@ static int put_small_ns(char *out, uint64_t n)
 }
 
 /* What the %.15g round trip below prints, without printf or strtod, for
- * the values written most (every step's times): integers below 1e15, and
- * nanosecond counts in seconds, v == n / 1e9 exactly with 1e-9 <= |v| <
- * 1e6. Such a v is the double nearest the decimal n/10^9 (the division is
+ * the values written most (every step's times) that are not whole numbers
+ * (tpu_json_format_double writes those itself): nanosecond counts in
+ * seconds, v == n / 1e9 exactly with 1e-9 <= |v| < 1e6. Such a v is the double nearest the decimal n/10^9 (the division is
  * correctly rounded), which has at most 15 significant digits: %.15g
  * prints that decimal (trailing zeros cut; in e-notation below 1e-4) and
  * strtod reads v back. Returns the length written to out, 0 for other
@@ -197,11 +197,6 @@ static int format_decimal_ns(char *out, double v)
     int len = 0;
     if (v < 0)
         out[len++] = '-';
-    if (a < 1e15 && a == floor(a)) {
-        len += put_digits(out + len, (uint64_t)a);
-        out[len] = '\0';
-        return len;
-    }
     if (a < 1e-9 || a >= 1e6)
         return 0;
     double n = nearbyint(a * 1e9);
