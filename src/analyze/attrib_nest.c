@@ -54,28 +54,20 @@ static void sort_host(hrec *a, size_t n)
     free(tmp);
 }
 
-/* An index and its sort key: the device records are sorted by key through
- * these (no global base pointer: sessions close on several threads at once). */
-typedef struct keyed { uint64_t key; uint32_t idx; } keyed;
-static int cmp_keyed(const void *a, const void *b)
+/* qsort_r comparators over indexes into the device records (ctx): pages
+ * may be built on several threads at once, so no global base. */
+static int cmp_corr(const void *a, const void *b, void *ctx)
 {
-    const keyed *x = a, *y = b;
-    if (x->key != y->key) return x->key < y->key ? -1 : 1;
-    return (x->idx > y->idx) - (x->idx < y->idx);
+    const grec *g = ctx;
+    uint64_t x = g[*(const uint32_t *)a].corr, y = g[*(const uint32_t *)b].corr;
+    return x < y ? -1 : x > y;
 }
-
-/* Sorts idx[n] (indexes into gpu) by their records' corr, or ext when ext. */
-static void sort_by_key(const grec *gpu, uint32_t *idx, size_t n, bool ext)
+static int cmp_ext(const void *a, const void *b, void *ctx)
 {
-    if (!n) return;
-    keyed *k = malloc(n * sizeof *k);
-    if (!k) abort();
-    for (size_t i = 0; i < n; i++) k[i] = (keyed){ ext ? gpu[idx[i]].ext : gpu[idx[i]].corr, idx[i] };
-    qsort(k, n, sizeof *k, cmp_keyed);
-    for (size_t i = 0; i < n; i++) idx[i] = k[i].idx;
-    free(k);
+    const grec *g = ctx;
+    uint64_t x = g[*(const uint32_t *)a].ext, y = g[*(const uint32_t *)b].ext;
+    return x < y ? -1 : x > y;
 }
-
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -117,8 +109,8 @@ static void index_gpu(tpa_attrib *at)
         if (!g->matched && g->has_ext) at->by_ext[n_ext++] = (uint32_t)i;
     }
     free(corrs);
-    sort_by_key(at->gpu, at->by_corr, at->ngpu, false);
-    sort_by_key(at->gpu, at->by_ext, n_ext, true);
+    if (at->ngpu) qsort_r(at->by_corr, at->ngpu, sizeof *at->by_corr, cmp_corr, at->gpu);
+    if (n_ext) qsort_r(at->by_ext, n_ext, sizeof *at->by_ext, cmp_ext, at->gpu);
     at->nby_ext = n_ext;
 }
 

@@ -50,10 +50,12 @@ static void *grow(void *p, size_t *cap, size_t need, size_t elem, size_t limit)
 
 /* ---- candidate steps ---------------------------------------------------------------- */
 
-static _Thread_local const tpa_tl_step *cmp_base; /* qsort has no context argument; pages may be built on several threads at once */
-static int by_dur(const void *a, const void *b)
+/* qsort_r comparators over indexes; ctx is the array they index (pages may
+ * be built on several threads at once: no global base). */
+static int by_dur(const void *a, const void *b, void *ctx)
 {
-    const tpa_tl_step *x = &cmp_base[*(const size_t *)a], *y = &cmp_base[*(const size_t *)b];
+    const tpa_tl_step *base = ctx;
+    const tpa_tl_step *x = &base[*(const size_t *)a], *y = &base[*(const size_t *)b];
     if (x->dur != y->dur) return x->dur < y->dur ? -1 : 1;
     if (x->file != y->file) return x->file < y->file ? -1 : 1;
     return x->num < y->num ? -1 : x->num > y->num;
@@ -67,8 +69,7 @@ static size_t *sorted_steps(const tpa_tl *t, bool intact_only, size_t *n)
     *n = 0;
     for (size_t i = 0; i < t->n_steps; i++)
         if (!intact_only || t->steps[i].intact) ix[(*n)++] = i;
-    cmp_base = t->steps;
-    if (*n) qsort(ix, *n, sizeof *ix, by_dur);
+    if (*n) qsort_r(ix, *n, sizeof *ix, by_dur, (void *)t->steps);
     return ix;
 }
 
@@ -127,27 +128,28 @@ static void keep_only(tpa_tl *t, const bool *keep)
     t->used = used;
 }
 
-static _Thread_local const tpa_tl_rec *cmp_rec;   /* as cmp_base */
-static int by_ts_rec(const void *a, const void *b)
+static int by_ts_rec(const void *a, const void *b, void *ctx)
 {
-    const tpa_tl_rec *x = &cmp_rec[*(const size_t *)a], *y = &cmp_rec[*(const size_t *)b];
+    const tpa_tl_rec *rec = ctx;
+    const tpa_tl_rec *x = &rec[*(const size_t *)a], *y = &rec[*(const size_t *)b];
     return x->ts < y->ts ? -1 : x->ts > y->ts;
 }
-static int by_dur_desc_rec(const void *a, const void *b)
+
+int tpa_tl_by_dur_desc(const void *a, const void *b, void *rec_array)
 {
-    const tpa_tl_rec *x = &cmp_rec[*(const size_t *)a], *y = &cmp_rec[*(const size_t *)b];
+    const tpa_tl_rec *rec = rec_array;
+    const tpa_tl_rec *x = &rec[*(const size_t *)a], *y = &rec[*(const size_t *)b];
     return x->dur > y->dur ? -1 : x->dur < y->dur;
 }
 
 /* Keeps the `limit` records first in the order cmp (ts or longest first). */
-static void keep_first(tpa_tl *t, size_t limit, int (*cmp)(const void *, const void *), int64_t *last_ts)
+static void keep_first(tpa_tl *t, size_t limit, int (*cmp)(const void *, const void *, void *), int64_t *last_ts)
 {
     size_t *ix = malloc(t->n * sizeof *ix);
     bool *keep = calloc(t->n ? t->n : 1, sizeof *keep);
     if (!ix || !keep) abort();
     for (size_t i = 0; i < t->n; i++) ix[i] = i;
-    cmp_rec = t->rec;
-    qsort(ix, t->n, sizeof *ix, cmp);
+    qsort_r(ix, t->n, sizeof *ix, cmp, t->rec);
     for (size_t i = 0; i < t->n && i < limit; i++) {
         keep[ix[i]] = true;
         if (last_ts) *last_ts = t->rec[ix[i]].ts;
@@ -221,10 +223,10 @@ static void compact(tpa_tl *t)
     /* still more than half full (one giant step): its longest events only */
     if (too_full(t)) {
         size_t before = t->n;
-        keep_first(t, t->store_events / 4, by_dur_desc_rec, NULL);
+        keep_first(t, t->store_events / 4, tpa_tl_by_dur_desc, NULL);
         size_t used = 0;
         for (size_t i = 0; i < t->n; i++) used += (size_t)t->rec[i].name_n + t->rec[i].raw_n;
-        if (used > t->store_bytes / 2) keep_first(t, t->n / 4, by_dur_desc_rec, NULL);
+        if (used > t->store_bytes / 2) keep_first(t, t->n / 4, tpa_tl_by_dur_desc, NULL);
         t->thinned += before - t->n;
     }
 }

@@ -98,5 +98,7 @@ void tpa_tl_free(tpa_tl *t);
 int tpa_tl_pick(const tpa_tl *t, long idx[3]);
 /* The view's JSON value (view_timeline_json.c). */
 void tpa_tl_json(tpa_tl *t, tpu_json *j);
+/* qsort_r comparator: indexes (size_t) into the tpa_tl_rec array rec_array, longest first. */
+int tpa_tl_by_dur_desc(const void *a, const void *b, void *rec_array);
 
 #endif

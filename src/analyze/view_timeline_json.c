@@ -38,18 +38,14 @@ typedef struct emit {
 
 /* ---- choice ------------------------------------------------------------------------- */
 
-static _Thread_local const tpa_tl_rec *g_rec; /* qsort has no context argument; pages may be built on several threads at once */
-static int by_file_ts(const void *a, const void *b)
+/* qsort_r comparator over indexes into the records (ctx). */
+static int by_file_ts(const void *a, const void *b, void *ctx)
 {
-    const tpa_tl_rec *x = &g_rec[*(const size_t *)a], *y = &g_rec[*(const size_t *)b];
+    const tpa_tl_rec *rec = ctx;
+    const tpa_tl_rec *x = &rec[*(const size_t *)a], *y = &rec[*(const size_t *)b];
     if (x->file != y->file) return x->file < y->file ? -1 : 1;
     if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
     return x->dur > y->dur ? -1 : x->dur < y->dur; /* parents before children */
-}
-static int by_dur_desc(const void *a, const void *b)
-{
-    const tpa_tl_rec *x = &g_rec[*(const size_t *)a], *y = &g_rec[*(const size_t *)b];
-    return x->dur > y->dur ? -1 : x->dur < y->dur;
 }
 
 static bool in_step(const tpa_tl_rec *r, const tpa_tl_step *s)
@@ -66,8 +62,7 @@ static uint64_t mark_longest(tpa_tl *t, bool *mark, const tpa_tl_step *s, size_t
         if (!s || in_step(&t->rec[i], s)) ix[m++] = i;
     uint64_t left = 0;
     if (m > limit) {
-        g_rec = t->rec;
-        qsort(ix, m, sizeof *ix, by_dur_desc);
+        qsort_r(ix, m, sizeof *ix, tpa_tl_by_dur_desc, t->rec);
         left = m - limit;
         m = limit;
     }
@@ -394,8 +389,7 @@ void tpa_tl_json(tpa_tl *t, tpu_json *j)
             if (t->rec[i].ts < e.t0) e.t0 = t->rec[i].ts;
         }
     free(mark);
-    g_rec = t->rec;
-    if (e.n) qsort(e.ix, e.n, sizeof *e.ix, by_file_ts);
+    if (e.n) qsort_r(e.ix, e.n, sizeof *e.ix, by_file_ts, t->rec);
     if (!e.n) e.t0 = 0;
     size_t drawn = 0;
     for (size_t k = 0; k < e.n; k++) {
