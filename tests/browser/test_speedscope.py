@@ -97,12 +97,22 @@ def serve(root):
 
 def main(tmp):
     root = unpack_viewer()
+    # speedscope computes each X event's end as ts + dur in floating point; when
+    # a zone ends at exactly the nanosecond its sibling begins (TSC reads ~10 ns
+    # apart, so about one run in twenty here) that sum can land an ulp after the
+    # sibling's begin and speedscope nests the sibling inside, then cascades.
+    # CLOCK_MONOTONIC never repeats a nanosecond on one thread (docs/GUIDE.md,
+    # "Viewing traces"), so the comparison below is exact on every run.
+    env = dict(os.environ, TRAINPROF_CLOCK="monotonic")
     p = subprocess.run([os.path.join(EXAMPLES, "train_mlp"), "--max_steps", "12", "--quiet",
-                        "--profiling.log_dir", os.path.join(tmp, "runs")], capture_output=True, text=True)
+                        "--profiling.log_dir", os.path.join(tmp, "runs")], capture_output=True, text=True,
+                       env=env)
     check(p.returncode == 0, f"train_mlp: {p.stderr[-400:]}")
     trace_path = glob.glob(os.path.join(tmp, "runs", "*", "profiler_traces", "*.pt.trace.json"))[0]
     shutil.copy(trace_path, os.path.join(root, "trainprof_trace.json"))
     trace = json.load(open(trace_path))
+    check(trace.get("trainprof", {}).get("clock") == "clock_monotonic",
+          f"the trace's clock: {trace.get('trainprof', {}).get('clock')}")
     names = {e["tid"]: e["args"]["name"] for e in trace["traceEvents"]
              if e.get("ph") == "M" and e.get("name") == "thread_name"}
     main_tid = [t for t, n in names.items() if n == "main"][0]
