@@ -118,6 +118,13 @@ tpa_reader *tpa_reader_open(const char *path, tpa_error *err);
 tpa_reader *tpa_reader_open_mem(const void *data, size_t size, tpa_error *err);
 /* 1: *ev filled; 0: end (check meta->truncated); -1: error in *err. */
 int tpa_reader_next(tpa_reader *r, tpa_event *ev, tpa_error *err);
+/* The next events, up to max of them, at *evs: a run of what the parallel
+ * reader parsed together (`-j N`), or one when reading sequentially. They
+ * stay valid, strings included, until the next call on r, so several
+ * threads may read them meanwhile. Returns how many; 0: end; -1: error in
+ * *err (the events of earlier calls were all good). The same events, in
+ * the same order, as tpa_reader_next gives. */
+long tpa_reader_next_block(tpa_reader *r, const tpa_event **evs, size_t max, tpa_error *err);
 /* Reads to the end, ignoring events: fills the metadata that follows traceEvents. */
 int tpa_reader_drain(tpa_reader *r, tpa_error *err);
 const tpa_meta *tpa_reader_meta(const tpa_reader *r);

@@ -9,6 +9,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -153,23 +154,141 @@ static int resolve(page *p, const char *input, tpa_error *err)
     return 0;
 }
 
+/* ---- feeding: a trace's events in blocks, the two lanes at once -------------------- */
+
+#define BLOCK_EVENTS 8192   /* about one parallel read window's events */
+#define MIN_SHARED 64       /* smaller blocks are fed on one thread */
+
+typedef struct lane {
+    void (*feed[N_VIEWS])(void *, const tpa_event *, int);
+    void *st[N_VIEWS];
+    int n;
+} lane;
+
+static void feed_lane(const lane *l, const tpa_event *evs, const int *kinds, size_t n)
+{
+    for (size_t e = 0; e < n; e++)
+        for (int i = 0; i < l->n; i++) l->feed[i](l->st[i], &evs[e], kinds[e]);
+}
+
+/* The second thread: feeds lane 1 with each block posted, while the
+ * builder's thread feeds lane 0 with the same block. */
+typedef struct feeder {
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    const lane *l;
+    const tpa_event *evs;
+    const int *kinds;
+    size_t n;
+    uint64_t posted, done;
+    bool quit;
+} feeder;
+
+static void *feeder_main(void *arg)
+{
+    feeder *f = arg;
+    pthread_mutex_lock(&f->mu);
+    for (;;) {
+        while (f->done == f->posted && !f->quit) pthread_cond_wait(&f->cv, &f->mu);
+        if (f->done == f->posted) break;
+        pthread_mutex_unlock(&f->mu);
+        feed_lane(f->l, f->evs, f->kinds, f->n);
+        pthread_mutex_lock(&f->mu);
+        f->done++;
+        pthread_cond_broadcast(&f->cv);
+    }
+    pthread_mutex_unlock(&f->mu);
+    return NULL;
+}
+
+/* A started feeder, or NULL (one thread feeds both lanes). */
+static feeder *feeder_start(const lane *l)
+{
+    feeder *f = calloc(1, sizeof *f);
+    if (!f) return NULL;
+    f->l = l;
+    pthread_mutex_init(&f->mu, NULL);
+    pthread_cond_init(&f->cv, NULL);
+    if (pthread_create(&f->th, NULL, feeder_main, f) != 0) {
+        pthread_mutex_destroy(&f->mu);
+        pthread_cond_destroy(&f->cv);
+        free(f);
+        return NULL;
+    }
+    return f;
+}
+
+static void feeder_post(feeder *f, const tpa_event *evs, const int *kinds, size_t n)
+{
+    pthread_mutex_lock(&f->mu);
+    f->evs = evs;
+    f->kinds = kinds;
+    f->n = n;
+    f->posted++;
+    pthread_cond_broadcast(&f->cv);
+    pthread_mutex_unlock(&f->mu);
+}
+
+static void feeder_wait(feeder *f)
+{
+    pthread_mutex_lock(&f->mu);
+    while (f->done != f->posted) pthread_cond_wait(&f->cv, &f->mu);
+    pthread_mutex_unlock(&f->mu);
+}
+
+static void feeder_stop(feeder *f)
+{
+    if (!f) return;
+    pthread_mutex_lock(&f->mu);
+    f->quit = true;
+    pthread_cond_broadcast(&f->cv);
+    pthread_mutex_unlock(&f->mu);
+    pthread_join(f->th, NULL);
+    pthread_mutex_destroy(&f->mu);
+    pthread_cond_destroy(&f->cv);
+    free(f);
+}
+
+/* Every event of r to every collector: lane 1 on a second thread when the
+ * reader has threads to spare (-j > 1) and both lanes have collectors. */
+static int feed_all(page *p, tpa_reader *r, tpa_error *err)
+{
+    lane lanes[2] = { { .n = 0 }, { .n = 0 } };
+    for (int v = 0; v < N_VIEWS; v++) {
+        if (!p->state[v] || !views[v]->feed) continue;
+        lane *l = &lanes[views[v]->lane == 1];
+        l->feed[l->n] = views[v]->feed;
+        l->st[l->n++] = p->state[v];
+    }
+    const tpa_event *evs;
+    int *kinds = malloc(BLOCK_EVENTS * sizeof *kinds);
+    if (!kinds) abort(); /* the analyzer's policy (ranks_map.c) */
+    feeder *f = tpa_jobs() > 1 && lanes[0].n && lanes[1].n ? feeder_start(&lanes[1]) : NULL;
+    long n;
+    while ((n = tpa_reader_next_block(r, &evs, BLOCK_EVENTS, err)) > 0) {
+        for (long i = 0; i < n; i++) kinds[i] = tpa_classify(&evs[i]);
+        if (f && n >= MIN_SHARED) {
+            feeder_post(f, evs, kinds, (size_t)n);
+            feed_lane(&lanes[0], evs, kinds, (size_t)n);
+            feeder_wait(f);
+        } else {  /* the lanes share nothing: one after the other */
+            feed_lane(&lanes[0], evs, kinds, (size_t)n);
+            feed_lane(&lanes[1], evs, kinds, (size_t)n);
+        }
+    }
+    feeder_stop(f);
+    free(kinds);
+    return (int)n;
+}
+
 /* One read of path (from r, closed here) for every collector. */
 static int read_trace(page *p, int file, const char *path, tpa_reader *r, tpa_error *err)
 {
     if (!r) return -1;
     for (int v = 0; v < N_VIEWS; v++)
         if (p->state[v] && views[v]->file_begin) views[v]->file_begin(p->state[v], file, path);
-    void (*feed[N_VIEWS])(void *, const tpa_event *, int);
-    void *st[N_VIEWS];
-    int nf = 0;
-    for (int v = 0; v < N_VIEWS; v++)
-        if (p->state[v] && views[v]->feed) { feed[nf] = views[v]->feed; st[nf++] = p->state[v]; }
-    tpa_event ev;
-    int rc;
-    while ((rc = tpa_reader_next(r, &ev, err)) > 0) {
-        int kind = tpa_classify(&ev);
-        for (int i = 0; i < nf; i++) feed[i](st[i], &ev, kind);
-    }
+    int rc = feed_all(p, r, err);
     const tpa_meta *meta = tpa_reader_meta(r);
     for (int v = 0; v < N_VIEWS; v++)
         if (p->state[v] && views[v]->file_end) views[v]->file_end(p->state[v], file, meta);

@@ -182,15 +182,37 @@ void tpa_batch_parse(tpa_batch *b, const char *lo, const char *p, int st, const 
     tpa_batch_wait(b);
 }
 
-const tpa_event *tpa_batch_next(tpa_batch *b)
+tpa_event *tpa_batch_next_run(tpa_batch *b, size_t max, size_t *n)
 {
     while (b->cur < b->n_proven) {
         tpa_range_out *o = &b->outs[b->cur];
-        if (b->cur_ev < o->n) return &o->evs[b->cur_ev++];
+        if (b->cur_ev < o->n) {
+            size_t k = o->n - b->cur_ev < max ? o->n - b->cur_ev : max;
+            tpa_event *run = &o->evs[b->cur_ev];
+            b->cur_ev += k;
+            *n = k;
+            return run;
+        }
         b->cur++;
         b->cur_ev = 0;
     }
+    *n = 0;
     return NULL;
+}
+
+bool tpa_batch_has_next(tpa_batch *b)
+{
+    while (b->cur < b->n_proven && b->cur_ev >= b->outs[b->cur].n) {
+        b->cur++;
+        b->cur_ev = 0;
+    }
+    return b->cur < b->n_proven;
+}
+
+const tpa_event *tpa_batch_next(tpa_batch *b)
+{
+    size_t n;
+    return tpa_batch_next_run(b, 1, &n);
 }
 
 uint64_t tpa_batch_non_objects(const tpa_batch *b) { return b->non_objects; }

@@ -35,6 +35,12 @@ void tpa_batch_wait(tpa_batch *b);
 /* The next event in file order (strings valid until the next parse), or
  * NULL when the batch is used up. */
 const tpa_event *tpa_batch_next(tpa_batch *b);
+/* The next up to max events in file order that lie together (one
+ * range's), *n of them, or NULL (*n 0) when the batch is used up. The
+ * caller may update them in place; they live as long as tpa_batch_next's. */
+tpa_event *tpa_batch_next_run(tpa_batch *b, size_t max, size_t *n);
+/* Whether the batch has events left. */
+bool tpa_batch_has_next(tpa_batch *b);
 /* Non-object elements among the batch's elements. */
 uint64_t tpa_batch_non_objects(const tpa_batch *b);
 /* Where the proven part ends: the reader resumes there, in state *st. */

@@ -69,6 +69,7 @@ struct tpa_reader {
     char *ahead_buf; size_t ahead_cap, ahead_len;
     uint64_t ahead_off;        /* input offset of ahead_buf[0] */
     bool has_read_err;         /* a read ahead failed: reported when reached */
+    tpa_event single;          /* tpa_reader_next_block's event when reading sequentially */
     tpa_error read_err;
 };
 
@@ -625,31 +626,43 @@ static void switch_to_ahead(tpa_reader *r)
     start_ahead(r);
 }
 
-/* 1: *ev filled from a batch; 0: read on sequentially from r->pos. */
-static int batch_next(tpa_reader *r, tpa_event *ev)
+/* *ev := the batch's event got, with the reader's bookkeeping. */
+static void take_from_batch(tpa_reader *r, const tpa_event *got, tpa_event *ev)
 {
-    if (!r->batch_live) {
-        if (r->buf_off + r->pos == r->batch_tried_at) return 0;
-        if (!r->batch && !(r->batch = tpa_batch_new(r->jobs))) { r->jobs = 1; return 0; }
-        fill_window(r);
-        tpa_batch_parse(r->batch, r->buf, r->buf + r->pos, range_state(r->st), r->buf + r->len);
-        r->batch_tried_at = r->buf_off + r->pos;
-        r->batch_live = true;
-        start_ahead(r);
-    }
-    const tpa_event *got = tpa_batch_next(r->batch);
-    if (!got) {
-        end_batch(r);
-        if (r->ahead_live) switch_to_ahead(r);
-        else if (r->buf_off + r->pos == r->batch_tried_at) return 0;
-        return batch_next(r, ev);
-    }
     *ev = *got;
     note_device_pid(r, ev);
     ev->offset = r->buf_off + (uint64_t)(ev->raw.p - r->buf);
     r->meta.events++;
     r->meta.good_end = ev->offset + ev->raw.n;
     memcpy(r->meta.close, r->meta.object_form ? "]}" : "]", r->meta.object_form ? 3 : 2);
+}
+
+/* 1: a batch is live and has events left; 0: read on sequentially from
+ * r->pos. Starts a batch, or moves to the one parsed ahead, as needed. */
+static int ensure_batch(tpa_reader *r)
+{
+    for (;;) {
+        if (!r->batch_live) {
+            if (r->buf_off + r->pos == r->batch_tried_at) return 0;
+            if (!r->batch && !(r->batch = tpa_batch_new(r->jobs))) { r->jobs = 1; return 0; }
+            fill_window(r);
+            tpa_batch_parse(r->batch, r->buf, r->buf + r->pos, range_state(r->st), r->buf + r->len);
+            r->batch_tried_at = r->buf_off + r->pos;
+            r->batch_live = true;
+            start_ahead(r);
+        }
+        if (tpa_batch_has_next(r->batch)) return 1;
+        end_batch(r);
+        if (r->ahead_live) switch_to_ahead(r);
+        else if (r->buf_off + r->pos == r->batch_tried_at) return 0;
+    }
+}
+
+/* 1: *ev filled from a batch; 0: read on sequentially from r->pos. */
+static int batch_next(tpa_reader *r, tpa_event *ev)
+{
+    if (!ensure_batch(r)) return 0;
+    take_from_batch(r, tpa_batch_next(r->batch), ev);
     return 1;
 }
 
@@ -689,6 +702,30 @@ int tpa_reader_next(tpa_reader *r, tpa_event *ev, tpa_error *err)
         int f = refill(r, err);
         if (f < 0) { r->st = S_DONE; return -1; }
     }
+}
+
+/* A run of the live batch's events, updated in place as take_from_batch
+ * updates a copy; else one event from the sequential reader. */
+long tpa_reader_next_block(tpa_reader *r, const tpa_event **evs, size_t max, tpa_error *err)
+{
+    if (max == 0) return 0;
+    if (r->st != S_DONE && r->jobs > 1 && in_events_array(r) && ensure_batch(r)) {
+        size_t n;
+        tpa_event *run = tpa_batch_next_run(r->batch, max, &n);
+        for (size_t i = 0; i < n; i++) {
+            tpa_event *ev = &run[i];
+            note_device_pid(r, ev);
+            ev->offset = r->buf_off + (uint64_t)(ev->raw.p - r->buf);
+        }
+        r->meta.events += n;
+        r->meta.good_end = run[n - 1].offset + run[n - 1].raw.n;
+        memcpy(r->meta.close, r->meta.object_form ? "]}" : "]", r->meta.object_form ? 3 : 2);
+        *evs = run;
+        return (long)n;
+    }
+    int rc = tpa_reader_next(r, &r->single, err);
+    *evs = &r->single;
+    return rc;
 }
 
 int tpa_reader_drain(tpa_reader *r, tpa_error *err)

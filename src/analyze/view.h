@@ -13,6 +13,11 @@
  * collector keeps bounded memory whatever the trace size, and writes its
  * JSON value at the end.
  *
+ * The builder hands out the events of a trace in blocks and, with two
+ * threads or more, feeds the collectors of lane 1 on a second thread while
+ * lane 0 is fed on the first: a collector touches only its own state (and
+ * what its lane shares) while it is fed.
+ *
  * A collector that needs nothing from the traces (the run directory's own
  * files, a job directory's rank summaries) leaves feed NULL and reads what
  * it needs in begin or json.
@@ -45,6 +50,11 @@ typedef struct tpa_view_class {
     /* The view's JSON value (an object, or null when it has nothing to show). */
     void (*json)(void *state, tpu_json *j);
     void (*free)(void *state);
+    /* Collectors of one lane are fed on one thread, in list order; the
+     * builder may feed lane 0 and lane 1 at once on two threads (`-j` > 1),
+     * each over the same block of events. Collectors that share state (the
+     * attributor of attrib.h) must share a lane; 0 when unsure. */
+    int lane;
 } tpa_view_class;
 
 /* ---- the views: one line each, in the page data's key order ------------------------ */

@@ -224,4 +224,4 @@ static void d_free(void *state)
     free(d);
 }
 
-const tpa_view_class tpa_view_distributed = {"distributed", d_begin, d_file_begin, d_feed, d_file_end, d_json, d_free};
+const tpa_view_class tpa_view_distributed = {"distributed", d_begin, d_file_begin, d_feed, d_file_end, d_json, d_free, 0};

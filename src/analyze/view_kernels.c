@@ -228,6 +228,7 @@ const tpa_view_class tpa_view_kernels = {
     .key = "kernels",
     .begin = k_begin,
     .feed = tpa_at_client_feed,
+    .lane = 1,  /* the attributor: the three views of attrib.h share it */
     .file_end = tpa_at_client_file_end,
     .json = k_json,
     .free = k_free,

@@ -159,6 +159,7 @@ const tpa_view_class tpa_view_modules = {
     .key = "modules",
     .begin = m_begin,
     .feed = tpa_at_client_feed,
+    .lane = 1,  /* the attributor: the three views of attrib.h share it */
     .file_end = tpa_at_client_file_end,
     .json = m_json,
     .free = m_free,

@@ -243,6 +243,7 @@ const tpa_view_class tpa_view_operators = {
     .key = "operators",
     .begin = ops_begin,
     .feed = tpa_at_client_feed,
+    .lane = 1,  /* the attributor: the three views of attrib.h share it */
     .file_end = tpa_at_client_file_end,
     .json = ops_json,
     .free = ops_free,

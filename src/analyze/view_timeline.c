@@ -403,4 +403,4 @@ static void tl_free(void *state)
     free(v);
 }
 
-const tpa_view_class tpa_view_timeline = {"timeline", tl_begin, tl_file_begin, tl_feed, NULL, tl_json, tl_free};
+const tpa_view_class tpa_view_timeline = {"timeline", tl_begin, tl_file_begin, tl_feed, NULL, tl_json, tl_free, 1 /* lane: beside the attributor (view.h) */};

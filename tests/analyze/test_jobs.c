@@ -51,7 +51,9 @@ static uint64_t event_fp(const tpa_event *ev)
     return mix(h, &ev->occupancy, sizeof ev->occupancy);
 }
 
-static capture read_doc(const char *doc, size_t len, int jobs, size_t max_read, bool lenient)
+/* block 0: tpa_reader_next; else tpa_reader_next_block with that max (each
+ * block's events fingerprinted after the call: valid until the next one). */
+static capture read_doc(const char *doc, size_t len, int jobs, size_t max_read, bool lenient, size_t block)
 {
     capture c;
     memset(&c, 0, sizeof c);
@@ -65,14 +67,20 @@ static capture read_doc(const char *doc, size_t len, int jobs, size_t max_read, 
     tpa_event ev;
     size_t cap = 0;
     c.fp = 1469598103934665603ULL;
-    while ((c.rc = tpa_reader_next(r, &ev, &err)) > 0) {
-        if (c.n == cap) {
-            cap = cap ? cap * 2 : 64;
-            c.ev_fp = realloc(c.ev_fp, cap * sizeof *c.ev_fp);
+    const tpa_event *evs = &ev;
+    long got;
+    while ((got = block ? tpa_reader_next_block(r, &evs, block, &err) : tpa_reader_next(r, &ev, &err)) > 0) {
+        if (got > (long)block && block) c.rc = -2;  /* more than asked for */
+        for (long i = 0; i < got; i++) {
+            if (c.n == cap) {
+                cap = cap ? cap * 2 : 64;
+                c.ev_fp = realloc(c.ev_fp, cap * sizeof *c.ev_fp);
+            }
+            c.ev_fp[c.n++] = event_fp(&evs[i]);
+            c.fp = mix(c.fp, &c.ev_fp[c.n - 1], 8);
         }
-        c.ev_fp[c.n++] = event_fp(&ev);
-        c.fp = mix(c.fp, &c.ev_fp[c.n - 1], 8);
     }
+    if (c.rc != -2) c.rc = (int)got;
     if (c.rc < 0) {
         c.code = err.code;
         c.err_offset = err.offset;
@@ -120,17 +128,24 @@ static int check_doc(const char *doc, size_t len)
     const size_t *windows = is_long ? long_windows : all_windows;
     size_t n_windows = is_long ? 3 : sizeof all_windows / sizeof *all_windows;
     for (int lenient = 0; lenient < 2; lenient++) {
-        capture seq = read_doc(doc, len, 1, 0, lenient);
+        capture seq = read_doc(doc, len, 1, 0, lenient, 0);
+        capture seq_blocks = read_doc(doc, len, 1, 0, lenient, 3);
+        if (!same(&seq, &seq_blocks, lenient ? "blocks, one thread, lenient" : "blocks, one thread")) bad++;
+        free(seq_blocks.ev_fp);
         for (size_t w = 0; w < n_windows; w++)
             for (int jobs = 2; jobs <= 4; jobs++)
                 for (size_t m = is_long ? 1 : 0; m < sizeof reads / sizeof *reads; m++) {
                     tpa_batch_set_window(windows[w], windows[w] / 4 + 1);
-                    capture par = read_doc(doc, len, jobs, reads[m], lenient);
-                    char what[96];
-                    snprintf(what, sizeof what, "window %zu jobs %d read %zu lenient %d", windows[w],
-                             jobs, reads[m], lenient);
-                    if (!same(&seq, &par, what)) bad++;
-                    free(par.ev_fp);
+                    /* one event at a time, then in blocks (of 2 or of up to 4096) */
+                    for (size_t block = 0; block <= 1; block++) {
+                        size_t max = block ? (w % 2 ? 2 : 4096) : 0;
+                        capture par = read_doc(doc, len, jobs, reads[m], lenient, max);
+                        char what[120];
+                        snprintf(what, sizeof what, "window %zu jobs %d read %zu lenient %d block %zu",
+                                 windows[w], jobs, reads[m], lenient, max);
+                        if (!same(&seq, &par, what)) bad++;
+                        free(par.ev_fp);
+                    }
                 }
         free(seq.ev_fp);
     }
