@@ -1,7 +1,8 @@
 /*
  * hash.h - the one byte-string hash of the tree (name registry, sink maps,
  * analyzer tables). Not cryptographic; fast on long names (kernel
- * signatures): word at a time, multiply/xorshift mixing.
+ * signatures): word at a time, multiply/xorshift mixing, four words at
+ * once from 64 bytes on.
  */
 #ifndef TP_UTIL_HASH_H
 #define TP_UTIL_HASH_H
