@@ -21,6 +21,13 @@ enum { N_VIEWS = (int)(sizeof views / sizeof views[0]) };
 #define TRACE_MAX_BYTES ((off_t)256 << 20)  /* run-directory traces above: left out */
 #define MAX_NOTES 16
 
+typedef struct lane_list {
+    int views[N_VIEWS], n_views;            /* indexes into views[], begun or not */
+    void (*feed[N_VIEWS])(void *, const tpa_event *, int);
+    void *feed_st[N_VIEWS];
+    int n_feed;
+} lane_list;
+
 typedef struct page {
     tpa_view_input in;
     char *traces[MAX_TRACES];
@@ -29,6 +36,9 @@ typedef struct page {
     char notes[MAX_NOTES][400];             /* what was left out, and why */
     int n_notes;
     void *state[N_VIEWS];
+    lane_list lanes[2];                     /* view.h: which views each thread feeds */
+    struct helper *helper;                  /* lane 1's thread, or NULL */
+    tpu_buf json[N_VIEWS];                  /* each view's JSON value */
 } page;
 
 static void note(page *p, const char *fmt, const char *a)
@@ -154,130 +164,154 @@ static int resolve(page *p, const char *input, tpa_error *err)
     return 0;
 }
 
-/* ---- feeding: a trace's events in blocks, the two lanes at once -------------------- */
+/* ---- the two lanes (view.h): lane 1 on a second thread ------------------------------ */
 
-#define BLOCK_EVENTS 8192   /* about one parallel read window's events */
+#define BLOCK_EVENTS 8192   /* events handed out at once, at most */
 #define MIN_SHARED 64       /* smaller blocks are fed on one thread */
 
-typedef struct lane {
-    void (*feed[N_VIEWS])(void *, const tpa_event *, int);
-    void *st[N_VIEWS];
-    int n;
-} lane;
+/* What both lanes do in turn: feed a block, end a file, write their JSON. */
+typedef struct lane_job {
+    enum { JOB_FEED, JOB_FILE_END, JOB_JSON } what;
+    const tpa_event *evs;   /* JOB_FEED */
+    const int *kinds;
+    size_t n;
+    int file;               /* JOB_FILE_END */
+    const tpa_meta *meta;
+} lane_job;
 
-static void feed_lane(const lane *l, const tpa_event *evs, const int *kinds, size_t n)
+/* One lane's part of job: its collectors, in list order. */
+static void lane_run(page *p, int lane, const lane_job *job)
 {
-    for (size_t e = 0; e < n; e++)
-        for (int i = 0; i < l->n; i++) l->feed[i](l->st[i], &evs[e], kinds[e]);
+    const lane_list *l = &p->lanes[lane];
+    switch (job->what) {
+    case JOB_FEED:
+        for (size_t e = 0; e < job->n; e++)
+            for (int i = 0; i < l->n_feed; i++) l->feed[i](l->feed_st[i], &job->evs[e], job->kinds[e]);
+        break;
+    case JOB_FILE_END:
+        for (int i = 0; i < l->n_views; i++) {
+            int v = l->views[i];
+            if (p->state[v] && views[v]->file_end) views[v]->file_end(p->state[v], job->file, job->meta);
+        }
+        break;
+    case JOB_JSON:  /* each view's value in its own buffer: data_json joins them in key order */
+        for (int i = 0; i < l->n_views; i++) {
+            int v = l->views[i];
+            tpu_json j;
+            tpu_json_init(&j, &p->json[v], 0);
+            if (p->state[v]) views[v]->json(p->state[v], &j);
+            else tpu_json_null(&j);
+        }
+        break;
+    }
 }
 
-/* The second thread: feeds lane 1 with each block posted, while the
- * builder's thread feeds lane 0 with the same block. */
-typedef struct feeder {
+/* The second thread: runs lane 1's part of each job posted while the
+ * builder's thread runs lane 0's. */
+typedef struct helper {
     pthread_t th;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    const lane *l;
-    const tpa_event *evs;
-    const int *kinds;
-    size_t n;
+    page *p;
+    const lane_job *job;
     uint64_t posted, done;
     bool quit;
-} feeder;
+} helper;
 
-static void *feeder_main(void *arg)
+static void *helper_main(void *arg)
 {
-    feeder *f = arg;
-    pthread_mutex_lock(&f->mu);
+    helper *h = arg;
+    pthread_mutex_lock(&h->mu);
     for (;;) {
-        while (f->done == f->posted && !f->quit) pthread_cond_wait(&f->cv, &f->mu);
-        if (f->done == f->posted) break;
-        pthread_mutex_unlock(&f->mu);
-        feed_lane(f->l, f->evs, f->kinds, f->n);
-        pthread_mutex_lock(&f->mu);
-        f->done++;
-        pthread_cond_broadcast(&f->cv);
+        while (h->done == h->posted && !h->quit) pthread_cond_wait(&h->cv, &h->mu);
+        if (h->done == h->posted) break;
+        pthread_mutex_unlock(&h->mu);
+        lane_run(h->p, 1, h->job);
+        pthread_mutex_lock(&h->mu);
+        h->done++;
+        pthread_cond_broadcast(&h->cv);
     }
-    pthread_mutex_unlock(&f->mu);
+    pthread_mutex_unlock(&h->mu);
     return NULL;
 }
 
-/* A started feeder, or NULL (one thread feeds both lanes). */
-static feeder *feeder_start(const lane *l)
+/* A started helper, or NULL (the builder's thread runs both lanes). */
+static helper *helper_start(page *p)
 {
-    feeder *f = calloc(1, sizeof *f);
-    if (!f) return NULL;
-    f->l = l;
-    pthread_mutex_init(&f->mu, NULL);
-    pthread_cond_init(&f->cv, NULL);
-    if (pthread_create(&f->th, NULL, feeder_main, f) != 0) {
-        pthread_mutex_destroy(&f->mu);
-        pthread_cond_destroy(&f->cv);
-        free(f);
+    helper *h = calloc(1, sizeof *h);
+    if (!h) return NULL;
+    h->p = p;
+    pthread_mutex_init(&h->mu, NULL);
+    pthread_cond_init(&h->cv, NULL);
+    if (pthread_create(&h->th, NULL, helper_main, h) != 0) {
+        pthread_mutex_destroy(&h->mu);
+        pthread_cond_destroy(&h->cv);
+        free(h);
         return NULL;
     }
-    return f;
+    return h;
 }
 
-static void feeder_post(feeder *f, const tpa_event *evs, const int *kinds, size_t n)
+static void helper_stop(helper *h)
 {
-    pthread_mutex_lock(&f->mu);
-    f->evs = evs;
-    f->kinds = kinds;
-    f->n = n;
-    f->posted++;
-    pthread_cond_broadcast(&f->cv);
-    pthread_mutex_unlock(&f->mu);
+    if (!h) return;
+    pthread_mutex_lock(&h->mu);
+    h->quit = true;
+    pthread_cond_broadcast(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+    pthread_join(h->th, NULL);
+    pthread_mutex_destroy(&h->mu);
+    pthread_cond_destroy(&h->cv);
+    free(h);
 }
 
-static void feeder_wait(feeder *f)
+/* job on both lanes: at once when there is a helper and share is set. */
+static void both_lanes(page *p, const lane_job *job, bool share)
 {
-    pthread_mutex_lock(&f->mu);
-    while (f->done != f->posted) pthread_cond_wait(&f->cv, &f->mu);
-    pthread_mutex_unlock(&f->mu);
-}
-
-static void feeder_stop(feeder *f)
-{
-    if (!f) return;
-    pthread_mutex_lock(&f->mu);
-    f->quit = true;
-    pthread_cond_broadcast(&f->cv);
-    pthread_mutex_unlock(&f->mu);
-    pthread_join(f->th, NULL);
-    pthread_mutex_destroy(&f->mu);
-    pthread_cond_destroy(&f->cv);
-    free(f);
-}
-
-/* Every event of r to every collector: lane 1 on a second thread when the
- * reader has threads to spare (-j > 1) and both lanes have collectors. */
-static int feed_all(page *p, tpa_reader *r, tpa_error *err)
-{
-    lane lanes[2] = { { .n = 0 }, { .n = 0 } };
-    for (int v = 0; v < N_VIEWS; v++) {
-        if (!p->state[v] || !views[v]->feed) continue;
-        lane *l = &lanes[views[v]->lane == 1];
-        l->feed[l->n] = views[v]->feed;
-        l->st[l->n++] = p->state[v];
+    helper *h = p->helper;
+    if (!h || !share) {
+        lane_run(p, 0, job);
+        lane_run(p, 1, job);
+        return;
     }
-    const tpa_event *evs;
-    int *kinds = malloc(BLOCK_EVENTS * sizeof *kinds);
-    if (!kinds) abort(); /* the analyzer's policy (ranks_map.c) */
-    feeder *f = tpa_jobs() > 1 && lanes[0].n && lanes[1].n ? feeder_start(&lanes[1]) : NULL;
-    long n;
-    while ((n = tpa_reader_next_block(r, &evs, BLOCK_EVENTS, err)) > 0) {
-        for (long i = 0; i < n; i++) kinds[i] = tpa_classify(&evs[i]);
-        if (f && n >= MIN_SHARED) {
-            feeder_post(f, evs, kinds, (size_t)n);
-            feed_lane(&lanes[0], evs, kinds, (size_t)n);
-            feeder_wait(f);
-        } else {  /* the lanes share nothing: one after the other */
-            feed_lane(&lanes[0], evs, kinds, (size_t)n);
-            feed_lane(&lanes[1], evs, kinds, (size_t)n);
+    pthread_mutex_lock(&h->mu);
+    h->job = job;
+    h->posted++;
+    pthread_cond_broadcast(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+    lane_run(p, 0, job);
+    pthread_mutex_lock(&h->mu);
+    while (h->done != h->posted) pthread_cond_wait(&h->cv, &h->mu);
+    pthread_mutex_unlock(&h->mu);
+}
+
+/* The lanes of the views begun, and lane 1's thread when the reader has
+ * threads to spare (-j > 1) and both lanes have collectors to feed. */
+static void lanes_begin(page *p)
+{
+    for (int v = 0; v < N_VIEWS; v++) {
+        lane_list *l = &p->lanes[views[v]->lane == 1];
+        l->views[l->n_views++] = v;
+        if (p->state[v] && views[v]->feed) {
+            l->feed[l->n_feed] = views[v]->feed;
+            l->feed_st[l->n_feed++] = p->state[v];
         }
     }
-    feeder_stop(f);
+    if (tpa_jobs() > 1 && p->lanes[0].n_feed && p->lanes[1].n_feed) p->helper = helper_start(p);
+}
+
+/* Every event of r to every collector, a block at a time. */
+static int feed_all(page *p, tpa_reader *r, tpa_error *err)
+{
+    int *kinds = malloc(BLOCK_EVENTS * sizeof *kinds);
+    if (!kinds) abort(); /* the analyzer's policy (ranks_map.c) */
+    lane_job job = { .what = JOB_FEED, .kinds = kinds };
+    long n;
+    while ((n = tpa_reader_next_block(r, &job.evs, BLOCK_EVENTS, err)) > 0) {
+        for (long i = 0; i < n; i++) kinds[i] = tpa_classify(&job.evs[i]);
+        job.n = (size_t)n;
+        both_lanes(p, &job, n >= MIN_SHARED);
+    }
     free(kinds);
     return (int)n;
 }
@@ -290,8 +324,8 @@ static int read_trace(page *p, int file, const char *path, tpa_reader *r, tpa_er
         if (p->state[v] && views[v]->file_begin) views[v]->file_begin(p->state[v], file, path);
     int rc = feed_all(p, r, err);
     const tpa_meta *meta = tpa_reader_meta(r);
-    for (int v = 0; v < N_VIEWS; v++)
-        if (p->state[v] && views[v]->file_end) views[v]->file_end(p->state[v], file, meta);
+    lane_job end = { .what = JOB_FILE_END, .file = file, .meta = meta };
+    both_lanes(p, &end, true);
     if (rc >= 0 && meta->truncated) note(p, "%.300s ends early (cut short): the views show what was read", path);
     if (rc >= 0 && !meta->events) {
         if (!p->in.run_dir && p->n_traces == 1) {  /* the one input: say what was expected */
@@ -328,9 +362,15 @@ static void meta_json(const page *p, tpu_json *j)
 
 static int data_json(page *p, tpu_buf *data);
 
-static int build(page *p, tpu_buf *data, tpa_error *err)
+static void begin_views(page *p)
 {
     for (int v = 0; v < N_VIEWS; v++) p->state[v] = views[v]->begin(&p->in);
+    lanes_begin(p);
+}
+
+static int build(page *p, tpu_buf *data, tpa_error *err)
+{
+    begin_views(p);
     for (int i = 0; i < p->n_traces; i++)
         if (read_trace(p, i, p->traces[i], tpa_reader_open(p->traces[i], err), err) != 0) return -1;
     return data_json(p, data);
@@ -338,8 +378,11 @@ static int build(page *p, tpu_buf *data, tpa_error *err)
 
 static void free_page(page *p)
 {
-    for (int v = 0; v < N_VIEWS; v++)
+    helper_stop(p->helper);
+    for (int v = 0; v < N_VIEWS; v++) {
         if (p->state[v]) views[v]->free(p->state[v]);
+        tpu_buf_free(&p->json[v]);
+    }
     for (int i = 0; i < p->n_traces; i++) free(p->traces[i]);
     free(p);
 }
@@ -353,7 +396,7 @@ int tpa_html_build_mem(const void *trace, size_t n, size_t max_read, tpu_buf *da
     if (!(p->traces[p->n_traces++] = strdup(p->in.input))) abort();
     p->in.traces = (const char *const *)p->traces;
     p->in.n_traces = 1;
-    for (int v = 0; v < N_VIEWS; v++) p->state[v] = views[v]->begin(&p->in);
+    begin_views(p);
     tpa_reader *r = tpa_reader_open_mem(trace, n, err);
     if (r && max_read) tpa_reader_set_max_read(r, max_read);
     int rc = read_trace(p, 0, p->in.input, r, err);
@@ -366,12 +409,14 @@ static int data_json(page *p, tpu_buf *data)
 {
     tpu_json j;
     tpu_json_init(&j, data, 0);
+    lane_job job = { .what = JOB_JSON };
+    both_lanes(p, &job, true);
     tpu_json_begin_object(&j);
     meta_json(p, &j);
     for (int v = 0; v < N_VIEWS; v++) {
         tpu_json_key(&j, views[v]->key);
-        if (p->state[v]) views[v]->json(p->state[v], &j);
-        else tpu_json_null(&j);
+        tpu_json_raw(&j, p->json[v].data ? p->json[v].data : "null", p->json[v].data ? p->json[v].len : 4);
+        tpu_buf_free(&p->json[v]);
     }
     tpu_json_end_object(&j);
     return 0;
