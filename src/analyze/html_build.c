@@ -39,6 +39,8 @@ typedef struct page {
     lane_list lanes[2];                     /* view.h: which views each thread feeds */
     struct helper *helper;                  /* lane 1's thread, or NULL */
     tpu_buf json[N_VIEWS];                  /* each view's JSON value */
+    tpa_html_model *run_files;              /* a run directory's own files, or NULL */
+    char run_error[400];
 } page;
 
 static void note(page *p, const char *fmt, const char *a)
@@ -362,8 +364,25 @@ static void meta_json(const page *p, tpu_json *j)
 
 static int data_json(page *p, tpu_buf *data);
 
+/* A run directory's own files, once for every view (view.h). */
+static void read_run_files(page *p)
+{
+    if (!p->in.run_dir || !(p->run_files = calloc(1, sizeof *p->run_files))) return;
+    tpa_html_model_init(p->run_files, p->in.input);
+    tpa_error err;
+    memset(&err, 0, sizeof err);
+    unsigned all = 1u << TPA_HTML_OPERATIONS | 1u << TPA_HTML_TIMING | 1u << TPA_HTML_MEMORY;
+    if (tpa_html_read_run(p->run_files, p->in.input, all, true, &err) != 0)  /* shown, the rest still drawn */
+        snprintf(p->run_error, sizeof p->run_error, "%.200s: byte %llu: %.180s", err.file,
+                 (unsigned long long)err.offset, err.msg);
+    tpa_html_memory_findings(p->run_files);
+    p->in.run_files = p->run_files;
+    p->in.run_error = p->run_error;
+}
+
 static void begin_views(page *p)
 {
+    read_run_files(p);
     for (int v = 0; v < N_VIEWS; v++) p->state[v] = views[v]->begin(&p->in);
     lanes_begin(p);
 }
@@ -384,6 +403,8 @@ static void free_page(page *p)
         tpu_buf_free(&p->json[v]);
     }
     for (int i = 0; i < p->n_traces; i++) free(p->traces[i]);
+    if (p->run_files) tpa_html_model_free(p->run_files);
+    free(p->run_files);
     free(p);
 }
 

@@ -35,6 +35,11 @@ typedef struct tpa_view_input {
     bool job_dir;               /* input is a job directory (job.json, rank<r>/ inside) */
     const char *const *traces;  /* the trace files the builder reads, in order */
     int n_traces;
+    /* A run directory's own files (html.h), read once by the builder for
+     * every view, with the memory findings; NULL: none read (the views
+     * that show them keep an empty model of their own). */
+    struct tpa_html_model *run_files;
+    const char *run_error;      /* a run file that could not be read ("" when none) */
 } tpa_view_input;
 
 typedef struct tpa_view_class {

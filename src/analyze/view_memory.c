@@ -50,7 +50,7 @@ typedef struct pair { int64_t bytes, t_alloc, t_free; int32_t op; int16_t dev; }
 
 typedef struct memview {
     tpa_view_input in;
-    tpa_html_model m;          /* memory_profile.json */
+    tpa_html_model own, *m;    /* memory_profile.json: the builder's (view.h), or own */
     mev *ev; size_t n_ev, file_ev0;
     opiv *ops; size_t n_ops, cap_ops;
     char **names; uint32_t n_names;
@@ -74,10 +74,8 @@ static void *mem_begin(const tpa_view_input *in)
     memview *v = calloc(1, sizeof *v);
     if (!v) return NULL;
     v->in = *in;
-    tpa_html_model_init(&v->m, in->input);
-    tpa_error err;
-    memset(&err, 0, sizeof err);
-    if (in->run_dir) tpa_html_read_run(&v->m, in->input, 1u << TPA_HTML_MEMORY, false, &err);
+    tpa_html_model_init(&v->own, in->input);
+    v->m = in->run_files ? in->run_files : &v->own;
     v->n_slots = 1024;
     v->slots = calloc(v->n_slots, sizeof *v->slots);
     if (!v->slots) abort();
@@ -470,9 +468,9 @@ static void events_json(const memview *v, tpu_json *j)
 static void mem_json(void *state, tpu_json *j)
 {
     memview *v = state;
-    if (!v->m.memory.points && !v->n_ev) { tpu_json_null(j); return; }
+    if (!v->m->memory.points && !v->n_ev) { tpu_json_null(j); return; }
     tpu_json_begin_object(j);
-    if (v->m.memory.points) tpa_html_memory_members(&v->m, j);
+    if (v->m->memory.points) tpa_html_memory_members(v->m, j);
     tpu_json_kv_uint(j, "n_events", v->n_ev);
     if (v->n_ev) {
         tpu_json_key(j, "devices_traced");
@@ -507,7 +505,7 @@ static void mem_json(void *state, tpu_json *j)
 static void mem_free(void *state)
 {
     memview *v = state;
-    tpa_html_model_free(&v->m);
+    tpa_html_model_free(&v->own);
     for (uint32_t i = 0; i < v->n_names; i++) free(v->names[i]);
     free(v->names);
     free(v->stats);

@@ -31,7 +31,7 @@ typedef struct sm_edge { int64_t t; float v; int16_t dev; } sm_edge;
 
 typedef struct overview {
     tpa_view_input in;
-    tpa_html_model m;                  /* the run directory's files */
+    tpa_html_model own, *m;            /* the run directory's files: the builder's (view.h), or own */
     tpa_diagnosis cur, last;           /* the trace being read; the last one read */
     tpa_diagnose_run *run;
     bool have_last;
@@ -60,17 +60,10 @@ static void *ov_begin(const tpa_view_input *in)
     overview *o = calloc(1, sizeof *o);
     if (!o) return NULL;
     o->in = *in;
-    tpa_html_model_init(&o->m, in->input);
+    tpa_html_model_init(&o->own, in->input);
+    o->m = in->run_files ? in->run_files : &o->own;
+    snprintf(o->run_error, sizeof o->run_error, "%s", in->run_error ? in->run_error : "");
     tpa_ds_init(&o->cat, TPA_P_COUNT, STEP_COLUMNS);
-    if (in->run_dir) {
-        tpa_error err;
-        unsigned all = 1u << TPA_HTML_OPERATIONS | 1u << TPA_HTML_TIMING | 1u << TPA_HTML_MEMORY;
-        memset(&err, 0, sizeof err);
-        if (tpa_html_read_run(&o->m, in->input, all, true, &err) != 0)  /* shown, the rest still drawn */
-            snprintf(o->run_error, sizeof o->run_error, "%.200s: byte %llu: %.180s", err.file,
-                     (unsigned long long)err.offset, err.msg);
-        tpa_html_memory_findings(&o->m);
-    }
     return o;
 }
 
@@ -153,7 +146,7 @@ static void add_steps(overview *o, const tpa_steps_result *s)
         o->n_steps++;
         if (!o->in.run_dir) {  /* a run directory's own files give its step time */
             double ms = (double)r->dur_ns / 1e6;
-            tpa_ds_add(&o->m.step_ms, r->num, &ms);
+            tpa_ds_add(&o->m->step_ms, r->num, &ms);
         }
     }
     if (s->n && o->n_windows < TPA_HTML_WINDOWS) {
@@ -285,7 +278,7 @@ static void ov_json(void *state, tpu_json *j)
     step_note(o, j);
     tpu_json_kv_string(j, "findings_from", o->have_last ? o->last_path : "");
     tpu_json_kv_string(j, "run_error", o->run_error);
-    tpa_html_model_members(&o->m, j);
+    tpa_html_model_members(o->m, j);
     tpu_json_key(j, "windows");
     tpu_json_begin_array(j);
     for (int i = 0; i < o->n_windows && o->in.run_dir; i++) {
@@ -298,7 +291,7 @@ static void ov_json(void *state, tpu_json *j)
     tpu_json_key(j, "findings");
     tpu_json_begin_array(j);
     for (size_t i = 0; o->have_last && i < o->last.n_findings; i++) tpa_html_finding_json(j, &o->last.findings[i]);
-    for (int i = 0; i < o->m.n_findings; i++) tpa_html_finding_json(j, &o->m.findings[i]);
+    for (int i = 0; i < o->m->n_findings; i++) tpa_html_finding_json(j, &o->m->findings[i]);
     tpu_json_end_array(j);
     categories_json(o, j);
     gpu_json(o, j);
@@ -315,7 +308,7 @@ static void ov_free(void *state)
         if (tpa_diagnose_end(o->run, &meta, true, &err) == 0) tpa_diagnosis_free(&o->cur);
     }
     if (o->have_last) tpa_diagnosis_free(&o->last);
-    tpa_html_model_free(&o->m);
+    tpa_html_model_free(&o->own);
     tpa_ds_free(&o->cat);
     free(o->edges);
     free(o);

@@ -291,7 +291,7 @@ TP_TEST(begin_end_pairs)
 TP_TEST(shared_attributor)
 {
     static const char t[] = "{\"traceEvents\":[" X("op", "cpu_op", 0, 10, 1, "") END;
-    tpa_view_input in = { "x", false, false, NULL, 0 };
+    tpa_view_input in = { .input = "x" };
     collected a, b;
     memset(&a, 0, sizeof a);
     memset(&b, 0, sizeof b);
@@ -326,7 +326,7 @@ static const tpa_view_class *const g_views[] = { &tpa_view_operators, &tpa_view_
 
 static int views_json(const char *const *paths, int n, tpu_buf *out)
 {
-    tpa_view_input in = { paths[0], false, false, paths, n };
+    tpa_view_input in = { .input = paths[0], .traces = paths, .n_traces = n };
     void *st[NVIEWS];
     for (int v = 0; v < NVIEWS; v++) st[v] = g_views[v]->begin(&in);
     int rc = 0;
