@@ -5,7 +5,8 @@
 Generates a SIZE_MB Kineto trace from a GPU fixture (bench/analyze's
 generator), then, alternating in one run so the machine's noise hits both
 alike: `trainprof report TRACE` (text to /dev/null) and `trainprof report
---html PAGE TRACE`, best of --runs each, and their ratio; the page's size;
+--html PAGE TRACE`, best of --runs each, and their ratios in wall time and
+in CPU time (user + system of every thread); the page's size;
 and the time headless Chromium takes to load it and draw every view
 (performance.now() when the page's start() returns)."""
 import argparse
@@ -16,11 +17,16 @@ import time
 
 
 def timed(cmd):
+    """(wall seconds, CPU seconds: user + system of the command and its threads)."""
     t = time.perf_counter()
-    p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    if p.returncode:
-        sys.exit(f"{' '.join(cmd)}: exit {p.returncode}: {p.stderr}")
-    return time.perf_counter() - t
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t
+    err = p.stderr.read()
+    p.stderr.close()
+    if os.waitstatus_to_exitcode(status):
+        sys.exit(f"{' '.join(cmd)}: exit {os.waitstatus_to_exitcode(status)}: {err}")
+    return wall, ru.ru_utime + ru.ru_stime
 
 
 def chromium_ms(page_path, runs):
@@ -64,9 +70,11 @@ def main():
     size = os.path.getsize(page)
     ms = chromium_ms(page, a.runs)
     print(f"trace: {trace} ({os.path.getsize(trace) / 1e6:.0f} MB)")
-    print(f"trainprof report:        best {min(rep):.2f} s of {a.runs} ({', '.join(f'{t:.2f}' for t in rep)})")
-    print(f"trainprof report --html: best {min(html):.2f} s of {a.runs} ({', '.join(f'{t:.2f}' for t in html)})")
-    print(f"ratio (best / best):     {min(html) / min(rep):.2f}x")
+    for what, i in (("wall", 0), ("CPU", 1)):
+        r, h = [x[i] for x in rep], [x[i] for x in html]
+        print(f"{what}: trainprof report:        best {min(r):.2f} s of {a.runs} ({', '.join(f'{t:.2f}' for t in r)})")
+        print(f"{what}: trainprof report --html: best {min(h):.2f} s of {a.runs} ({', '.join(f'{t:.2f}' for t in h)})")
+        print(f"{what}: ratio (best / best):     {min(h) / min(r):.2f}x")
     print(f"page: {size / 1e6:.2f} MB")
     print(f"chromium load + draw:    best {min(ms):.0f} ms of {a.runs} ({', '.join(f'{t:.0f}' for t in ms)})")
 
