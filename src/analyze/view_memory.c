@@ -74,8 +74,11 @@ static void *mem_begin(const tpa_view_input *in)
     memview *v = calloc(1, sizeof *v);
     if (!v) return NULL;
     v->in = *in;
-    tpa_html_model_init(&v->own, in->input);
-    v->m = in->run_files ? in->run_files : &v->own;
+    v->m = in->run_files;
+    if (!v->m) {
+        tpa_html_model_init(&v->own, in->input);
+        v->m = &v->own;
+    }
     v->n_slots = 1024;
     v->slots = calloc(v->n_slots, sizeof *v->slots);
     if (!v->slots) abort();
@@ -505,7 +508,7 @@ static void mem_json(void *state, tpu_json *j)
 static void mem_free(void *state)
 {
     memview *v = state;
-    tpa_html_model_free(&v->own);
+    if (v->m == &v->own) tpa_html_model_free(&v->own);
     for (uint32_t i = 0; i < v->n_names; i++) free(v->names[i]);
     free(v->names);
     free(v->stats);

@@ -60,8 +60,11 @@ static void *ov_begin(const tpa_view_input *in)
     overview *o = calloc(1, sizeof *o);
     if (!o) return NULL;
     o->in = *in;
-    tpa_html_model_init(&o->own, in->input);
-    o->m = in->run_files ? in->run_files : &o->own;
+    o->m = in->run_files;
+    if (!o->m) {
+        tpa_html_model_init(&o->own, in->input);
+        o->m = &o->own;
+    }
     snprintf(o->run_error, sizeof o->run_error, "%s", in->run_error ? in->run_error : "");
     tpa_ds_init(&o->cat, TPA_P_COUNT, STEP_COLUMNS);
     return o;
@@ -308,7 +311,7 @@ static void ov_free(void *state)
         if (tpa_diagnose_end(o->run, &meta, true, &err) == 0) tpa_diagnosis_free(&o->cur);
     }
     if (o->have_last) tpa_diagnosis_free(&o->last);
-    tpa_html_model_free(&o->own);
+    if (o->m == &o->own) tpa_html_model_free(&o->own);
     tpa_ds_free(&o->cat);
     free(o->edges);
     free(o);
