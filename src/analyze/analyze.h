@@ -213,6 +213,8 @@ typedef struct tpa_report_run tpa_report_run;
 tpa_report_run *tpa_report_begin(tpa_report *rep, const char *path, const tpa_report_opts *o,
                                  tpa_error *err);
 void tpa_report_feed(tpa_report_run *run, const tpa_event *ev);
+/* The same, for an event already classified: kind is tpa_classify(ev). */
+void tpa_report_feed_kind(tpa_report_run *run, const tpa_event *ev, int kind);
 void tpa_report_end(tpa_report_run *run, const tpa_meta *m, const char *path);
 
 /* ---- steps --------------------------------------------------------------- */
@@ -262,6 +264,8 @@ int tpa_steps_file(const char *path, tpa_steps_result *res, tpa_error *err);
 typedef struct tpa_steps_ctx tpa_steps_ctx;
 tpa_steps_ctx *tpa_steps_begin(const char *path);
 void tpa_steps_feed(tpa_steps_ctx *c, const tpa_event *ev);
+/* The same, for an event already classified: kind is tpa_classify(ev). */
+void tpa_steps_feed_kind(tpa_steps_ctx *c, const tpa_event *ev, int kind);
 int tpa_steps_finish(tpa_steps_ctx *c, bool truncated, tpa_steps_result *res, tpa_error *err);
 /* Intervals held before a pass narrows its window (0: default, 2M). */
 void tpa_steps_set_budget(size_t intervals);

@@ -305,8 +305,8 @@ tpa_diagnose_run *tpa_diagnose_begin(tpa_diagnosis *d, const char *path)
 
 void tpa_diagnose_feed(tpa_diagnose_run *run, const tpa_event *ev, int kind)
 {
-    tpa_report_feed(run->rep, ev);
-    tpa_steps_feed(run->steps, ev);
+    tpa_report_feed_kind(run->rep, ev, kind);
+    tpa_steps_feed_kind(run->steps, ev, kind);
     tpa_diagnosis *d = run->d;
     if (ev->occupancy >= 0 && ev->ph == 'X' && ev->has_dur && ev->dur_ns > 0 && kind == TPA_K_KERNEL) {
         d->occ_kernel_ns = tpa_sat_add(d->occ_kernel_ns, ev->dur_ns);

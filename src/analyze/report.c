@@ -423,11 +423,11 @@ static bool keep_event(const run_ctx *c, const tpa_event *ev)
 
 /* ---- events ------------------------------------------------------------------------ */
 
-static void on_begin(run_ctx *c, const tpa_event *ev)
+static void on_begin(run_ctx *c, const tpa_event *ev, int kind)
 {
     thread_state *t = thread_for(c, ev->pid, ev->tid);
     GROW(t->begins, t->nbegins, t->cbegins);
-    t->begins[t->nbegins++] = (begin_rec){ ev->ts_ns, op_for(c, -1, tpa_classify(ev), ev->name) };
+    t->begins[t->nbegins++] = (begin_rec){ ev->ts_ns, op_for(c, -1, kind, ev->name) };
 }
 
 static void note_negative(tpa_report *rep, const tpa_event *ev)
@@ -521,7 +521,8 @@ static void async_end(run_ctx *c, const tpa_event *ev)
     c->rep->async_unmatched++;
 }
 
-static void on_event(run_ctx *c, const tpa_event *ev)
+/* kind: tpa_classify(ev), or -1 when the caller has not classified it. */
+static void on_event(run_ctx *c, const tpa_event *ev, int kind)
 {
     tpa_report *rep = c->rep;
     rep->events++;
@@ -532,7 +533,7 @@ static void on_event(run_ctx *c, const tpa_event *ev)
         if (!ev->has_ts) { rep->skipped_unknown++; return; }
         if (ev->has_dur && ev->dur_ns < 0) { note_negative(rep, ev); return; }
         int64_t dur = ev->has_dur ? ev->dur_ns : 0;
-        int kind = tpa_classify(ev);
+        if (kind < 0) kind = tpa_classify(ev);
         rep->spans++;
         if (tpa_kind_is_gpu(kind)) {
             if (kind == TPA_K_GPU_ANNOTATION && !c->o->cats) return;  /* would double count */
@@ -548,7 +549,7 @@ static void on_event(run_ctx *c, const tpa_event *ev)
         host_span(c, ev->pid, ev->tid, ev->ts_ns, dur, op_for(c, -1, kind, ev->name));
         return;
     }
-    case 'B': if (ev->has_ts) on_begin(c, ev); return;
+    case 'B': if (ev->has_ts) on_begin(c, ev, kind < 0 ? tpa_classify(ev) : kind); return;
     case 'E': if (ev->has_ts) on_end(c, ev); return;
     case 'b': if (ev->has_ts) async_begin(c, ev); return;
     case 'e': if (ev->has_ts) async_end(c, ev); return;
@@ -580,7 +581,12 @@ tpa_report_run *tpa_report_begin(tpa_report *rep, const char *path, const tpa_re
 
 void tpa_report_feed(tpa_report_run *run, const tpa_event *ev)
 {
-    on_event((run_ctx *)run, ev);
+    on_event((run_ctx *)run, ev, -1);
+}
+
+void tpa_report_feed_kind(tpa_report_run *run, const tpa_event *ev, int kind)
+{
+    on_event((run_ctx *)run, ev, kind);
 }
 
 static void end_pass(run_ctx *c)
@@ -609,7 +615,7 @@ static bool reread(run_ctx *c, const char *path)
     tpa_event ev;
     int rc;
     while ((rc = tpa_reader_next(r, &ev, &err)) > 0)
-        on_event(c, &ev);
+        on_event(c, &ev, -1);
     tpa_reader_close(r);
     end_pass(c);
     if (rc < 0) {  /* the last pass's tables stand */

@@ -437,7 +437,9 @@ static void note_negative(tpa_steps_ctx *c, const tpa_event *ev)
     if (c->first_pass && !c->negative++) c->negative_at = ev->offset;
 }
 
-void tpa_steps_feed(tpa_steps_ctx *c, const tpa_event *ev)
+void tpa_steps_feed(tpa_steps_ctx *c, const tpa_event *ev) { tpa_steps_feed_kind(c, ev, -1); }
+
+void tpa_steps_feed_kind(tpa_steps_ctx *c, const tpa_event *ev, int kind)
 {
     if (!ev->has_ts || (ev->ph != 'X' && ev->ph != 'B' && ev->ph != 'E')) return;
     if (ev->ph == 'X' && ev->has_dur && ev->dur_ns < 0) { note_negative(c, ev); return; }
@@ -454,7 +456,7 @@ void tpa_steps_feed(tpa_steps_ctx *c, const tpa_event *ev)
         if (ev->ts_ns > c->span_hi) c->span_hi = ev->ts_ns;
         return;
     }
-    int kind = tpa_classify(ev);
+    if (kind < 0) kind = tpa_classify(ev);
     bool step = host_step(ev, kind, &num);
     int ci = !step && c->first_pass ? cand_index(&c->cands, ev, kind) : -1;
     if (ev->ph == 'B') { be_push(&c->be, ev, step ? BE_STEP : part_of(ev, kind), num, ci); return; }
