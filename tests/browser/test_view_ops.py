@@ -209,8 +209,11 @@ def gpu_page(browser, tmp, name):
     check(len(cells) > 10, f"only {len(cells)} kernels")
     print(f"{name}: {len(cells)} kernels on the page compared with report --json, {bad} differ")
     cfg = header(page, "kernels-by-config")
-    check(all(h in cfg for h in ("Operator", "Grid", "Block", "Registers/thread", "Shared mem", "Blocks/SM", "Est. occupancy")),
+    check(all(h in cfg for h in ("Operator", "Grid", "Block", "Regs", "Smem", "Blk/SM", "Occ.")),
           f"config table columns: {cfg}")
+    wide = page.evaluate("(() => { const w = document.getElementById('kernels-by-config').parentElement;"
+                         " return [w.scrollWidth, w.clientWidth]; })()")
+    check(wide[0] <= wide[1] + 1, f"the launch-configuration table scrolls sideways: {wide[0]} px in {wide[1]} px")
     ops_of = [c[1] for c in table_cells(page, "kernels-by-config")]
     check(ops_of and all(ops_of), "a kernel row without its launching operator")
     page.evaluate("document.getElementById('kernels-config').scrollIntoView()")

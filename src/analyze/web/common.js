@@ -393,12 +393,14 @@ const TP = (function () {
       th.addEventListener('click', () => { desc = key === c.key ? !desc : c.align !== 'l'; key = c.key; draw(); });
       return th;
     });
-    /* text columns with long values share ~440 px (one alone: 330 px, the
-     * stylesheet's td.l), so the numeric columns stay on screen */
+    /* text columns with long values share ~440 px (opts.textWidth; one
+     * alone: 330 px, the stylesheet's td.l), so the numeric columns stay
+     * on screen */
     function textWidths(list) {
       const long = columns.map(c => c.align === 'l' && list.some(r => typeof r[c.key] === 'string' && r[c.key].length > 40));
       const n = long.filter(Boolean).length;
-      return long.map(l => l && n > 1 ? Math.max(160, Math.floor(440 / n)) + 'px' : null);
+      const budget = opts.textWidth || 440;
+      return long.map(l => l && n > 1 ? Math.max(Math.min(160, budget / n), Math.floor(budget / n)) + 'px' : null);
     }
     function draw() {
       let list = data;

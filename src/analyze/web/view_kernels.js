@@ -55,9 +55,13 @@
     el('p', { class: 'note' }, c2, 'The launching operator is the innermost operator around the runtime call that launched the kernel (matched by correlation id).');
     TP.table(c2, [{ key: 'name', label: 'Kernel', align: 'l' }, { key: 'op', label: 'Operator', align: 'l' },
       { key: 'grid', label: 'Grid', fmt: dim, align: 'l' }, { key: 'block', label: 'Block', fmt: dim, align: 'l' },
-      { key: 'regs', label: 'Registers/thread' }, { key: 'shmem', label: 'Shared mem', fmt: v => v === null ? '-' : TP.fmtBytes(v) }].concat(STATS,
-      [{ key: 'blocks_per_sm', label: 'Blocks/SM', fmt: num2 }, { key: 'occupancy', label: 'Est. occupancy', fmt: occ }]),
-    byCfg, { sortBy: 'total', search: true, limit: 100, id: 'kernels-by-config' });
+      /* short headers (full words in their tooltips): fifteen columns fit the card without scrolling sideways */
+      { key: 'regs', label: 'Regs', title: 'registers per thread' },
+      { key: 'shmem', label: 'Smem', title: 'shared memory per block', fmt: v => v === null ? '-' : TP.fmtBytes(v) }]
+      .concat(STATS.map(c => c.key === 'share' ? Object.assign({}, c, { label: '% time', title: c.label }) : c),
+      [{ key: 'blocks_per_sm', label: 'Blk/SM', title: 'blocks per SM', fmt: num2 },
+        { key: 'occupancy', label: 'Occ.', title: 'est. achieved occupancy %, weighted by duration', fmt: occ }]),
+    byCfg, { sortBy: 'total', search: true, limit: 100, id: 'kernels-by-config', textWidth: 270 });
     leftOut(c2, d.by_config);
   }
 
