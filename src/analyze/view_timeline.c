@@ -50,13 +50,14 @@ static void *grow(void *p, size_t *cap, size_t need, size_t elem, size_t limit)
 /* ---- candidate steps ---------------------------------------------------------------- */
 
 /* Orders of steps: `before(a, b, med)` is true when a comes first. Of equal
- * durations the earlier step (by file, then number) comes first in each, so
- * a later step that only ties one never displaces it. */
+ * durations the earlier step (by file, then start, then number) comes first
+ * in each, so a later step that only ties one never displaces it. */
 typedef bool (*step_order)(const tpa_tl_step *a, const tpa_tl_step *b, int64_t med);
 
 static bool earlier(const tpa_tl_step *a, const tpa_tl_step *b)
 {
-    return a->file != b->file ? a->file < b->file : a->num < b->num;
+    if (a->file != b->file) return a->file < b->file;
+    return a->start != b->start ? a->start < b->start : a->num < b->num;
 }
 
 static bool faster(const tpa_tl_step *a, const tpa_tl_step *b, int64_t med)

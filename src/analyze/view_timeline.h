@@ -10,7 +10,7 @@
  * (each was a candidate at every compaction after it was seen, or came
  * after the last one); the median shown is the intact step nearest the
  * true median. Of steps of equal duration the earlier one (by file, then
- * number) is the slower, the faster and the nearer the median, so a later
+ * start) is the slower, the faster and the nearer the median, so a later
  * step that only ties a candidate is left out on arrival. The store holds
  * what the JSON writer uses: each event's name, args text and string ids.
  * One pass, memory bounded by the store's caps.
