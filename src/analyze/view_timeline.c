@@ -241,6 +241,7 @@ static void keep_candidates(tpa_tl *t, size_t edge, size_t mid_n)
     memcpy(t->cut, t->max_end, (size_t)t->n_files * sizeof *t->cut);
     t->new_lo = INT64_MAX;
     t->first_new = t->n_steps;
+    t->n_new_intact = 0;
     t->new_sorted = true;
 }
 
@@ -289,17 +290,18 @@ static void add_meta(tpa_tl *t, int file, const tpa_event *ev)
 }
 
 /* Whether step x can be no candidate at the next compaction: 3 known steps
- * come before it in each of slower and faster, and it is no middle one (its
- * duration outside the band, or CAND_MID intact candidates of the same
- * duration come before it). */
+ * come before it in each of slower and faster, and it is no middle one: its
+ * duration is outside the band, or CAND_MID intact steps (candidates, or
+ * read since) of the same duration come before it: they stay intact until
+ * then, and are nearer any median than x. */
 static bool never_candidate(const tpa_tl *t, const tpa_tl_step *x)
 {
     if (!t->has_band || t->n_top3 < 3) return false;
     if (!slower(&t->steps[t->slow3[2]], x, 0) || !faster(&t->steps[t->fast3[2]], x, 0)) return false;
     if (x->dur < t->band_lo || x->dur > t->band_hi) return true;
     size_t tied = 0;
-    for (size_t c = 0; c < t->n_cand; c++) {
-        const tpa_tl_step *s = &t->steps[t->cand[c]];
+    for (size_t c = 0; c < t->n_cand + t->n_new_intact && tied < CAND_MID; c++) {
+        const tpa_tl_step *s = &t->steps[c < t->n_cand ? t->cand[c] : t->new_intact[c - t->n_cand]];
         tied += s->intact && s->dur == x->dur && earlier(s, x);
     }
     return tied >= CAND_MID;
@@ -314,6 +316,7 @@ static void add_step(tpa_tl *t, int file, int64_t num, const tpa_event *ev)
     *x = (tpa_tl_step){num, ev->ts_ns, ev->dur_ns, (uint16_t)file, true};
     x->intact = !never_candidate(t, x);
     t->early += !x->intact;
+    if (x->intact && t->n_new_intact < TPA_TL_NEW_INTACT) t->new_intact[t->n_new_intact++] = i;
     if (i > t->first_new) {
         const tpa_tl_step *prev = &t->steps[i - 1];
         if (prev->file > file || (prev->file == file && prev->start > ev->ts_ns)) t->new_sorted = false;

@@ -29,6 +29,7 @@
 #define TPA_TL_STORE_BYTES (64u << 20)
 #define TPA_TL_CARRY 150000u
 #endif
+#define TPA_TL_NEW_INTACT 64u           /* steps read since a compaction looked at for ties */
 #define TPA_TL_MAX_STEPS (1u << 20)      /* steps remembered (24 bytes each) */
 #define TPA_TL_RAW_MAX 4096u             /* longer events keep their name, not their args */
 #define TPA_TL_ID_MAX 63u                /* string pid / tid bytes kept (the row label's) */
@@ -87,6 +88,7 @@ typedef struct tpa_tl {
      * faster), and its duration outside the band around the median of the
      * last compaction or tied with CAND_MID earlier candidates */
     size_t slow3[3], fast3[3], n_top3;
+    size_t new_intact[TPA_TL_NEW_INTACT], n_new_intact; /* the first intact steps read since */
     bool has_band; int64_t band_lo, band_hi;
     size_t first_new;         /* steps[first_new..]: read since the last compaction */
     bool new_sorted;          /* ... in order of start (then looked up by bisection) */
