@@ -49,15 +49,20 @@ static int64_t step_dur(int k, int steps) { return 2 * MS + (int64_t)((k * 7919)
 
 static int64_t step_start(int k, int steps) { return (int64_t)k * (3 * MS + (int64_t)steps * 5 * US); }
 
-static void host_step(gen *g, int k, int steps, bool children_first)
+/* Step k on the host with OPS operators, before or after them. */
+static void step_at(gen *g, int k, int64_t start, int64_t dur, bool children_first)
 {
-    int64_t start = step_start(k, steps), dur = step_dur(k, steps);
     char name[32];
     snprintf(name, sizeof name, "ProfilerStep#%d", k);
     if (!children_first) emit(g, 'X', name, 1, 1, start, dur, 0);
     for (int i = 0; i < OPS; i++)
         emit(g, 'X', "aten::mm", 1, 1, start + (i + 1) * dur / (OPS + 2), dur / (OPS + 4), k * OPS + i + 1);
     if (children_first) emit(g, 'X', name, 1, 1, start, dur, 0);
+}
+
+static void host_step(gen *g, int k, int steps, bool children_first)
+{
+    step_at(g, k, step_start(k, steps), step_dur(k, steps), children_first);
 }
 
 static void gpu_step(gen *g, int k, int steps)
@@ -244,14 +249,7 @@ TP_TEST(tied_steps_left_out_on_arrival)
     t.carry = 120;
     gen g = {.t = &t};
     int steps = 600;
-    for (int k = 0; k < steps; k++) {
-        int64_t start = (int64_t)k * 3 * MS, dur = 2 * MS + (int64_t)(k % 6) * 5 * US;
-        char name[32];
-        snprintf(name, sizeof name, "ProfilerStep#%d", k);
-        emit(&g, 'X', name, 1, 1, start, dur, 0);
-        for (int i = 0; i < OPS; i++)
-            emit(&g, 'X', "aten::mm", 1, 1, start + (i + 1) * dur / (OPS + 2), dur / (OPS + 4), k * OPS + i + 1);
-    }
+    for (int k = 0; k < steps; k++) step_at(&g, k, (int64_t)k * 3 * MS, 2 * MS + (int64_t)(k % 6) * 5 * US, false);
     CHECK_EQ_INT(t.compactions, 1);
     CHECK(t.early > (uint64_t)steps * 4 / 5);
     long pick[3];
