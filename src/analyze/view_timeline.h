@@ -22,7 +22,7 @@
 
 #ifdef TP_SMALL_LIMITS
 #define TPA_TL_STORE_EVENTS 256u         /* records held before a compaction */
-#define TPA_TL_STORE_BYTES (64u << 10)   /* names and raw text held */
+#define TPA_TL_STORE_BYTES (64u << 10)   /* names, args and string ids held */
 #define TPA_TL_CARRY 120u                /* events written into the page */
 #else
 #define TPA_TL_STORE_EVENTS (1u << 19)
