@@ -18,7 +18,6 @@ void tpa_tl_init(tpa_tl *t, const tpa_view_input *in)
     t->new_sorted = true;
     for (int f = 0; f < t->n_files; f++) t->max_end[f] = t->cut[f] = INT64_MIN;
     t->new_lo = INT64_MAX;
-    for (int k = 0; k < 3; k++) t->slow3[k] = INT64_MIN, t->fast3[k] = INT64_MAX;
     for (int f = 0; f < 64; f++) t->min_ts[f] = INT64_MAX;
     t->store_events = TPA_TL_STORE_EVENTS;
     t->store_bytes = TPA_TL_STORE_BYTES;
@@ -50,57 +49,97 @@ static void *grow(void *p, size_t *cap, size_t need, size_t elem, size_t limit)
 
 /* ---- candidate steps ---------------------------------------------------------------- */
 
-/* qsort_r comparators over indexes; ctx is the array they index (pages may
- * be built on several threads at once: no global base). */
-static int by_dur(const void *a, const void *b, void *ctx)
+/* Orders of steps: `before(a, b, med)` is true when a comes first. Of equal
+ * durations the earlier step (by file, then start, then number) comes first
+ * in each, so a later step that only ties one never displaces it. */
+typedef bool (*step_order)(const tpa_tl_step *a, const tpa_tl_step *b, int64_t med);
+
+static bool earlier(const tpa_tl_step *a, const tpa_tl_step *b)
 {
-    const tpa_tl_step *base = ctx;
-    const tpa_tl_step *x = &base[*(const size_t *)a], *y = &base[*(const size_t *)b];
-    if (x->dur != y->dur) return x->dur < y->dur ? -1 : 1;
-    if (x->file != y->file) return x->file < y->file ? -1 : 1;
-    return x->num < y->num ? -1 : x->num > y->num;
+    if (a->file != b->file) return a->file < b->file;
+    return a->start != b->start ? a->start < b->start : a->num < b->num;
 }
 
-/* Indices of the steps (all, or only intact ones) sorted by duration. */
-static size_t *sorted_steps(const tpa_tl *t, bool intact_only, size_t *n)
+static bool faster(const tpa_tl_step *a, const tpa_tl_step *b, int64_t med)
 {
-    size_t *ix = malloc((t->n_steps ? t->n_steps : 1) * sizeof *ix);
-    if (!ix) abort();
-    *n = 0;
-    for (size_t i = 0; i < t->n_steps; i++)
-        if (!intact_only || t->steps[i].intact) ix[(*n)++] = i;
-    if (*n) qsort_r(ix, *n, sizeof *ix, by_dur, (void *)t->steps);
-    return ix;
+    (void)med;
+    return a->dur != b->dur ? a->dur < b->dur : earlier(a, b);
+}
+
+static bool slower(const tpa_tl_step *a, const tpa_tl_step *b, int64_t med)
+{
+    (void)med;
+    return a->dur != b->dur ? a->dur > b->dur : earlier(a, b);
+}
+
+/* Nearer the median duration med; the shorter first at equal distances. */
+static bool nearer(const tpa_tl_step *a, const tpa_tl_step *b, int64_t med)
+{
+    int64_t da = a->dur > med ? a->dur - med : med - a->dur, db = b->dur > med ? b->dur - med : med - b->dur;
+    return da != db ? da < db : faster(a, b, med);
+}
+
+/* Inserts step s into best[0..*n), the (at most k) steps first in `before`. */
+static void top_k(const tpa_tl *t, size_t *best, size_t *n, size_t k, size_t s, step_order before, int64_t med)
+{
+    const tpa_tl_step *x = &t->steps[s];
+    size_t i = *n;
+    if (i == k) {
+        if (!before(x, &t->steps[best[k - 1]], med)) return;
+        i = k - 1;
+    } else {
+        (*n)++;
+    }
+    for (; i > 0 && before(x, &t->steps[best[i - 1]], med); i--) best[i] = best[i - 1];
+    best[i] = s;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The median duration of all steps so far (the lower one of an even count). */
+static int64_t median_dur(const tpa_tl *t)
+{
+    if (!t->n_steps) return 0;
+    int64_t *d = malloc(t->n_steps * sizeof *d);
+    if (!d) abort();
+    for (size_t i = 0; i < t->n_steps; i++) d[i] = t->steps[i].dur;
+    qsort(d, t->n_steps, sizeof *d, by_value);
+    int64_t med = d[(t->n_steps - 1) / 2];
+    free(d);
+    return med;
 }
 
 enum { CAND_EDGE = 3, CAND_MID = 5, CAND_MAX = 2 * CAND_EDGE + CAND_MID };
 
-/* The candidates kept at a compaction: the CAND_EDGE slowest and fastest
- * steps (by the ordering of by_dur) and the CAND_MID intact steps nearest
- * the median duration of all steps so far, so the kept middle follows the
- * median as it drifts. */
+static void add_unique(size_t *out, size_t *k, size_t s)
+{
+    for (size_t c = 0; c < *k; c++)
+        if (out[c] == s) return;
+    out[(*k)++] = s;
+}
+
+/* The candidates kept at a compaction: the `edge` slowest and fastest steps
+ * and the `mid_n` intact steps nearest the median duration of all steps so
+ * far, so the kept middle follows the median as it drifts. */
 static size_t candidates(const tpa_tl *t, size_t out[CAND_MAX], size_t edge, size_t mid_n, size_t *n_edges,
                          int64_t *median)
 {
-    size_t n, ni, k = 0;
-    size_t *all = sorted_steps(t, false, &n), *ix = sorted_steps(t, true, &ni);
-    for (size_t i = 0; i < n; i++)
-        if (i < edge || i + edge >= n) out[k++] = all[i];
-    int64_t med = n ? t->steps[all[(n - 1) / 2]].dur : 0;
-    *n_edges = k;
-    *median = med;
-    size_t hi = 0;
-    while (hi < ni && t->steps[ix[hi]].dur < med) hi++;
-    size_t lo = hi; /* take from [lo-1 down] or [hi up], nearest first */
-    for (size_t m = 0; m < mid_n && (lo > 0 || hi < ni); m++) {
-        bool down = hi >= ni || (lo > 0 && med - t->steps[ix[lo - 1]].dur <= t->steps[ix[hi]].dur - med);
-        size_t s = down ? ix[--lo] : ix[hi++];
-        bool dup = false;
-        for (size_t c = 0; c < k; c++) dup |= out[c] == s;
-        if (!dup) out[k++] = s;
+    size_t slow[CAND_EDGE], fast[CAND_EDGE], mid[CAND_MID], ns = 0, nf = 0, nm = 0, k = 0;
+    int64_t med = median_dur(t);
+    for (size_t i = 0; i < t->n_steps; i++) {
+        top_k(t, slow, &ns, edge, i, slower, med);
+        top_k(t, fast, &nf, edge, i, faster, med);
+        if (t->steps[i].intact) top_k(t, mid, &nm, mid_n, i, nearer, med);
     }
-    free(all);
-    free(ix);
+    for (size_t i = 0; i < ns; i++) add_unique(out, &k, slow[i]);
+    for (size_t i = 0; i < nf; i++) add_unique(out, &k, fast[i]);
+    *n_edges = k;
+    for (size_t i = 0; i < nm; i++) add_unique(out, &k, mid[i]);
+    *median = med;
     return k;
 }
 
@@ -118,7 +157,7 @@ static void keep_only(tpa_tl *t, const bool *keep)
     for (size_t i = 0; i < t->n; i++) {
         if (!keep[i]) { t->dropped++; continue; }
         tpa_tl_rec r = t->rec[i];
-        size_t len = (size_t)r.name_n + r.raw_n;
+        size_t len = tpa_tl_rec_bytes(&r);
         memmove(t->arena + used, t->arena + r.off, len); /* records are in arena order */
         r.off = (uint32_t)used;
         used += len;
@@ -202,6 +241,7 @@ static void keep_candidates(tpa_tl *t, size_t edge, size_t mid_n)
     memcpy(t->cut, t->max_end, (size_t)t->n_files * sizeof *t->cut);
     t->new_lo = INT64_MAX;
     t->first_new = t->n_steps;
+    t->n_new_intact = 0;
     t->new_sorted = true;
 }
 
@@ -225,7 +265,7 @@ static void compact(tpa_tl *t)
         size_t before = t->n;
         keep_first(t, t->store_events / 4, tpa_tl_by_dur_desc, NULL);
         size_t used = 0;
-        for (size_t i = 0; i < t->n; i++) used += (size_t)t->rec[i].name_n + t->rec[i].raw_n;
+        for (size_t i = 0; i < t->n; i++) used += tpa_tl_rec_bytes(&t->rec[i]);
         if (used > t->store_bytes / 2) keep_first(t, t->n / 4, tpa_tl_by_dur_desc, NULL);
         t->thinned += before - t->n;
     }
@@ -249,22 +289,41 @@ static void add_meta(tpa_tl *t, int file, const tpa_event *ev)
     m->name[n] = '\0';
 }
 
+/* Whether step x can be no candidate at the next compaction: 3 known steps
+ * come before it in each of slower and faster, and it is no middle one: its
+ * duration is outside the band, or CAND_MID intact steps (candidates, or
+ * read since) of the same duration come before it: they stay intact until
+ * then, and are nearer any median than x. */
+static bool never_candidate(const tpa_tl *t, const tpa_tl_step *x)
+{
+    if (!t->has_band || t->n_top3 < 3) return false;
+    if (!slower(&t->steps[t->slow3[2]], x, 0) || !faster(&t->steps[t->fast3[2]], x, 0)) return false;
+    if (x->dur < t->band_lo || x->dur > t->band_hi) return true;
+    size_t tied = 0;
+    for (size_t c = 0; c < t->n_cand + t->n_new_intact && tied < CAND_MID; c++) {
+        const tpa_tl_step *s = &t->steps[c < t->n_cand ? t->cand[c] : t->new_intact[c - t->n_cand]];
+        tied += s->intact && s->dur == x->dur && earlier(s, x);
+    }
+    return tied >= CAND_MID;
+}
+
 static void add_step(tpa_tl *t, int file, int64_t num, const tpa_event *ev)
 {
     if (t->n_steps >= TPA_TL_MAX_STEPS) { t->steps_lost++; return; }
     t->steps = grow(t->steps, &t->steps_cap, t->n_steps + 1, sizeof *t->steps, 0);
-    int64_t d = ev->dur_ns;
-    bool never = t->has_band && d < t->slow3[2] && d > t->fast3[2] && (d < t->band_lo || d > t->band_hi);
-    t->steps[t->n_steps++] = (tpa_tl_step){num, ev->ts_ns, d, (uint16_t)file, !never};
-    t->early += never;
-    if (t->n_steps - 1 > t->first_new) {
-        const tpa_tl_step *prev = &t->steps[t->n_steps - 2];
+    size_t i = t->n_steps++;
+    tpa_tl_step *x = &t->steps[i];
+    *x = (tpa_tl_step){num, ev->ts_ns, ev->dur_ns, (uint16_t)file, true};
+    x->intact = !never_candidate(t, x);
+    t->early += !x->intact;
+    if (x->intact && t->n_new_intact < TPA_TL_NEW_INTACT) t->new_intact[t->n_new_intact++] = i;
+    if (i > t->first_new) {
+        const tpa_tl_step *prev = &t->steps[i - 1];
         if (prev->file > file || (prev->file == file && prev->start > ev->ts_ns)) t->new_sorted = false;
     }
-    for (int k = 0; k < 3; k++) /* insert d into the 3 longest and the 3 shortest */
-        if (d > t->slow3[k]) { for (int m = 2; m > k; m--) t->slow3[m] = t->slow3[m - 1]; t->slow3[k] = d; break; }
-    for (int k = 0; k < 3; k++)
-        if (d < t->fast3[k]) { for (int m = 2; m > k; m--) t->fast3[m] = t->fast3[m - 1]; t->fast3[k] = d; break; }
+    size_t n_fast = t->n_top3;
+    top_k(t, t->slow3, &t->n_top3, 3, i, slower, 0);
+    top_k(t, t->fast3, &n_fast, 3, i, faster, 0);
     int64_t end = tpa_sat_add(ev->ts_ns, ev->dur_ns);
     if (file < t->n_files && end > t->max_end[file]) t->max_end[file] = end;
     if (ev->ts_ns < t->new_lo) t->new_lo = ev->ts_ns;
@@ -315,14 +374,21 @@ void tpa_tl_feed(tpa_tl *t, int file, const tpa_event *ev, int kind)
     if (t->no_steps_cut && t->n_steps == 0 && ev->ts_ns > t->cutoff) { t->dropped++; return; }
     int64_t dur = ph == 'X' ? ev->dur_ns : 0;
     if (doomed(t, file, ev->ts_ns, dur)) { t->dropped++; return; }
-    size_t name_n = ev->name.n < TPA_TL_NAME_MAX ? ev->name.n : TPA_TL_NAME_MAX;
-    size_t raw_n = ev->raw.n <= TPA_TL_RAW_MAX ? ev->raw.n : 0;
-    if (t->n >= t->store_events || t->used + name_n + raw_n > t->store_bytes) compact(t);
+    size_t name_n = ev->name.n < TPA_TL_NAME_MAX ? ev->name.n : TPA_TL_NAME_MAX, args_n = 0;
+    const char *args = ev->raw.n <= TPA_TL_RAW_MAX ? tpa_event_args(ev, &args_n) : NULL;
+    if (!args || args_n <= 2) args_n = 0; /* "{}" is written as no args */
+    size_t pid_n = ev->pid_str.n < TPA_TL_ID_MAX ? ev->pid_str.n : TPA_TL_ID_MAX;
+    size_t tid_n = ev->tid_str.n < TPA_TL_ID_MAX ? ev->tid_str.n : TPA_TL_ID_MAX;
+    size_t bytes = name_n + args_n + pid_n + tid_n;
+    if (t->n >= t->store_events || t->used + bytes > t->store_bytes) compact(t);
     if (t->no_steps_cut && t->n_steps == 0 && ev->ts_ns > t->cutoff) { t->dropped++; return; }
     if (t->n == t->cap) t->rec = grow(t->rec, &t->cap, t->n + 1, sizeof *t->rec, t->store_events);
-    if (t->used + name_n + raw_n > t->arena_cap) t->arena = grow(t->arena, &t->arena_cap, t->used + name_n + raw_n, 1, 0);
-    memcpy(t->arena + t->used, ev->name.p, name_n);
-    if (raw_n) memcpy(t->arena + t->used + name_n, ev->raw.p, raw_n);
+    if (t->used + bytes > t->arena_cap) t->arena = grow(t->arena, &t->arena_cap, t->used + bytes, 1, 0);
+    char *w = t->arena + t->used;
+    memcpy(w, ev->name.p, name_n);
+    if (args_n) memcpy(w + name_n, args, args_n);
+    if (pid_n) memcpy(w + name_n + args_n, ev->pid_str.p, pid_n);
+    if (tid_n) memcpy(w + name_n + args_n + pid_n, ev->tid_str.p, tid_n);
     tpa_tl_rec *r = &t->rec[t->n++]; /* field by field: no struct copy per event */
     r->ts = ev->ts_ns;
     r->dur = dur;
@@ -330,15 +396,13 @@ void tpa_tl_feed(tpa_tl *t, int file, const tpa_event *ev, int kind)
     r->tid = ev->tid;
     r->off = (uint32_t)t->used;
     r->name_n = (uint16_t)name_n;
-    r->raw_n = (uint16_t)raw_n;
-    size_t args_n = 0;
-    const char *args = raw_n ? tpa_event_args(ev, &args_n) : NULL;
-    r->args_at = args ? (uint16_t)(args - ev->raw.p) : 0;
-    r->args_n = args ? (uint16_t)args_n : 0;
+    r->args_n = (uint16_t)args_n;
+    r->pid_n = (uint8_t)pid_n;
+    r->tid_n = (uint8_t)tid_n;
     r->file = (uint16_t)file;
     r->ph = ph;
     r->kind = (uint8_t)kind;
-    t->used += name_n + raw_n;
+    t->used += bytes;
 }
 
 /* ---- the final choice --------------------------------------------------------------- */
@@ -346,20 +410,15 @@ void tpa_tl_feed(tpa_tl *t, int file, const tpa_event *ev, int kind)
 int tpa_tl_pick(const tpa_tl *t, long idx[3])
 {
     idx[0] = idx[1] = idx[2] = -1;
-    size_t n_all, n;
-    size_t *all = sorted_steps(t, false, &n_all), *ix = sorted_steps(t, true, &n);
-    if (n) {
-        idx[0] = (long)ix[n - 1];
-        idx[2] = (long)ix[0];
-        int64_t med = t->steps[all[(n_all - 1) / 2]].dur, best = -1;
-        for (size_t i = 0; i < n; i++) {
-            int64_t d = t->steps[ix[i]].dur - med;
-            if (d < 0) d = -d;
-            if (best < 0 || d < best) { best = d; idx[1] = (long)ix[i]; }
+    size_t slow = 0, fast = 0, mid = 0, ns = 0, nf = 0, nm = 0;
+    int64_t med = median_dur(t);
+    for (size_t i = 0; i < t->n_steps; i++)
+        if (t->steps[i].intact) {
+            top_k(t, &slow, &ns, 1, i, slower, med);
+            top_k(t, &fast, &nf, 1, i, faster, med);
+            top_k(t, &mid, &nm, 1, i, nearer, med);
         }
-    }
-    free(all);
-    free(ix);
+    if (ns) idx[0] = (long)slow, idx[1] = (long)mid, idx[2] = (long)fast;
     int distinct = 0;
     for (int k = 0; k < 3; k++) {
         bool dup = false;

@@ -9,7 +9,11 @@
  * global slowest and fastest steps are therefore always intact at the end
  * (each was a candidate at every compaction after it was seen, or came
  * after the last one); the median shown is the intact step nearest the
- * true median. One pass, memory bounded by the store's caps.
+ * true median. Of steps of equal duration the earlier one (by file, then
+ * start) is the slower, the faster and the nearer the median, so a later
+ * step that only ties a candidate is left out on arrival. The store holds
+ * what the JSON writer uses: each event's name, args text and string ids.
+ * One pass, memory bounded by the store's caps.
  */
 #ifndef TRAINPROF_ANALYZE_VIEW_TIMELINE_H
 #define TRAINPROF_ANALYZE_VIEW_TIMELINE_H
@@ -18,15 +22,17 @@
 
 #ifdef TP_SMALL_LIMITS
 #define TPA_TL_STORE_EVENTS 256u         /* records held before a compaction */
-#define TPA_TL_STORE_BYTES (64u << 10)   /* names and raw text held */
+#define TPA_TL_STORE_BYTES (64u << 10)   /* names, args and string ids held */
 #define TPA_TL_CARRY 120u                /* events written into the page */
 #else
 #define TPA_TL_STORE_EVENTS (1u << 19)
 #define TPA_TL_STORE_BYTES (64u << 20)
 #define TPA_TL_CARRY 150000u
 #endif
+#define TPA_TL_NEW_INTACT 64u           /* steps read since a compaction looked at for ties */
 #define TPA_TL_MAX_STEPS (1u << 20)      /* steps remembered (24 bytes each) */
 #define TPA_TL_RAW_MAX 4096u             /* longer events keep their name, not their args */
+#define TPA_TL_ID_MAX 63u                /* string pid / tid bytes kept (the row label's) */
 #define TPA_TL_NAME_MAX 4096u            /* longer names are cut (in bytes) */
 #define TPA_TL_META_MAX 4096u            /* process/thread names kept */
 #define TPA_TL_ARGS_BYTES (4u << 20)     /* args text written into the page, in all */
@@ -34,14 +40,20 @@
 typedef struct tpa_tl_rec {
     int64_t ts, dur;          /* ns on the file's own clock; dur 0 for instants and counters */
     int64_t pid, tid;
-    uint32_t off;             /* name, then raw text, in the arena */
+    uint32_t off;             /* in the arena: name, args text, string pid, string tid */
     uint16_t name_n;
-    uint16_t raw_n;           /* 0: args not kept */
-    uint16_t args_at, args_n; /* the args object inside the raw text (args_n 0: none) */
+    uint16_t args_n;          /* the args object's text (0: none, empty or not kept) */
+    uint8_t pid_n, tid_n;     /* string ids as the trace spells them (0: numbers) */
     uint16_t file;
     char ph;
     uint8_t kind;
 } tpa_tl_rec;
+
+/* Bytes a record holds in the arena. */
+static inline size_t tpa_tl_rec_bytes(const tpa_tl_rec *r)
+{
+    return (size_t)r->name_n + r->args_n + r->pid_n + r->tid_n;
+}
 
 typedef struct tpa_tl_step {
     int64_t num, start, dur;
@@ -71,9 +83,12 @@ typedef struct tpa_tl {
     int64_t new_lo;
     /* a new step that can be no candidate at the next compaction is left
      * out at once (its events are not copied): 3 known steps slower and 3
-     * faster (slow3/fast3: the 3 longest and shortest so far), and its
-     * duration outside the band around the median of the last compaction */
-    int64_t slow3[3], fast3[3];
+     * faster (slow3/fast3: the 3 slowest and fastest so far, indices into
+     * steps; equal durations: the earlier step counts as slower and as
+     * faster), and its duration outside the band around the median of the
+     * last compaction or tied with CAND_MID earlier candidates */
+    size_t slow3[3], fast3[3], n_top3;
+    size_t new_intact[TPA_TL_NEW_INTACT], n_new_intact; /* the first intact steps read since */
     bool has_band; int64_t band_lo, band_hi;
     size_t first_new;         /* steps[first_new..]: read since the last compaction */
     bool new_sorted;          /* ... in order of start (then looked up by bisection) */

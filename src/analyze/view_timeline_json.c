@@ -95,12 +95,13 @@ static const char *meta_name(const tpa_tl *t, uint16_t file, bool thread, int64_
 }
 
 /* A string pid or tid as the trace spells it ("Spans", "Traces"), else n. */
-static void id_text(const tpa_tl *t, const tpa_tl_rec *r, const char *key, const char *word, int64_t n,
-                    char *out, size_t cap)
+static void id_text(const tpa_tl *t, const tpa_tl_rec *r, bool tid, const char *word, int64_t n, char *out,
+                    size_t cap)
 {
-    const char *raw = t->arena + r->off + r->name_n, *v = r->raw_n ? tpa_obj_find(raw, raw + r->raw_n, key) : NULL;
-    if (v && *v == '"' && tpa_value_str(v, raw + r->raw_n, out, cap) && *out) return;
-    snprintf(out, cap, "%s %" PRId64, word, n);
+    const char *s = t->arena + r->off + r->name_n + r->args_n + (tid ? r->pid_n : 0);
+    size_t len = tid ? r->tid_n : r->pid_n;
+    if (len) snprintf(out, cap, "%.*s", (int)len, s);
+    else snprintf(out, cap, "%s %" PRId64, word, n);
 }
 
 static void json_rows(emit *e, tpu_json *j)
@@ -112,8 +113,8 @@ static void json_rows(emit *e, tpu_json *j)
         const char *pn = meta_name(e->t, k->file, false, k->pid, 0), *tn = meta_name(e->t, k->file, true, k->pid, k->tid);
         char label[256];
         char pbuf[64], tbuf[64];
-        id_text(e->t, &e->t->rec[k->rec], "pid", "pid", k->pid, pbuf, sizeof pbuf);
-        id_text(e->t, &e->t->rec[k->rec], "tid", k->gpu ? "stream" : "tid", k->tid, tbuf, sizeof tbuf);
+        id_text(e->t, &e->t->rec[k->rec], false, "pid", k->pid, pbuf, sizeof pbuf);
+        id_text(e->t, &e->t->rec[k->rec], true, k->gpu ? "stream" : "tid", k->tid, tbuf, sizeof tbuf);
         snprintf(label, sizeof label, "%s / %s", pn && *pn ? pn : pbuf, tn && *tn ? tn : tbuf);
         tpu_json_begin_object(j);
         tpu_json_kv_string(j, "name", label);
@@ -143,12 +144,12 @@ static uint32_t name_id(names *nm, tpu_json *j, const char *p, size_t n)
     return nm->id[i];
 }
 
-/* The args object's text inside an event's raw text, or NULL. */
+/* The args object's text kept for an event, or NULL. */
 static const char *args_of(const tpa_tl *t, const tpa_tl_rec *r, size_t *len)
 {
-    if (!r->raw_n || !r->args_n) return NULL;
+    if (!r->args_n) return NULL;
     *len = r->args_n;
-    return t->arena + r->off + r->name_n + r->args_at;
+    return t->arena + r->off + r->name_n;
 }
 
 static int64_t correlation(const char *args, size_t len)

@@ -49,15 +49,20 @@ static int64_t step_dur(int k, int steps) { return 2 * MS + (int64_t)((k * 7919)
 
 static int64_t step_start(int k, int steps) { return (int64_t)k * (3 * MS + (int64_t)steps * 5 * US); }
 
-static void host_step(gen *g, int k, int steps, bool children_first)
+/* Step k on the host with OPS operators, before or after them. */
+static void step_at(gen *g, int k, int64_t start, int64_t dur, bool children_first)
 {
-    int64_t start = step_start(k, steps), dur = step_dur(k, steps);
     char name[32];
     snprintf(name, sizeof name, "ProfilerStep#%d", k);
     if (!children_first) emit(g, 'X', name, 1, 1, start, dur, 0);
     for (int i = 0; i < OPS; i++)
         emit(g, 'X', "aten::mm", 1, 1, start + (i + 1) * dur / (OPS + 2), dur / (OPS + 4), k * OPS + i + 1);
     if (children_first) emit(g, 'X', name, 1, 1, start, dur, 0);
+}
+
+static void host_step(gen *g, int k, int steps, bool children_first)
+{
+    step_at(g, k, step_start(k, steps), step_dur(k, steps), children_first);
 }
 
 static void gpu_step(gen *g, int k, int steps)
@@ -177,6 +182,88 @@ TP_TEST(huge_trace_bounded)
     tpa_tl_free(&t);
 }
 
+/* The store holds what the page writes of an event (name, args, string
+ * ids), not the rest of its text (a 3 KB stack here). */
+TP_TEST(store_keeps_args_not_raw)
+{
+    tpa_tl t;
+    tpa_tl_init(&t, NULL);
+    static char raw[4000];
+    char stack[3001];
+    memset(stack, 'a', 3000);
+    stack[3000] = '\0';
+    int n = snprintf(raw, sizeof raw, "{\"ph\":\"X\",\"pid\":\"Spans\",\"tid\":\"PyTorch Profiler\",\"name\":\"op\","
+                     "\"stack\":\"%s\",\"args\":{\"correlation\":7}}", stack);
+    tpa_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.ph = 'X';
+    ev.name = (tpa_sv){"op", 2};
+    ev.cat = (tpa_sv){"cpu_op", 6};
+    ev.ts_ns = 5 * US, ev.dur_ns = 2 * US, ev.has_ts = ev.has_dur = true;
+    ev.pid = 11, ev.tid = 12, ev.device = -1, ev.occupancy = -1;
+    ev.pid_str = (tpa_sv){strstr(raw, "Spans"), 5};
+    ev.tid_str = (tpa_sv){strstr(raw, "PyTorch Profiler"), 16};
+    ev.raw = (tpa_sv){raw, (size_t)n};
+    tpa_tl_feed(&t, 0, &ev, tpa_classify(&ev));
+    CHECK_EQ_INT(t.n, 1);
+    CHECK_EQ_INT(t.used, strlen("op") + strlen("{\"correlation\":7}") + strlen("Spans") + strlen("PyTorch Profiler"));
+    char *js = json_of(&t);
+    CHECK(strstr(js, "\"name\":\"Spans / PyTorch Profiler\"") != NULL);
+    CHECK(strstr(js, "{\\\"correlation\\\":7}") != NULL);
+    CHECK(strstr(js, "\"ev\":[0,0,2000,0,0,7,0]") != NULL);
+    free(js);
+    tpa_tl_free(&t);
+}
+
+/* Steps of equal duration: the earlier one is the slower, the faster and
+ * the nearer the median, whether or not the store was ever compacted. */
+TP_TEST(ties_pick_the_earlier_step)
+{
+    tpa_tl t;
+    tpa_tl_init(&t, NULL);
+    gen g = {.t = &t};
+    int64_t durs[6] = {3 * MS, 2 * MS, 3 * MS, 1 * MS, 2 * MS, 1 * MS};
+    for (int k = 0; k < 6; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "ProfilerStep#%d", k);
+        emit(&g, 'X', name, 1, 1, k * 4 * MS, durs[k], 0);
+    }
+    long pick[3];
+    CHECK_EQ_INT(tpa_tl_pick(&t, pick), 3);
+    CHECK_EQ_INT(t.steps[pick[0]].num, 0);
+    CHECK_EQ_INT(t.steps[pick[1]].num, 1);
+    CHECK_EQ_INT(t.steps[pick[2]].num, 3);
+    tpa_tl_free(&t);
+}
+
+/* 6 step durations repeated 100 times (as tp_gen_trace's copies do): once the
+ * store was compacted, a step that only ties earlier candidates can never be
+ * shown, so it is left out on arrival and its events are not copied (one
+ * compaction in all); the steps shown are the first of each duration. */
+TP_TEST(tied_steps_left_out_on_arrival)
+{
+    tpa_tl t;
+    tpa_tl_init(&t, NULL);
+    t.store_events = 400;
+    t.store_bytes = 64 << 10;
+    t.carry = 120;
+    gen g = {.t = &t};
+    int steps = 600;
+    for (int k = 0; k < steps; k++) step_at(&g, k, (int64_t)k * 3 * MS, 2 * MS + (int64_t)(k % 6) * 5 * US, false);
+    CHECK_EQ_INT(t.compactions, 1);
+    CHECK(t.early > (uint64_t)steps * 4 / 5);
+    long pick[3];
+    CHECK_EQ_INT(tpa_tl_pick(&t, pick), 3);
+    CHECK_EQ_INT(t.steps[pick[0]].num, 5);
+    CHECK_EQ_INT(t.steps[pick[1]].num, 2);
+    CHECK_EQ_INT(t.steps[pick[2]].num, 0);
+    for (int k = 0; k < 3; k++) CHECK_EQ_INT(held_in(&t, &t.steps[pick[k]]), OPS + 1);
+    char *js = json_of(&t);
+    CHECK(strstr(js, "slowest step (#5), median step (#2), fastest step (#0)") != NULL);
+    free(js);
+    tpa_tl_free(&t);
+}
+
 /* No steps: the earliest events, and the note says the rest is left out. */
 TP_TEST(no_steps_keeps_earliest)
 {
@@ -201,6 +288,9 @@ int main(void)
     RUN(big_trace_trainprof_order);
     RUN(big_trace_kineto_order);
     RUN(huge_trace_bounded);
+    RUN(store_keeps_args_not_raw);
+    RUN(ties_pick_the_earlier_step);
+    RUN(tied_steps_left_out_on_arrival);
     RUN(no_steps_keeps_earliest);
     return tp_test_finish();
 }

@@ -61,6 +61,16 @@ def steps_json(trace):
     return json.loads(p.stdout)["steps"]
 
 
+def picks_of(st):
+    """The steps the page shows, from `trainprof steps --json`: of equal
+    durations the earlier (it starts first) is the slower, the faster and the
+    nearer the median."""
+    med = sorted(s["dur_us"] for s in st)[(len(st) - 1) // 2]
+    return {"slowest": min(st, key=lambda s: (-s["dur_us"], s["start_us"])),
+            "median": min(st, key=lambda s: (abs(s["dur_us"] - med), s["dur_us"], s["start_us"])),
+            "fastest": min(st, key=lambda s: (s["dur_us"], s["start_us"]))}
+
+
 def open_view(browser, path):
     page = browser.new_page(viewport={"width": 1300, "height": 1000})
     errors = watch_errors(page)
@@ -111,10 +121,9 @@ def check_torch(browser, tmp):
     st = steps_json(trace)
     page_steps = {s["num"]: s["dur"] for s in T["steps"]}
     check(page_steps == {s["step"]: round(s["dur_us"] * 1000) for s in st}, f"steps {page_steps} vs {st}")
-    by = sorted(st, key=lambda s: (s["dur_us"], s["step"]))
+    want = {k: s["step"] for k, s in picks_of(st).items()}
     picks = {s["pick"]: s["num"] for s in T["steps"] if s.get("pick")}
-    check(picks.get("slowest") == by[-1]["step"] and picks.get("fastest") == by[0]["step"] and
-          picks.get("median") == by[(len(by) - 1) // 2]["step"], f"picks {picks} vs {by}")
+    check(picks == want, f"picks {picks} vs {want}")
     canvas = page.locator("#view-timeline canvas")
     box = canvas.bounding_box()
     lo, hi = view_range(page)
@@ -222,8 +231,7 @@ def check_big(browser, tmp):
     out = html_for(["report", "--html", os.path.join(tmp, "big.html"), trace], os.path.join(tmp, "big.html"))
     page, errors, T = open_view(browser, out)
     st = steps_json(trace)
-    by = sorted(st, key=lambda s: (s["dur_us"], s["step"]))
-    want = {"slowest": by[-1], "median": by[(len(by) - 1) // 2], "fastest": by[0]}
+    want = picks_of(st)
     picks = {s["pick"]: s for s in T["steps"] if s.get("pick")}
     check(not T["whole"] and T["events_carried"] <= CARRY, f"bounded: {T['events_carried']}")
     events = drawable(load_trace(trace))
