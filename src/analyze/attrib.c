@@ -311,61 +311,101 @@ static void value_dim3(const char *v, const char *end, uint32_t dim[3])
 }
 
 
-static bool on_arg(const char *k, size_t kn, const char *v, const char *end, void *user)
+/* One args member's value (v..end), by its tpa_arg, into the record. */
+static void take_arg(args_ctx *c, int which, const char *v, const char *end)
 {
-    args_ctx *c = user;
     uint64_t x;
-    if (key_is(k, kn, "correlation")) {
+    bool runtime = !c->gpu && c->h->kind == TPA_AT_RUNTIME;
+    switch (which) {
+    case TPA_ARG_CORRELATION:
         if (value_u64(v, end, &x)) {
             if (c->gpu) { c->g->corr = x; c->g->has_corr = true; }
             else { c->h->corr = x; c->h->has_corr = true; }
         }
         c->need &= ~(unsigned)NEED_CORR;
-    } else if (key_is(k, kn, "External id") || key_is(k, kn, "external id")) {
+        break;
+    case TPA_ARG_EXTERNAL_ID:
+    case TPA_ARG_EXTERNAL_ID_LC:
         if (value_u64(v, end, &x)) {
             if (c->gpu) { c->g->ext = x; c->g->has_ext = true; }
             else { c->h->ext = x; c->h->has_ext = true; }
         }
         c->need &= ~(unsigned)NEED_EXT;
-    } else if (!c->gpu) {
-        if ((c->need & NEED_SHAPES) && key_is(k, kn, "Input Dims")) {
+        break;
+    case TPA_ARG_INPUT_DIMS:
+        if (!c->gpu && (c->need & NEED_SHAPES)) {
             c->h->shapes = intern(c->at, v, (size_t)(end - v));
             c->need &= ~(unsigned)NEED_SHAPES;
-        } else if (c->h->kind == TPA_AT_RUNTIME && key_is(k, kn, "grid")) {
-            value_dim3(v, end, c->launch.grid);
-            c->has_launch = true;
-        } else if (c->h->kind == TPA_AT_RUNTIME && key_is(k, kn, "block")) {
-            value_dim3(v, end, c->launch.block);
-            c->has_launch = true;
-        } else if (c->h->kind == TPA_AT_RUNTIME && key_is(k, kn, "shared memory")) {
-            c->launch.shmem = value_int(v, end);
-            c->has_launch = true;
         }
-    } else if (key_is(k, kn, "grid")) {
-        value_dim3(v, end, c->g->g.grid);
-    } else if (key_is(k, kn, "block")) {
-        value_dim3(v, end, c->g->g.block);
-    } else if (key_is(k, kn, "registers per thread")) {
-        c->g->g.regs = value_int(v, end);
-    } else if (key_is(k, kn, "shared memory")) {
-        c->g->g.shmem = value_int(v, end);
-    } else if (key_is(k, kn, "blocks per SM")) {
-        c->g->g.blocks_per_sm = value_num(v, end);
-    } else if (key_is(k, kn, "warps per SM")) {
-        c->g->g.warps_per_sm = value_num(v, end);
-    } else if (key_is(k, kn, "stream")) {
-        c->g->g.stream = value_int(v, end);
+        break;
+    case TPA_ARG_GRID:
+        if (c->gpu) value_dim3(v, end, c->g->g.grid);
+        else if (runtime) { value_dim3(v, end, c->launch.grid); c->has_launch = true; }
+        break;
+    case TPA_ARG_BLOCK:
+        if (c->gpu) value_dim3(v, end, c->g->g.block);
+        else if (runtime) { value_dim3(v, end, c->launch.block); c->has_launch = true; }
+        break;
+    case TPA_ARG_SHARED_MEMORY:
+        if (c->gpu) c->g->g.shmem = value_int(v, end);
+        else if (runtime) { c->launch.shmem = value_int(v, end); c->has_launch = true; }
+        break;
+    case TPA_ARG_REGISTERS: if (c->gpu) c->g->g.regs = value_int(v, end); break;
+    case TPA_ARG_BLOCKS_PER_SM: if (c->gpu) c->g->g.blocks_per_sm = value_num(v, end); break;
+    case TPA_ARG_WARPS_PER_SM: if (c->gpu) c->g->g.warps_per_sm = value_num(v, end); break;
+    case TPA_ARG_STREAM: if (c->gpu) c->g->g.stream = value_int(v, end); break;
     }
+}
+
+/* The walk over args (events made by hand, repeated keys): every member in
+ * order, a later repeat over an earlier one, until a host span has what it
+ * looks for. */
+static bool on_arg(const char *k, size_t kn, const char *v, const char *end, void *user)
+{
+    args_ctx *c = user;
+    for (int a = 0; a < TPA_ARG_COUNT; a++)
+        if (key_is(k, kn, tpa_arg_keys[a])) {
+            take_arg(c, a, v, end);
+            break;
+        }
     return c->gpu || c->need != 0;
 }
 
+#define ARG_BIT(a) (1u << (a))
+#define EXT_BITS (ARG_BIT(TPA_ARG_EXTERNAL_ID) | ARG_BIT(TPA_ARG_EXTERNAL_ID_LC))
+
+/* The args members a record reads. A host span other than a runtime call
+ * reads its External id and shapes only (the walk stops there; its
+ * correlation is never read). */
+static unsigned wanted_args(const args_ctx *c)
+{
+    unsigned launch = ARG_BIT(TPA_ARG_GRID) | ARG_BIT(TPA_ARG_BLOCK) | ARG_BIT(TPA_ARG_SHARED_MEMORY);
+    if (c->gpu)
+        return ARG_BIT(TPA_ARG_CORRELATION) | EXT_BITS | launch | ARG_BIT(TPA_ARG_REGISTERS) |
+               ARG_BIT(TPA_ARG_BLOCKS_PER_SM) | ARG_BIT(TPA_ARG_WARPS_PER_SM) | ARG_BIT(TPA_ARG_STREAM);
+    if (c->h->kind == TPA_AT_RUNTIME)
+        return ARG_BIT(TPA_ARG_CORRELATION) | EXT_BITS | launch;
+    return EXT_BITS | ARG_BIT(TPA_ARG_INPUT_DIMS);
+}
+
+/* Reads the record's args from where the parser found them; the walk
+ * decides where a member repeats (or both spellings of External id are
+ * there): which of them counts depends on the order. */
 static void parse_args(tpa_attrib *at, const tpa_event *ev, hrec *h, grec *g, unsigned need)
 {
-    const char *end = ev->raw.p + ev->raw.n;
-    const char *a = tpa_event_args(ev, NULL);
-    if (!a) return;
     args_ctx c = { at, g != NULL, need, h, g, { { 0 }, { 0 }, -1 }, false };
-    tpa_obj_each(a, end, on_arg, &c);
+    if (!ev->args_marked || ev->arg_dup || (ev->arg_seen & EXT_BITS) == EXT_BITS) {
+        const char *a = tpa_event_args(ev, NULL);
+        if (!a) return;
+        tpa_obj_each(a, ev->raw.p + ev->raw.n, on_arg, &c);
+    } else {
+        unsigned seen = ev->arg_seen, want = wanted_args(&c);
+        for (const tpa_span32 *sp = ev->v_arg; seen; seen &= seen - 1, sp++) {
+            int a = __builtin_ctz(seen);
+            const char *v = ev->raw.p + sp->off;
+            if (want & ARG_BIT(a)) take_arg(&c, a, v, v + sp->len);
+        }
+    }
     if (c.has_launch) {
         GROW(at->launches, at->nlaunches, at->claunches);
         at->launches[at->nlaunches++] = c.launch;
