@@ -204,6 +204,10 @@ void tpa_attrib_free(tpa_attrib *at)
     free(at->stack);
     free(at->by_corr);
     free(at->by_ext);
+    free(at->corrs);
+    free(at->ktmp);
+    free(at->htmp);
+    free(at->tcount);
     free(at);
 }
 

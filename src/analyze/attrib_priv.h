@@ -56,6 +56,9 @@ typedef struct grec {
     bool has_corr, has_ext, matched;
 } grec;
 
+/* A device record (index into gpu) by one of its keys. */
+typedef struct keyed { uint64_t key; uint32_t idx; } keyed;
+
 typedef struct begin_rec { hrec r; } begin_rec;
 
 typedef struct thread_ent {
@@ -83,7 +86,11 @@ struct tpa_attrib {
     uint32_t step_name, other_name;
     bool chunked_file;   /* this file needed more than one chunk */
     frame *stack; size_t nstack, cstack;
-    uint32_t *by_corr, *by_ext; size_t nby_ext;
+    hrec *htmp; size_t chtmp;           /* sort_host's scratch */
+    size_t *tcount; size_t ctcount;      /* ... and its per-thread counts */
+    keyed *corrs; size_t ccorrs;         /* the chunk's runtime correlations, sorted */
+    keyed *by_corr, *by_ext; size_t nby_corr, nby_ext, cby_corr, cby_ext, hint_corr, hint_ext;
+    keyed *ktmp; size_t cktmp;           /* their sort's scratch */
     tpa_at_visitor vis[MAX_VISITORS]; int nvis;
     tpa_at_stats stats;
     int refs;           /* acquirers (tpa_attrib_acquire) not yet released */

@@ -1,15 +1,13 @@
 /* test_event_args.c - where the parser notes the args members the page's
  * collectors read (ev->arg_seen, ev->v_arg, tpa_event_arg): the first
  * occurrence in the event's first args object, as tpa_obj_find finds it,
- * at every chunk size and with `-j`; and the attributor reading those
- * spans gives what its walk over args gives (repeated keys included). */
+ * at every chunk size and with `-j`. (The attributor reading them:
+ * test_views_ops.c.) */
 #include "analyze/analyze.h"
-#include "analyze/attrib.h"
 #include "analyze/event_parse.h"
 #include "analyze/parallel.h"
 #include "tp_test.h"
 
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -151,136 +149,8 @@ TP_TEST(parser_notes_first_args_members)
     tpa_batch_set_window(0, 0);
 }
 
-/* ---- the attributor: spans against the walk ------------------------------------------ */
-
-typedef struct text { char *p; size_t n, cap; } text;
-
-static void say(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void say(text *t, const char *fmt, ...)
-{
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    if (k < 0) return;
-    size_t len = (size_t)k < sizeof line ? (size_t)k : sizeof line - 1;
-    if (t->n + len + 1 > t->cap) {
-        t->cap = (t->n + len + 1) * 2;
-        t->p = realloc(t->p, t->cap);
-        if (!t->p) abort();
-    }
-    memcpy(t->p + t->n, line, len + 1);
-    t->n += len;
-}
-
-static void on_node(void *user, const tpa_attrib *at, const tpa_at_node *n)
-{
-    say(user, "node %s [%s] %lld+%lld dev %lld/%lld\n", tpa_attrib_str(at, n->name, NULL),
-        tpa_attrib_str(at, n->shapes, NULL), (long long)n->start_ns, (long long)n->dur_ns,
-        (long long)n->dev_self_ns, (long long)n->dev_total_ns);
-}
-
-static void on_gpu(void *user, const tpa_attrib *at, const tpa_at_gpu *g)
-{
-    say(user, "gpu %s at %lld op %s rt %s stream %lld grid %u,%u,%u block %u,%u,%u regs %lld shm %lld "
-        "bps %g wps %g\n", tpa_attrib_str(at, g->name, NULL), (long long)g->start_ns,
-        tpa_attrib_str(at, g->op, NULL), tpa_attrib_str(at, g->runtime, NULL), (long long)g->stream,
-        g->grid[0], g->grid[1], g->grid[2], g->block[0], g->block[1], g->block[2], (long long)g->regs,
-        (long long)g->shmem, g->blocks_per_sm, g->warps_per_sm);
-}
-
-/* What the attributor hands its visitor for doc; by_hand: each event as if
- * made by hand (raw only, so its args are walked). */
-static text attribute_doc(const char *doc, bool by_hand)
-{
-    text t = { 0 };
-    tpa_attrib *at = tpa_attrib_new();
-    tpa_at_visitor v = { &t, on_node, on_gpu };
-    tpa_attrib_add_visitor(at, &v);
-    tpa_error err;
-    tpa_reader *r = tpa_reader_open_mem(doc, strlen(doc), &err);
-    CHECK(r != NULL);
-    tpa_event ev;
-    while (r && tpa_reader_next(r, &ev, &err) > 0) {
-        if (by_hand) {
-            ev.args_marked = false;
-            ev.v_args = (tpa_span32){ 0, 0 };
-            ev.arg_seen = 0;
-            ev.arg_dup = false;
-            ev.v_arg = NULL;
-        }
-        tpa_attrib_feed(at, &ev, tpa_classify(&ev));
-    }
-    tpa_attrib_file_end(at);
-    tpa_reader_close(r);
-    tpa_attrib_free(at);
-    return t;
-}
-
-#define OP(ts, args) "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"op\",\"pid\":1,\"tid\":1,\"ts\":" #ts \
-    ",\"dur\":9" args "},"
-#define RT(ts, args) "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"launch\",\"pid\":1,\"tid\":1,\"ts\":" \
-    #ts ",\"dur\":1" args "},"
-#define KN(ts, args) "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":" #ts \
-    ",\"dur\":2" args "},"
-
-/* Repeated keys (a later one counts where the walk reaches it, a host
- * span's walk stops once it has its External id and shapes), both
- * spellings of External id, launch configurations merged from repeats,
- * values that are not numbers: the spans give what the walk gives. */
-TP_TEST(attributor_spans_match_walk)
-{
-    static const char doc[] = "{\"traceEvents\":["
-        OP(0, ",\"args\":{\"External id\":1,\"Input Dims\":[[2,3]]}")
-        OP(10, ",\"args\":{\"External id\":2,\"External id\":3,\"Input Dims\":[[1]]}")
-        OP(20, ",\"args\":{\"Input Dims\":[[4]],\"External id\":4,\"External id\":5}")
-        OP(30, ",\"args\":{\"external id\":6,\"External id\":7}")
-        OP(40, ",\"args\":{\"Input Dims\":[[1]],\"Input Dims\":[[2]],\"External id\":8}")
-        OP(50, ",\"args\":{\"External id\":\"9\",\"correlation\":1,\"grid\":[1]}")
-        OP(60, ",\"args\":{\"External id\":-3,\"Input Dims\":\"x\"}")
-        OP(70, ",\"args\":5,\"args\":{\"External id\":10}")
-        OP(80, ",\"args\":{\"external id\":11,\"External id\":12}")
-        OP(90, ",\"args\":{\"External id\":13}")
-        RT(1, ",\"args\":{\"External id\":1,\"correlation\":100,\"grid\":[2,1,1],\"block\":[64],\"shared memory\":128}")
-        RT(11, ",\"args\":{\"correlation\":101,\"correlation\":102,\"grid\":[1],\"grid\":[4,4,4]}")
-        RT(21, ",\"args\":{\"correlation\":103,\"shared memory\":1,\"shared memory\":\"x\",\"block\":[3,3]}")
-        RT(31, ",\"args\":{\"block\":[5],\"correlation\":104,\"External id\":6,\"external id\":7}")
-        RT(41, ",\"args\":{\"correlation\":\"105\",\"grid\":[ 7 , 8 ],\"block\":[[1]]}")
-        KN(100, ",\"args\":{\"External id\":1,\"stream\":7,\"correlation\":100,\"registers per thread\":32,"
-                "\"shared memory\":0,\"blocks per SM\":0.5,\"warps per SM\":4,\"grid\":[8,1,1],\"block\":[128,1,1]}")
-        KN(110, ",\"args\":{\"correlation\":102,\"correlation\":101,\"blocks per SM\":2.5,\"stream\":3,\"stream\":\"x\"}")
-        KN(120, ",\"args\":{\"correlation\":103,\"grid\":[1,2],\"grid\":[5],\"registers per thread\":\"16\"}")
-        KN(130, ",\"args\":{\"correlation\":104}")
-        KN(140, ",\"args\":{\"correlation\":105,\"warps per SM\":\"1e1\",\"shared memory\":-5}")
-        KN(150, ",\"args\":{\"External id\":8,\"external id\":9,\"blocks per SM\":1e-1}")
-        KN(160, ",\"args\":{\"External id\":2,\"x\":{\"correlation\":100}}")
-        KN(170, ",\"args\":{\"grid\":[9],\"External id\":5,\"stream\":2}")
-        KN(180, ",\"args\":{\"External id\":12}")
-        KN(190, ",\"args\":{\"external id\":14,\"External id\":13}")
-        "{\"ph\":\"i\",\"name\":\"end\",\"ts\":0,\"pid\":1,\"tid\":1}]}";
-    text spans = attribute_doc(doc, false), walk = attribute_doc(doc, true);
-    CHECK(spans.p && walk.p);
-    if (!spans.p || !walk.p) return;
-    CHECK_STR(spans.p, walk.p);
-    if (strcmp(spans.p, walk.p)) fprintf(stderr, "spans:\n%s\nwalk:\n%s\n", spans.p, walk.p);
-    /* and they are the walk's: a later repeat counts where the walk reaches it */
-    CHECK(strstr(spans.p, "node op [[[1]]] 10000+9000 dev 0/0\n") != NULL);   /* External id 3 */
-    CHECK(strstr(spans.p, "node op [[[4]]] 20000+9000 dev 2000/2000\n") != NULL); /* 4: stopped before 5 */
-    CHECK(strstr(spans.p, "gpu k at 160000 op  rt ") != NULL);                 /* no op has External id 2 */
-    CHECK(strstr(spans.p, "gpu k at 170000 op  rt ") != NULL);                 /* ... nor 5 */
-    CHECK(strstr(spans.p, "node op [] 50000+9000 dev 2000/2000\n") != NULL);  /* external id 9 */
-    CHECK(strstr(spans.p, "gpu k at 120000 op op rt launch stream -1 grid 5,2,0 ") != NULL);
-    CHECK(strstr(spans.p, "gpu k at 110000 op  rt  stream -1 ") != NULL);      /* correlation 101 vs 102 */
-    CHECK(strstr(spans.p, "node op [] 80000+9000 dev 2000/2000\n") != NULL);  /* External id 12, after 11 */
-    CHECK(strstr(spans.p, "node op [] 90000+9000 dev 2000/2000\n") != NULL);  /* 13, after 14 */
-    free(spans.p);
-    free(walk.p);
-}
-
 int main(void)
 {
     RUN(parser_notes_first_args_members);
-    RUN(attributor_spans_match_walk);
     return tp_test_finish();
 }
