@@ -34,11 +34,24 @@ static int iv_cmp(const void *a, const void *b)
     return x->s < y->s ? -1 : x->s > y->s ? 1 : (x->e < y->e ? -1 : x->e > y->e);
 }
 
-/* Sorts and merges overlapping or touching intervals in place. */
+/* Sorts and merges overlapping or touching intervals in place. What came
+ * since the last time (mostly in time order) is sorted alone, when out of
+ * order, and merged into the merged part from the end: no sort of all. */
 static void ivset_compact(ivset *set)
 {
     if (set->n == set->merged_n) return;
-    qsort(set->v, set->n, sizeof *set->v, iv_cmp);
+    size_t m = set->merged_n, nt = set->n - m, i = 1;
+    iv *tail = set->v + m;
+    while (i < nt && iv_cmp(&tail[i - 1], &tail[i]) <= 0) i++;
+    if (i < nt) qsort(tail, nt, sizeof *tail, iv_cmp);
+    if (m && iv_cmp(&tail[0], &set->v[m - 1]) < 0) {
+        iv *t = malloc(nt * sizeof *t);
+        if (!t) abort();
+        memcpy(t, tail, nt * sizeof *t);
+        size_t a = m, b = nt, k = set->n;
+        while (b) set->v[--k] = a && iv_cmp(&t[b - 1], &set->v[a - 1]) < 0 ? set->v[--a] : t[--b];
+        free(t);
+    }
     size_t w = 0;
     for (size_t i = 0; i < set->n; i++) {
         if (w && set->v[i].s <= set->v[w - 1].e) {
