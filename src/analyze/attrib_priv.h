@@ -21,6 +21,7 @@
 #define MAX_PAIRS ((uint32_t)1 << 20)
 #endif
 #define MAX_STRING_BYTES ((size_t)64 << 20)
+#define RECENT_STRINGS 4096      /* intern's cache of recent strings (a power of 2) */
 #define MAX_VISITORS 4
 #define NO_FRAME UINT32_MAX
 
@@ -77,6 +78,7 @@ typedef struct frame {
 
 struct tpa_attrib {
     strtab str;
+    uint32_t recent[RECENT_STRINGS];  /* string ids by recent_mark (0: none) */
     pairtab stacks, modules;
     thread_ent *threads; size_t nthreads, cthreads, last_thread;
     hrec *host; size_t nhost, chost;
