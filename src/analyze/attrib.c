@@ -281,6 +281,12 @@ static double value_num(const char *v, const char *end)
 {
     const char *p = v;
     if (p < end && *p == '"') p++;
+    /* a whole number of at most 15 digits (ids, counts): the same double,
+     * exact below 2^53, without the loop below */
+    uint64_t whole = 0;
+    const char *q = p;
+    while (q < end && q - p < 16 && *q >= '0' && *q <= '9') whole = whole * 10 + (uint64_t)(*q++ - '0');
+    if (q > p && q - p < 16 && (q == end || (*q != '.' && *q != 'e' && *q != 'E'))) return (double)whole;
     bool neg = p < end && *p == '-';
     if (neg) p++;
     double d = 0, scale = 1;

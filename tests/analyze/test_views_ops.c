@@ -433,6 +433,8 @@ TP_TEST(args_spans_match_walk)
         KN(170, "\"grid\":[9],\"External id\":5,\"stream\":2")
         KN(180, "\"External id\":12")
         KN(190, "\"external id\":14,\"External id\":13")
+        KN(200, "\"stream\":7e1,\"registers per thread\":999999999999999,\"shared memory\":1234567890123456789,"
+                "\"blocks per SM\":\"3\",\"warps per SM\":12.5")
         END;
     char *spans = attribute_text(t, false, NULL), *walk = attribute_text(t, true, NULL);
     CHECK_STR(spans, walk);
@@ -446,6 +448,13 @@ TP_TEST(args_spans_match_walk)
     CHECK(strstr(spans, "node op [] 90000+9000 child 0 dev 2000/2000 in \n") != NULL);  /* 13, after 14 */
     CHECK(strstr(spans, "gpu k at 120000 op op rt launch stream -1 grid 5,2,0 ") != NULL);
     CHECK(strstr(spans, "gpu k at 110000 op  rt  stream -1 ") != NULL);       /* correlation 101 vs 102 */
+    /* numbers: quoted, with exponents, fractions, past 15 digits, negative */
+    CHECK(strstr(spans, "gpu k at 100000 op op rt launch stream 7 grid 8,1,1 block 128,1,1 regs 32 shm 0 bps 0.5 wps 4\n"));
+    CHECK(strstr(spans, " regs 16 shm -1 bps -1 wps -1\n"));                  /* "16" */
+    CHECK(strstr(spans, "gpu k at 140000 op op rt launch stream -1 grid 7,8,0 block 0,0,0 regs -1 shm -1 bps -1 wps 10\n"));
+    CHECK(strstr(spans, "gpu k at 150000 op op rt  stream -1 grid 0,0,0 block 0,0,0 regs -1 shm -1 bps 0.1 wps -1\n"));
+    CHECK(strstr(spans, "gpu k at 200000 op  rt  stream 70 grid 0,0,0 block 0,0,0 regs 999999999999999 "
+                        "shm 1234567890123457024 bps 3 wps 12.5\n"));  /* digit by digit in double */
     free(spans);
     free(walk);
 }
