@@ -231,14 +231,14 @@ static void push_span(tpa_attrib *at, const hrec *r)
     GROW(at->stack, at->nstack, at->cstack);
     const frame *p = at->nstack ? &at->stack[at->nstack - 1] : NULL;
     frame *f = &at->stack[at->nstack];
-    memset(f, 0, sizeof *f);
+    /* field by field: a memset of the whole frame (its pending node
+     * included, read only once set) was a rep stos per span */
+    f->n = (tpa_at_node){ .start_ns = r->start, .dur_ns = r->end - r->start, .name = r->name,
+                          .shapes = r->shapes, .kind = r->kind, .is_module = r->is_module };
     f->end = r->end;
-    f->n.start_ns = r->start;
-    f->n.dur_ns = r->end - r->start;
-    f->n.name = r->name;
-    f->n.shapes = r->shapes;
-    f->n.kind = r->kind;
-    f->n.is_module = r->is_module;
+    f->child_sum = f->dev_own = f->dev_child = 0;
+    f->nchild = 0;
+    f->has_pending = false;
     f->ctx_stack = p ? p->ctx_stack : 0;
     f->ctx_module = p ? p->ctx_module : 0;
     f->op_frame = p ? p->op_frame : NO_FRAME;
