@@ -227,12 +227,7 @@ void tpa_attrib_free(tpa_attrib *at)
     free(at->launches);
     free(at->gpu);
     free(at->stack);
-    free(at->by_corr);
-    free(at->by_ext);
-    free(at->corrs);
-    free(at->ktmp);
-    free(at->htmp);
-    free(at->tcount);
+    tpa__at_drop_scratch(at);
     free(at);
 }
 

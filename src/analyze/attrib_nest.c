@@ -77,7 +77,7 @@ ADAPTIVE_SORT(sort_hrecs, hrec, host_before)
 ADAPTIVE_SORT(sort_keyed, keyed, keyed_before)
 
 /* buf, or a larger one in its place (unkept contents), with room for n
- * items of size: buffers kept between chunks and files. */
+ * items of size. */
 static void *reserve(void *buf, size_t *cap, size_t n, size_t size)
 {
     if (*cap >= n && buf) return buf;
@@ -89,13 +89,21 @@ static void *reserve(void *buf, size_t *cap, size_t n, size_t size)
     return buf;
 }
 
+/* The chunk's sorts' scratch, room for bytes: one buffer for the host
+ * spans' sort and the device index's (one after the other). */
+static void *scratch(tpa_attrib *at, size_t bytes)
+{
+    at->htmp = reserve(at->htmp, &at->chtmp, (bytes + sizeof(hrec) - 1) / sizeof(hrec), sizeof(hrec));
+    return at->htmp;
+}
+
 /* The host spans in host_before order. Threads interleave in a file (a
  * merge of them costs every level of the sort), each one's spans mostly
  * in order: first grouped by thread (stable), then sorted. */
 static void sort_host(tpa_attrib *at)
 {
     size_t n = at->nhost;
-    hrec *tmp = at->htmp = reserve(at->htmp, &at->chtmp, n, sizeof *at->htmp);
+    hrec *tmp = scratch(at, n * sizeof *tmp);
     size_t i = 1;
     while (i < n && at->host[i].thread >= at->host[i - 1].thread) i++;
     if (i < n) {
@@ -143,12 +151,14 @@ static size_t seek(const keyed *a, size_t n, uint64_t key, size_t *hint)
  * of the chunk launched) and by External id (the others). */
 static void index_gpu(tpa_attrib *at)
 {
-    size_t most = at->nhost > at->ngpu ? at->nhost : at->ngpu;
-    keyed *tmp = at->ktmp = reserve(at->ktmp, &at->cktmp, most, sizeof *tmp);
-    keyed *corrs = at->corrs = reserve(at->corrs, &at->ccorrs, at->nhost, sizeof *corrs);
-    keyed *by_corr = at->by_corr = reserve(at->by_corr, &at->cby_corr, at->ngpu, sizeof *by_corr);
-    keyed *by_ext = at->by_ext = reserve(at->by_ext, &at->cby_ext, at->ngpu, sizeof *by_ext);
     size_t nc = 0, n_corr = 0, n_ext = 0, hint = 0;
+    for (size_t i = 0; i < at->nhost; i++)
+        nc += at->host[i].kind == TPA_AT_RUNTIME && at->host[i].has_corr;
+    keyed *tmp = scratch(at, (nc > at->ngpu ? nc : at->ngpu) * sizeof *tmp);
+    keyed *corrs = at->corrs = reserve(at->corrs, &at->ccorrs, nc, sizeof *corrs);
+    /* by correlation from the front, by External id from the back */
+    keyed *dev = at->by_dev = reserve(at->by_dev, &at->cby_dev, at->ngpu, sizeof *dev);
+    nc = 0;
     for (size_t i = 0; i < at->nhost; i++)
         if (at->host[i].kind == TPA_AT_RUNTIME && at->host[i].has_corr)
             corrs[nc++] = (keyed){ at->host[i].corr, 0 };
@@ -156,11 +166,13 @@ static void index_gpu(tpa_attrib *at)
     for (size_t i = 0; i < at->ngpu; i++) {
         grec *g = &at->gpu[i];
         g->matched = g->has_corr && nc && seek(corrs, nc, g->corr, &hint) < nc && corrs[hint].key == g->corr;
-        if (g->matched) by_corr[n_corr++] = (keyed){ g->corr, (uint32_t)i };
-        else if (g->has_ext) by_ext[n_ext++] = (keyed){ g->ext, (uint32_t)i };
+        if (g->matched) dev[n_corr++] = (keyed){ g->corr, (uint32_t)i };
+        else if (g->has_ext) dev[at->ngpu - ++n_ext] = (keyed){ g->ext, (uint32_t)i };
     }
-    sort_keyed(by_corr, n_corr, tmp);
-    sort_keyed(by_ext, n_ext, tmp);
+    at->by_corr = dev;
+    at->by_ext = dev + (at->ngpu - n_ext);
+    sort_keyed(at->by_corr, n_corr, tmp);
+    sort_keyed(at->by_ext, n_ext, tmp);
     at->nby_corr = n_corr;
     at->nby_ext = n_ext;
     at->hint_corr = at->hint_ext = 0;
@@ -293,6 +305,18 @@ static void emit_gpu(tpa_attrib *at)
     }
 }
 
+void tpa__at_drop_scratch(tpa_attrib *at)
+{
+    free(at->htmp);
+    free(at->tcount);
+    free(at->corrs);
+    free(at->by_dev);
+    at->htmp = NULL;
+    at->tcount = NULL;
+    at->corrs = at->by_dev = at->by_corr = at->by_ext = NULL;
+    at->chtmp = at->ctcount = at->ccorrs = at->cby_dev = 0;
+}
+
 void tpa__at_process_chunk(tpa_attrib *at)
 {
     index_gpu(at);
@@ -301,6 +325,7 @@ void tpa__at_process_chunk(tpa_attrib *at)
     emit_gpu(at);
     at->nhost = at->ngpu = 0;
     at->nby_corr = at->nby_ext = 0;
+    tpa__at_drop_scratch(at);
     at->nlaunches = 0;
 }
 

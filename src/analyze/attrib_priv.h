@@ -88,11 +88,12 @@ struct tpa_attrib {
     uint32_t step_name, other_name;
     bool chunked_file;   /* this file needed more than one chunk */
     frame *stack; size_t nstack, cstack;
-    hrec *htmp; size_t chtmp;           /* sort_host's scratch */
-    size_t *tcount; size_t ctcount;      /* ... and its per-thread counts */
+    hrec *htmp; size_t chtmp;           /* the chunk's sorts' scratch (scratch()); these four */
+    size_t *tcount; size_t ctcount;      /* sort_host's per-thread counts */
     keyed *corrs; size_t ccorrs;         /* the chunk's runtime correlations, sorted */
-    keyed *by_corr, *by_ext; size_t nby_corr, nby_ext, cby_corr, cby_ext, hint_corr, hint_ext;
-    keyed *ktmp; size_t cktmp;           /* their sort's scratch */
+    keyed *by_dev; size_t cby_dev;       /* device records by key: by_corr and by_ext point in;
+                                            freed at the chunk's end (tpa__at_drop_scratch) */
+    keyed *by_corr, *by_ext; size_t nby_corr, nby_ext, hint_corr, hint_ext;
     tpa_at_visitor vis[MAX_VISITORS]; int nvis;
     tpa_at_stats stats;
     int refs;           /* acquirers (tpa_attrib_acquire) not yet released */
@@ -110,5 +111,8 @@ uint32_t tpa__at_pair_id(pairtab *t, uint32_t parent, uint32_t name);
 /* Nests what is buffered, attributes the device events, calls the
  * visitors and empties the buffers (attrib_nest.c). */
 void tpa__at_process_chunk(tpa_attrib *at);
+/* Frees a chunk's sort and index scratch (at its end: kept, it raised the
+ * page's peak by what the other views then allocated beside it). */
+void tpa__at_drop_scratch(tpa_attrib *at);
 
 #endif
