@@ -249,13 +249,7 @@ TP_TEST(steps_any_write_order)
             for (size_t i = 0; i < n; i++) order[k++] = n - 1 - i;
         } else {               /* shuffled */
             for (size_t i = 0; i < n; i++) order[k++] = i;
-            unsigned seed = 99;
-            for (size_t i = n - 1; i > 0; i--) {
-                seed = seed * 1103515245u + 12345u;
-                size_t j = (seed >> 8) % (i + 1), t = order[i];
-                order[i] = order[j];
-                order[j] = t;
-            }
+            tp_test_shuffle(order, n, 99);
         }
         CHECK_EQ_INT(k, n);
         for (int budget = 0; budget < 2; budget++) {

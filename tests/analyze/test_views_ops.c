@@ -569,13 +569,7 @@ TP_TEST(any_write_order)
                     i = j;
                 }
         } else if (way == 4) {
-            unsigned seed = 12345;
-            for (size_t i = n - 1; i > 0; i--) {
-                seed = seed * 1103515245u + 12345u;
-                size_t j = (seed >> 8) % (i + 1), t = order[i];
-                order[i] = order[j];
-                order[j] = t;
-            }
+            tp_test_shuffle(order, n, 12345);
         }
         doc = events_doc(ev, order, n);
         bool again_chunked = false;
