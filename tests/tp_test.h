@@ -77,6 +77,17 @@ static int tp_test_checks;
     } while (0)
 
 /* Removes a directory tree the test made, so runs leave nothing in /tmp. */
+/* Shuffles v[0..n) (Fisher-Yates), the same way for the same seed. */
+static inline void tp_test_shuffle(size_t *v, size_t n, unsigned seed)
+{
+    for (size_t i = n; i > 1; i--) {
+        seed = seed * 1103515245u + 12345u;
+        size_t j = (seed >> 8) % i, t = v[i - 1];
+        v[i - 1] = v[j];
+        v[j] = t;
+    }
+}
+
 static inline void tp_test_rm_rf(const char *dir)
 {
     char cmd[4200];

@@ -45,11 +45,33 @@ typedef struct tpa_sv { const char *p; size_t n; } tpa_sv;
 
 typedef struct tpa_span32 { uint32_t off, len; } tpa_span32; /* inside raw */
 
+/* The members of an event's args that the page's collectors read; the
+ * parser notes where their values are (tpa_event_arg in event_parse.h). */
+enum tpa_arg {               /* in the order Kineto writes them */
+    TPA_ARG_EXTERNAL_ID,     /* "External id" */
+    TPA_ARG_EXTERNAL_ID_LC,  /* "external id" (older Kineto) */
+    TPA_ARG_INPUT_DIMS,      /* "Input Dims" */
+    TPA_ARG_STREAM,          /* "stream" */
+    TPA_ARG_CORRELATION,     /* "correlation" */
+    TPA_ARG_REGISTERS,       /* "registers per thread" */
+    TPA_ARG_SHARED_MEMORY,   /* "shared memory" */
+    TPA_ARG_BLOCKS_PER_SM,   /* "blocks per SM" */
+    TPA_ARG_WARPS_PER_SM,    /* "warps per SM" */
+    TPA_ARG_GRID,            /* "grid" */
+    TPA_ARG_BLOCK,           /* "block" */
+    TPA_ARG_COUNT
+};
+
 typedef struct tpa_event {
     char ph;                 /* 'X','B','E','i','C','M','s',... 0 when absent */
     tpa_sv name, cat;        /* decoded UTF-8; valid until the next event */
     int64_t ts_ns, dur_ns;   /* microsecond fields converted to nanoseconds */
     bool has_ts, has_dur;
+    bool args_marked;        /* v_args and arg_seen were filled by the parser (else look args up in raw) */
+    bool has_step_num;       /* args.step_num (JAX StepTraceAnnotation) */
+    bool on_device;          /* pid named "/device:..." by a process_name event (JAX/XLA) */
+    bool arg_dup;            /* a tpa_arg member appears twice in the first args object */
+    uint16_t arg_seen;       /* bit 1 << tpa_arg: that member is in the first args object */
     int64_t pid, tid;        /* string ids are hashed into distinct numbers */
     tpa_sv pid_str, tid_str; /* raw string ids (n == 0 for numbers) */
     int64_t device;          /* args.device, -1 when absent */
@@ -58,10 +80,9 @@ typedef struct tpa_event {
     uint64_t offset;         /* where raw starts in the input */
     tpa_span32 v_pid, v_tid, v_ts, v_id; /* value positions inside raw (len 0: absent) */
     tpa_span32 v_args;       /* the first "args" member's value inside raw (len 0: absent) */
-    bool args_marked;        /* v_args was filled by the parser (else look args up in raw) */
-    bool has_step_num;       /* args.step_num (JAX StepTraceAnnotation) */
+    const tpa_span32 *v_arg; /* the arg_seen members' first values inside raw, in tpa_arg order;
+                                valid until the next event */
     int64_t step_num;
-    bool on_device;          /* pid named "/device:..." by a process_name event (JAX/XLA) */
     double occupancy;        /* args["est. achieved occupancy %"] of a kernel, -1 when absent */
 } tpa_event;
 

@@ -59,11 +59,9 @@ static uint32_t str_add(strtab *t, const char *p, size_t n, uint64_t h)
     return id;
 }
 
-static uint32_t intern(tpa_attrib *at, const char *p, size_t n)
+static uint32_t intern_slow(tpa_attrib *at, const char *p, size_t n)
 {
     strtab *t = &at->str;
-    if (n == 0) return 0;
-    n = utf8_cut(p, n, TPA_AT_MAX_NAME);
     if ((t->n + 1) * 2 > t->nslots) str_rehash(t);
     uint64_t h = tpu_hash_bytes(p, n);
     size_t s = h & (t->nslots - 1);
@@ -78,6 +76,33 @@ static uint32_t intern(tpa_attrib *at, const char *p, size_t n)
     }
     uint32_t id = str_add(t, p, n, h);
     t->slots[s] = id + 1;
+    return id;
+}
+
+/* A cheap mark of a string (its length, first, middle and last 8 bytes)
+ * for the recent-strings cache. */
+static uint64_t recent_mark(const char *p, size_t n)
+{
+    uint64_t a = 0, b = 0, c = 0;
+    size_t k = n < 8 ? n : 8;
+    memcpy(&a, p, k);
+    memcpy(&b, p + (n - k) / 2, k);
+    memcpy(&c, p + n - k, k);
+    uint64_t x = (a ^ (b * 0x9E3779B97F4A7C15ULL) ^ (c * 0xC2B2AE3D27D4EB4FULL) ^ n) * 0xFF51AFD7ED558CCDULL;
+    return x ^ (x >> 29);
+}
+
+static uint32_t intern(tpa_attrib *at, const char *p, size_t n)
+{
+    strtab *t = &at->str;
+    if (n == 0) return 0;
+    n = utf8_cut(p, n, TPA_AT_MAX_NAME);
+    /* names repeat: a small table of recent ones (checked byte for byte)
+     * spares the hash and the probe of the large one */
+    uint32_t *recent = &at->recent[recent_mark(p, n) & (RECENT_STRINGS - 1)];
+    if (*recent && t->len[*recent] == n && memcmp(t->s[*recent], p, n) == 0) return *recent;
+    uint32_t id = intern_slow(at, p, n);
+    *recent = id;
     return id;
 }
 
@@ -202,8 +227,7 @@ void tpa_attrib_free(tpa_attrib *at)
     free(at->launches);
     free(at->gpu);
     free(at->stack);
-    free(at->by_corr);
-    free(at->by_ext);
+    tpa__at_drop_scratch(at);
     free(at);
 }
 
@@ -252,6 +276,12 @@ static double value_num(const char *v, const char *end)
 {
     const char *p = v;
     if (p < end && *p == '"') p++;
+    /* a whole number of at most 15 digits (ids, counts): the same double,
+     * exact below 2^53, without the loop below */
+    uint64_t whole = 0;
+    const char *q = p;
+    while (q < end && q - p < 16 && *q >= '0' && *q <= '9') whole = whole * 10 + (uint64_t)(*q++ - '0');
+    if (q > p && q - p < 16 && (q == end || (*q != '.' && *q != 'e' && *q != 'E'))) return (double)whole;
     bool neg = p < end && *p == '-';
     if (neg) p++;
     double d = 0, scale = 1;
@@ -311,61 +341,101 @@ static void value_dim3(const char *v, const char *end, uint32_t dim[3])
 }
 
 
-static bool on_arg(const char *k, size_t kn, const char *v, const char *end, void *user)
+/* One args member's value (v..end), by its tpa_arg, into the record. */
+static void take_arg(args_ctx *c, int which, const char *v, const char *end)
 {
-    args_ctx *c = user;
     uint64_t x;
-    if (key_is(k, kn, "correlation")) {
+    bool runtime = !c->gpu && c->h->kind == TPA_AT_RUNTIME;
+    switch (which) {
+    case TPA_ARG_CORRELATION:
         if (value_u64(v, end, &x)) {
             if (c->gpu) { c->g->corr = x; c->g->has_corr = true; }
             else { c->h->corr = x; c->h->has_corr = true; }
         }
         c->need &= ~(unsigned)NEED_CORR;
-    } else if (key_is(k, kn, "External id") || key_is(k, kn, "external id")) {
+        break;
+    case TPA_ARG_EXTERNAL_ID:
+    case TPA_ARG_EXTERNAL_ID_LC:
         if (value_u64(v, end, &x)) {
             if (c->gpu) { c->g->ext = x; c->g->has_ext = true; }
             else { c->h->ext = x; c->h->has_ext = true; }
         }
         c->need &= ~(unsigned)NEED_EXT;
-    } else if (!c->gpu) {
-        if ((c->need & NEED_SHAPES) && key_is(k, kn, "Input Dims")) {
+        break;
+    case TPA_ARG_INPUT_DIMS:
+        if (!c->gpu && (c->need & NEED_SHAPES)) {
             c->h->shapes = intern(c->at, v, (size_t)(end - v));
             c->need &= ~(unsigned)NEED_SHAPES;
-        } else if (c->h->kind == TPA_AT_RUNTIME && key_is(k, kn, "grid")) {
-            value_dim3(v, end, c->launch.grid);
-            c->has_launch = true;
-        } else if (c->h->kind == TPA_AT_RUNTIME && key_is(k, kn, "block")) {
-            value_dim3(v, end, c->launch.block);
-            c->has_launch = true;
-        } else if (c->h->kind == TPA_AT_RUNTIME && key_is(k, kn, "shared memory")) {
-            c->launch.shmem = value_int(v, end);
-            c->has_launch = true;
         }
-    } else if (key_is(k, kn, "grid")) {
-        value_dim3(v, end, c->g->g.grid);
-    } else if (key_is(k, kn, "block")) {
-        value_dim3(v, end, c->g->g.block);
-    } else if (key_is(k, kn, "registers per thread")) {
-        c->g->g.regs = value_int(v, end);
-    } else if (key_is(k, kn, "shared memory")) {
-        c->g->g.shmem = value_int(v, end);
-    } else if (key_is(k, kn, "blocks per SM")) {
-        c->g->g.blocks_per_sm = value_num(v, end);
-    } else if (key_is(k, kn, "warps per SM")) {
-        c->g->g.warps_per_sm = value_num(v, end);
-    } else if (key_is(k, kn, "stream")) {
-        c->g->g.stream = value_int(v, end);
+        break;
+    case TPA_ARG_GRID:
+        if (c->gpu) value_dim3(v, end, c->g->g.grid);
+        else if (runtime) { value_dim3(v, end, c->launch.grid); c->has_launch = true; }
+        break;
+    case TPA_ARG_BLOCK:
+        if (c->gpu) value_dim3(v, end, c->g->g.block);
+        else if (runtime) { value_dim3(v, end, c->launch.block); c->has_launch = true; }
+        break;
+    case TPA_ARG_SHARED_MEMORY:
+        if (c->gpu) c->g->g.shmem = value_int(v, end);
+        else if (runtime) { c->launch.shmem = value_int(v, end); c->has_launch = true; }
+        break;
+    case TPA_ARG_REGISTERS: if (c->gpu) c->g->g.regs = value_int(v, end); break;
+    case TPA_ARG_BLOCKS_PER_SM: if (c->gpu) c->g->g.blocks_per_sm = value_num(v, end); break;
+    case TPA_ARG_WARPS_PER_SM: if (c->gpu) c->g->g.warps_per_sm = value_num(v, end); break;
+    case TPA_ARG_STREAM: if (c->gpu) c->g->g.stream = value_int(v, end); break;
     }
+}
+
+/* The walk over args (events made by hand, repeated keys): every member in
+ * order, a later repeat over an earlier one, until a host span has what it
+ * looks for. */
+static bool on_arg(const char *k, size_t kn, const char *v, const char *end, void *user)
+{
+    args_ctx *c = user;
+    for (int a = 0; a < TPA_ARG_COUNT; a++)
+        if (key_is(k, kn, tpa_arg_keys[a])) {
+            take_arg(c, a, v, end);
+            break;
+        }
     return c->gpu || c->need != 0;
 }
 
+#define ARG_BIT(a) (1u << (a))
+#define EXT_BITS (ARG_BIT(TPA_ARG_EXTERNAL_ID) | ARG_BIT(TPA_ARG_EXTERNAL_ID_LC))
+
+/* The args members a record reads. A host span other than a runtime call
+ * reads its External id and shapes only (the walk stops there; its
+ * correlation is never read). */
+static unsigned wanted_args(const args_ctx *c)
+{
+    unsigned launch = ARG_BIT(TPA_ARG_GRID) | ARG_BIT(TPA_ARG_BLOCK) | ARG_BIT(TPA_ARG_SHARED_MEMORY);
+    if (c->gpu)
+        return ARG_BIT(TPA_ARG_CORRELATION) | EXT_BITS | launch | ARG_BIT(TPA_ARG_REGISTERS) |
+               ARG_BIT(TPA_ARG_BLOCKS_PER_SM) | ARG_BIT(TPA_ARG_WARPS_PER_SM) | ARG_BIT(TPA_ARG_STREAM);
+    if (c->h->kind == TPA_AT_RUNTIME)
+        return ARG_BIT(TPA_ARG_CORRELATION) | EXT_BITS | launch;
+    return EXT_BITS | ARG_BIT(TPA_ARG_INPUT_DIMS);
+}
+
+/* Reads the record's args from where the parser found them; the walk
+ * decides where a member repeats (or both spellings of External id are
+ * there): which of them counts depends on the order. */
 static void parse_args(tpa_attrib *at, const tpa_event *ev, hrec *h, grec *g, unsigned need)
 {
-    const char *end = ev->raw.p + ev->raw.n;
-    const char *a = tpa_event_args(ev, NULL);
-    if (!a) return;
     args_ctx c = { at, g != NULL, need, h, g, { { 0 }, { 0 }, -1 }, false };
-    tpa_obj_each(a, end, on_arg, &c);
+    if (!ev->args_marked || ev->arg_dup || (ev->arg_seen & EXT_BITS) == EXT_BITS) {
+        const char *a = tpa_event_args(ev, NULL);
+        if (!a) return;
+        tpa_obj_each(a, ev->raw.p + ev->raw.n, on_arg, &c);
+    } else {
+        unsigned seen = ev->arg_seen, want = wanted_args(&c);
+        for (const tpa_span32 *sp = ev->v_arg; seen; seen &= seen - 1, sp++) {
+            int a = __builtin_ctz(seen);
+            const char *v = ev->raw.p + sp->off;
+            if (want & ARG_BIT(a)) take_arg(&c, a, v, v + sp->len);
+        }
+    }
     if (c.has_launch) {
         GROW(at->launches, at->nlaunches, at->claunches);
         at->launches[at->nlaunches++] = c.launch;

@@ -20,98 +20,162 @@ static inline bool host_before(const hrec *x, const hrec *y)
     return x->seq < y->seq;
 }
 
-/* Sorts the host spans in host_before order: a merge sort with the
- * comparison inlined (qsort's calls and byte copies were a sixth of the
- * page's time), runs of 16 by insertion, merges skipped where two runs are
- * already in order (a trace is mostly sorted by time). */
-static void sort_host(hrec *a, size_t n)
+/* A device record's key (correlation or External id) and index, ordered
+ * by key then index. */
+static inline bool keyed_before(const keyed *x, const keyed *y)
 {
-    enum { RUN = 16 };
-    for (size_t lo = 0; lo < n; lo += RUN) {
-        size_t hi = lo + RUN < n ? lo + RUN : n;
-        for (size_t i = lo + 1; i < hi; i++) {
-            if (!host_before(&a[i], &a[i - 1])) continue;
-            hrec x = a[i];
-            size_t j = i;
-            do { a[j] = a[j - 1]; j--; } while (j > lo && host_before(&x, &a[j - 1]));
-            a[j] = x;
-        }
-    }
-    if (n <= RUN) return;
-    hrec *tmp = malloc(n * sizeof *tmp);
-    if (!tmp) abort();
-    for (size_t w = RUN; w < n; w *= 2) {
-        for (size_t lo = 0; lo + w < n; lo += 2 * w) {
-            size_t mid = lo + w, hi = lo + 2 * w < n ? lo + 2 * w : n;
-            if (!host_before(&a[mid], &a[mid - 1])) continue;
-            memcpy(tmp + lo, a + lo, (hi - lo) * sizeof *a);
-            size_t i = lo, j = mid, k = lo;
-            while (i < mid && j < hi) a[k++] = host_before(&tmp[j], &tmp[i]) ? tmp[j++] : tmp[i++];
-            while (i < mid) a[k++] = tmp[i++];
-            while (j < hi) a[k++] = tmp[j++];
-        }
-    }
-    free(tmp);
+    return x->key != y->key ? x->key < y->key : x->idx < y->idx;
 }
 
-/* qsort_r comparators over indexes into the device records (ctx): pages
- * may be built on several threads at once, so no global base. */
-static int cmp_corr(const void *a, const void *b, void *ctx)
+/* Sorts a[0..n) in before_ order with tmp (n items) to merge through:
+ * the comparison inlined (qsort's calls and byte copies were a sixth of
+ * the page's time). A trace is mostly in order, with a few items far from
+ * their place (a step's span written after its children): those are set
+ * aside (each one before the last kept), sorted alone (runs of 16 by
+ * insertion, then merges, skipped where two runs are already in order),
+ * and merged back from the end; sorted input costs one pass. */
+#define ADAPTIVE_SORT(name_, type_, before_)                                                   \
+    static void name_##_runs(type_ *a, size_t n, type_ *tmp)                                 \
+    {                                                                                          \
+        enum { RUN = 16 };                                                                     \
+        for (size_t lo = 0; lo < n; lo += RUN) {                                               \
+            size_t hi = lo + RUN < n ? lo + RUN : n;                                           \
+            for (size_t i = lo + 1; i < hi; i++) {                                             \
+                if (!before_(&a[i], &a[i - 1])) continue;                                      \
+                type_ x = a[i];                                                                \
+                size_t j = i;                                                                  \
+                do { a[j] = a[j - 1]; j--; } while (j > lo && before_(&x, &a[j - 1]));         \
+                a[j] = x;                                                                      \
+            }                                                                                  \
+        }                                                                                      \
+        for (size_t w = RUN; w < n; w *= 2) {                                                  \
+            for (size_t lo = 0; lo + w < n; lo += 2 * w) {                                     \
+                size_t mid = lo + w, hi = lo + 2 * w < n ? lo + 2 * w : n;                     \
+                if (!before_(&a[mid], &a[mid - 1])) continue;                                  \
+                memcpy(tmp + lo, a + lo, (hi - lo) * sizeof *a);                               \
+                size_t i = lo, j = mid, k = lo;                                                \
+                while (i < mid && j < hi) a[k++] = before_(&tmp[j], &tmp[i]) ? tmp[j++] : tmp[i++]; \
+                while (i < mid) a[k++] = tmp[i++];                                             \
+                while (j < hi) a[k++] = tmp[j++];                                              \
+            }                                                                                  \
+        }                                                                                      \
+    }                                                                                          \
+    static void name_(type_ *a, size_t n, type_ *tmp)                                        \
+    {                                                                                          \
+        size_t m = 0, s = 0;                                                                   \
+        for (size_t i = 0; i < n; i++) {                                                       \
+            if (m && before_(&a[i], &a[m - 1])) tmp[s++] = a[i];                               \
+            else a[m++] = a[i];                                                                \
+        }                                                                                      \
+        if (!s) return;                                                                        \
+        name_##_runs(tmp, s, a + m);  /* a[m..n) is free: s items of scratch */               \
+        size_t i = m, j = s, k = n;                                                            \
+        while (j) a[--k] = i && before_(&tmp[j - 1], &a[i - 1]) ? a[--i] : tmp[--j];           \
+    }
+
+ADAPTIVE_SORT(sort_hrecs, hrec, host_before)
+ADAPTIVE_SORT(sort_keyed, keyed, keyed_before)
+
+/* buf, or a larger one in its place (unkept contents), with room for n
+ * items of size. */
+static void *reserve(void *buf, size_t *cap, size_t n, size_t size)
 {
-    const grec *g = ctx;
-    uint64_t x = g[*(const uint32_t *)a].corr, y = g[*(const uint32_t *)b].corr;
-    return x < y ? -1 : x > y;
-}
-static int cmp_ext(const void *a, const void *b, void *ctx)
-{
-    const grec *g = ctx;
-    uint64_t x = g[*(const uint32_t *)a].ext, y = g[*(const uint32_t *)b].ext;
-    return x < y ? -1 : x > y;
-}
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
+    if (*cap >= n && buf) return buf;
+    size_t nc = *cap ? *cap : 1024;
+    while (nc < n) nc *= 2;
+    free(buf);
+    if (!(buf = malloc(nc * size))) abort();
+    *cap = nc;
+    return buf;
 }
 
-/* First index in idx[0..n) whose record's key (corr or ext) is >= key. */
-static size_t lower_bound(const grec *g, const uint32_t *idx, size_t n, uint64_t key, bool ext)
+/* The chunk's sorts' scratch, room for bytes: one buffer for the host
+ * spans' sort and the device index's (one after the other). */
+static void *scratch(tpa_attrib *at, size_t bytes)
 {
-    size_t lo = 0, hi = n;
+    at->htmp = reserve(at->htmp, &at->chtmp, (bytes + sizeof(hrec) - 1) / sizeof(hrec), sizeof(hrec));
+    return at->htmp;
+}
+
+/* The host spans in host_before order. Threads interleave in a file (a
+ * merge of them costs every level of the sort), each one's spans mostly
+ * in order: first grouped by thread (stable), then sorted. */
+static void sort_host(tpa_attrib *at)
+{
+    size_t n = at->nhost;
+    hrec *tmp = scratch(at, n * sizeof *tmp);
+    size_t i = 1;
+    while (i < n && at->host[i].thread >= at->host[i - 1].thread) i++;
+    if (i < n) {
+        size_t *at_of = at->tcount = reserve(at->tcount, &at->ctcount, at->nthreads + 1, sizeof *at_of);
+        memset(at_of, 0, (at->nthreads + 1) * sizeof *at_of);
+        for (i = 0; i < n; i++) at_of[at->host[i].thread + 1]++;
+        for (size_t t = 1; t <= at->nthreads; t++) at_of[t] += at_of[t - 1];
+        for (i = 0; i < n; i++) tmp[at_of[at->host[i].thread]++] = at->host[i];
+        at->htmp = at->host;  /* the grouped copy becomes the buffer */
+        at->host = tmp;
+        size_t c = at->chtmp;
+        at->chtmp = at->chost;
+        at->chost = c;
+        tmp = at->htmp;
+    }
+    sort_hrecs(at->host, n, tmp);
+}
+
+/* First index of a[0..n) whose key is >= key, searched from *hint (the
+ * last answer: keys come mostly in order) outwards; *hint takes it. */
+static size_t seek(const keyed *a, size_t n, uint64_t key, size_t *hint)
+{
+    size_t lo = 0, hi = n, h = *hint < n ? *hint : n;
+    if (h < n && a[h].key < key) {          /* ahead: gallop forwards */
+        size_t step = 1;
+        lo = h + 1;
+        while (lo + step < n && a[lo + step - 1].key < key) { lo += step; step *= 2; }
+        hi = lo + step < n ? lo + step : n;
+    } else if (h > 0 && a[h - 1].key >= key) { /* behind: gallop backwards */
+        size_t step = 1;
+        hi = h - 1;
+        while (hi >= step && a[hi - step].key >= key) { hi -= step; step *= 2; }
+        lo = hi >= step ? hi - step + 1 : 0;
+    } else {
+        return *hint = h;
+    }
     while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        uint64_t k = ext ? g[idx[mid]].ext : g[idx[mid]].corr;
-        if (k < key) lo = mid + 1; else hi = mid;
+        size_t mid = lo + (hi - lo) / 2;
+        if (a[mid].key < key) lo = mid + 1; else hi = mid;
     }
-    return lo;
+    return *hint = lo;
 }
 
 /* Indexes the chunk's device records: by correlation (those a runtime call
  * of the chunk launched) and by External id (the others). */
 static void index_gpu(tpa_attrib *at)
 {
-    uint64_t *corrs = NULL;
-    size_t nc = 0;
-    if (at->nhost && !(corrs = malloc(at->nhost * sizeof *corrs))) abort();
+    size_t nc = 0, n_corr = 0, n_ext = 0, hint = 0;
     for (size_t i = 0; i < at->nhost; i++)
-        if (at->host[i].kind == TPA_AT_RUNTIME && at->host[i].has_corr) corrs[nc++] = at->host[i].corr;
-    if (nc) qsort(corrs, nc, sizeof *corrs, cmp_u64);   /* corrs is NULL with no host span */
-    free(at->by_corr);
-    free(at->by_ext);
-    at->by_corr = malloc((at->ngpu + 1) * sizeof *at->by_corr);
-    at->by_ext = malloc((at->ngpu + 1) * sizeof *at->by_ext);
-    if (!at->by_corr || !at->by_ext) abort();
-    size_t n_ext = 0;
+        nc += at->host[i].kind == TPA_AT_RUNTIME && at->host[i].has_corr;
+    keyed *tmp = scratch(at, (nc > at->ngpu ? nc : at->ngpu) * sizeof *tmp);
+    keyed *corrs = at->corrs = reserve(at->corrs, &at->ccorrs, nc, sizeof *corrs);
+    /* by correlation from the front, by External id from the back */
+    keyed *dev = at->by_dev = reserve(at->by_dev, &at->cby_dev, at->ngpu, sizeof *dev);
+    nc = 0;
+    for (size_t i = 0; i < at->nhost; i++)
+        if (at->host[i].kind == TPA_AT_RUNTIME && at->host[i].has_corr)
+            corrs[nc++] = (keyed){ at->host[i].corr, 0 };
+    sort_keyed(corrs, nc, tmp);
     for (size_t i = 0; i < at->ngpu; i++) {
         grec *g = &at->gpu[i];
-        at->by_corr[i] = (uint32_t)i;
-        g->matched = g->has_corr && nc && bsearch(&g->corr, corrs, nc, sizeof *corrs, cmp_u64);
-        if (!g->matched && g->has_ext) at->by_ext[n_ext++] = (uint32_t)i;
+        g->matched = g->has_corr && nc && seek(corrs, nc, g->corr, &hint) < nc && corrs[hint].key == g->corr;
+        if (g->matched) dev[n_corr++] = (keyed){ g->corr, (uint32_t)i };
+        else if (g->has_ext) dev[at->ngpu - ++n_ext] = (keyed){ g->ext, (uint32_t)i };
     }
-    free(corrs);
-    if (at->ngpu) qsort_r(at->by_corr, at->ngpu, sizeof *at->by_corr, cmp_corr, at->gpu);
-    if (n_ext) qsort_r(at->by_ext, n_ext, sizeof *at->by_ext, cmp_ext, at->gpu);
+    at->by_corr = dev;
+    at->by_ext = dev + (at->ngpu - n_ext);
+    sort_keyed(at->by_corr, n_corr, tmp);
+    sort_keyed(at->by_ext, n_ext, tmp);
+    at->nby_corr = n_corr;
     at->nby_ext = n_ext;
+    at->hint_corr = at->hint_ext = 0;
 }
 
 /* Gives the device records with this key to the operator frame (or to no
@@ -119,13 +183,11 @@ static void index_gpu(tpa_attrib *at)
 static int64_t attribute(tpa_attrib *at, uint64_t key, bool ext, uint32_t op_name, uint32_t runtime,
                          const launch_cfg *launch)
 {
-    const uint32_t *idx = ext ? at->by_ext : at->by_corr;
-    size_t n = ext ? at->nby_ext : at->ngpu;
+    const keyed *idx = ext ? at->by_ext : at->by_corr;
+    size_t n = ext ? at->nby_ext : at->nby_corr;
     int64_t sum = 0;
-    for (size_t i = lower_bound(at->gpu, idx, n, key, ext); i < n; i++) {
-        grec *g = &at->gpu[idx[i]];
-        if ((ext ? g->ext : g->corr) != key) break;
-        if (!ext && !g->matched) continue;
+    for (size_t i = seek(idx, n, key, ext ? &at->hint_ext : &at->hint_corr); i < n && idx[i].key == key; i++) {
+        grec *g = &at->gpu[idx[i].idx];
         if (ext && g->g.op) continue;  /* taken already */
         g->g.op = op_name;
         g->g.runtime = runtime;
@@ -181,14 +243,14 @@ static void push_span(tpa_attrib *at, const hrec *r)
     GROW(at->stack, at->nstack, at->cstack);
     const frame *p = at->nstack ? &at->stack[at->nstack - 1] : NULL;
     frame *f = &at->stack[at->nstack];
-    memset(f, 0, sizeof *f);
+    /* field by field: a memset of the whole frame (its pending node
+     * included, read only once set) was a rep stos per span */
+    f->n = (tpa_at_node){ .start_ns = r->start, .dur_ns = r->end - r->start, .name = r->name,
+                          .shapes = r->shapes, .kind = r->kind, .is_module = r->is_module };
     f->end = r->end;
-    f->n.start_ns = r->start;
-    f->n.dur_ns = r->end - r->start;
-    f->n.name = r->name;
-    f->n.shapes = r->shapes;
-    f->n.kind = r->kind;
-    f->n.is_module = r->is_module;
+    f->child_sum = f->dev_own = f->dev_child = 0;
+    f->nchild = 0;
+    f->has_pending = false;
     f->ctx_stack = p ? p->ctx_stack : 0;
     f->ctx_module = p ? p->ctx_module : 0;
     f->op_frame = p ? p->op_frame : NO_FRAME;
@@ -243,14 +305,27 @@ static void emit_gpu(tpa_attrib *at)
     }
 }
 
+void tpa__at_drop_scratch(tpa_attrib *at)
+{
+    free(at->htmp);
+    free(at->tcount);
+    free(at->corrs);
+    free(at->by_dev);
+    at->htmp = NULL;
+    at->tcount = NULL;
+    at->corrs = at->by_dev = at->by_corr = at->by_ext = NULL;
+    at->chtmp = at->ctcount = at->ccorrs = at->cby_dev = 0;
+}
+
 void tpa__at_process_chunk(tpa_attrib *at)
 {
     index_gpu(at);
-    sort_host(at->host, at->nhost);
+    sort_host(at);
     nest_all(at);
     emit_gpu(at);
     at->nhost = at->ngpu = 0;
-    at->nby_ext = 0;
+    at->nby_corr = at->nby_ext = 0;
+    tpa__at_drop_scratch(at);
     at->nlaunches = 0;
 }
 

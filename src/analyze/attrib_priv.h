@@ -21,6 +21,7 @@
 #define MAX_PAIRS ((uint32_t)1 << 20)
 #endif
 #define MAX_STRING_BYTES ((size_t)64 << 20)
+#define RECENT_STRINGS 4096      /* intern's cache of recent strings (a power of 2) */
 #define MAX_VISITORS 4
 #define NO_FRAME UINT32_MAX
 
@@ -56,6 +57,9 @@ typedef struct grec {
     bool has_corr, has_ext, matched;
 } grec;
 
+/* A device record (index into gpu) by one of its keys. */
+typedef struct keyed { uint64_t key; uint32_t idx; } keyed;
+
 typedef struct begin_rec { hrec r; } begin_rec;
 
 typedef struct thread_ent {
@@ -74,6 +78,7 @@ typedef struct frame {
 
 struct tpa_attrib {
     strtab str;
+    uint32_t recent[RECENT_STRINGS];  /* string ids by recent_mark (0: none) */
     pairtab stacks, modules;
     thread_ent *threads; size_t nthreads, cthreads, last_thread;
     hrec *host; size_t nhost, chost;
@@ -83,7 +88,12 @@ struct tpa_attrib {
     uint32_t step_name, other_name;
     bool chunked_file;   /* this file needed more than one chunk */
     frame *stack; size_t nstack, cstack;
-    uint32_t *by_corr, *by_ext; size_t nby_ext;
+    hrec *htmp; size_t chtmp;           /* the chunk's sorts' scratch (scratch()); these four */
+    size_t *tcount; size_t ctcount;      /* sort_host's per-thread counts */
+    keyed *corrs; size_t ccorrs;         /* the chunk's runtime correlations, sorted */
+    keyed *by_dev; size_t cby_dev;       /* device records by key: by_corr and by_ext point in;
+                                            freed at the chunk's end (tpa__at_drop_scratch) */
+    keyed *by_corr, *by_ext; size_t nby_corr, nby_ext, hint_corr, hint_ext;
     tpa_at_visitor vis[MAX_VISITORS]; int nvis;
     tpa_at_stats stats;
     int refs;           /* acquirers (tpa_attrib_acquire) not yet released */
@@ -101,5 +111,8 @@ uint32_t tpa__at_pair_id(pairtab *t, uint32_t parent, uint32_t name);
 /* Nests what is buffered, attributes the device events, calls the
  * visitors and empties the buffers (attrib_nest.c). */
 void tpa__at_process_chunk(tpa_attrib *at);
+/* Frees a chunk's sort and index scratch (at its end: kept, it raised the
+ * page's peak by what the other views then allocated beside it). */
+void tpa__at_drop_scratch(tpa_attrib *at);
 
 #endif

@@ -210,29 +210,116 @@ static inline __attribute__((always_inline)) int skip_member_value(const char **
 
 #define KEY_IS(s_, n_, lit_) ((n_) == sizeof(lit_) - 1 && memcmp((s_), (lit_), (n_)) == 0)
 
-static int parse_args(const char **pp, const char *end, tpa_event *ev, tpa_strbufs *sb,
-                      tpa_scanerr *e)
+const char *const tpa_arg_keys[TPA_ARG_COUNT] = {
+    [TPA_ARG_CORRELATION] = "correlation", [TPA_ARG_EXTERNAL_ID] = "External id",
+    [TPA_ARG_EXTERNAL_ID_LC] = "external id", [TPA_ARG_INPUT_DIMS] = "Input Dims",
+    [TPA_ARG_GRID] = "grid", [TPA_ARG_BLOCK] = "block", [TPA_ARG_SHARED_MEMORY] = "shared memory",
+    [TPA_ARG_REGISTERS] = "registers per thread", [TPA_ARG_BLOCKS_PER_SM] = "blocks per SM",
+    [TPA_ARG_WARPS_PER_SM] = "warps per SM", [TPA_ARG_STREAM] = "stream",
+};
+
+/* The args members the parser notes (a tpa_arg), skips (A_OTHER) or reads. */
+enum { A_OTHER = TPA_ARG_COUNT, A_DEVICE, A_OCCUPANCY, A_STEP_NUM, A_NAME };
+
+/* k[0..n) == lit[0..n) for a constant n >= 4: word compares (overlapping
+ * at the end) that the compiler unrolls, where it would call memcmp. */
+static inline __attribute__((always_inline)) bool same_key(const char *k, const char *lit, size_t n)
+{
+    uint64_t x, y;
+    uint32_t a, b;
+    if (n < 8) {
+        memcpy(&a, k, 4); memcpy(&b, lit, 4);
+        if (a != b) return false;
+        memcpy(&a, k + n - 4, 4); memcpy(&b, lit + n - 4, 4);
+        return a == b;
+    }
+    for (size_t i = 0; i + 8 < n; i += 8) {
+        memcpy(&x, k + i, 8); memcpy(&y, lit + i, 8);
+        if (x != y) return false;
+    }
+    memcpy(&x, k + n - 8, 8); memcpy(&y, lit + n - 8, 8);
+    return x == y;
+}
+
+/* The raw (undecoded) key, as tpa_obj_each and tpa_obj_find compare it;
+ * its length picks the one or two names to compare with. */
+static inline __attribute__((always_inline)) int arg_key(const char *k, size_t kn)
+{
+#define IS(lit_, id_) if (same_key(k, lit_, sizeof(lit_) - 1)) return id_
+    switch (kn) {
+    case 4: IS("name", A_NAME); IS("grid", TPA_ARG_GRID); break;
+    case 5: IS("block", TPA_ARG_BLOCK); break;
+    case 6: IS("device", A_DEVICE); IS("stream", TPA_ARG_STREAM); break;
+    case 8: IS("step_num", A_STEP_NUM); break;
+    case 10: IS("Input Dims", TPA_ARG_INPUT_DIMS); break;
+    case 11:
+        IS("External id", TPA_ARG_EXTERNAL_ID); IS("correlation", TPA_ARG_CORRELATION);
+        IS("external id", TPA_ARG_EXTERNAL_ID_LC); break;
+    case 12: IS("warps per SM", TPA_ARG_WARPS_PER_SM); break;
+    case 13: IS("shared memory", TPA_ARG_SHARED_MEMORY); IS("blocks per SM", TPA_ARG_BLOCKS_PER_SM); break;
+    case 20: IS("registers per thread", TPA_ARG_REGISTERS); break;
+    case 25: IS("est. achieved occupancy %", A_OCCUPANCY); break;
+    }
+#undef IS
+    return A_OTHER;
+}
+
+/* Notes where a tpa_arg's value is (from..to inside the event at base):
+ * the first occurrence, as tpa_obj_find finds it, kept in tpa_arg order
+ * among the *n noted; a second one sets arg_dup. Kineto writes them in
+ * tpa_arg order: the caller appends, and comes here for the rest. */
+static __attribute__((noinline)) void note_arg_out_of_order(tpa_event *ev, tpa_span32 *spans,
+                                                           unsigned *n, int a, tpa_span32 sp)
+{
+    unsigned bit = 1u << a;
+    if (ev->arg_seen & bit) {
+        ev->arg_dup = true;
+        return;
+    }
+    unsigned at = (unsigned)__builtin_popcount(ev->arg_seen & (bit - 1));
+    memmove(spans + at + 1, spans + at, (*n - at) * sizeof *spans);
+    spans[at] = sp;
+    ev->arg_seen |= (uint16_t)bit;
+    (*n)++;
+}
+
+/* One args object's members. note: this is the event's first args member
+ * (the one tpa_event_args returns), whose tpa_arg values are noted. */
+static int parse_args(const char **pp, const char *end, const char *base, bool note, tpa_event *ev,
+                      tpa_strbufs *sb, tpa_scanerr *e)
 {
     int more, rc;
+    unsigned noted = 0;
     if ((rc = open_object(pp, end, &more, e)) != SC_OK)
         return rc;
     while (more) {
         const char *k; size_t kn; bool esc;
         if ((rc = tpa_scan_string(pp, end, e, &k, &kn, &esc)) != SC_OK) return rc;
         if ((rc = tpa_expect_colon(pp, end, e)) != SC_OK) return rc;
-        if (KEY_IS(k, kn, "device") && **pp != '"' && **pp != '{' && **pp != '[') {
+        const char *v = *pp;
+        int a = arg_key(k, kn);
+        if (a <= A_OTHER) {
+            if ((rc = skip_member_value(pp, end, e)) != SC_OK) return rc;
+            if (a != A_OTHER && note) {
+                tpa_span32 sp = { (uint32_t)(v - base), (uint32_t)(*pp - v) };
+                if (ev->arg_seen < 1u << a) {
+                    sb->args[noted++] = sp;
+                    ev->arg_seen |= (uint16_t)(1u << a);
+                } else {
+                    note_arg_out_of_order(ev, sb->args, &noted, a, sp);
+                }
+            }
+        } else if (a == A_DEVICE && *v != '"' && *v != '{' && *v != '[') {
             tpa_num num;
             if ((rc = tpa_scan_number(pp, end, e, &num)) != SC_OK) return rc;
             if (!tpa_num_to_i64(&num, &ev->device)) ev->device = -1;
-        } else if (KEY_IS(k, kn, "est. achieved occupancy %") && **pp != '"' && **pp != '{' && **pp != '[') {
-            const char *v = *pp;
+        } else if (a == A_OCCUPANCY && *v != '"' && *v != '{' && *v != '[') {
             if ((rc = tpa_skip_value(pp, end, e, 2)) != SC_OK) return rc;
             if (!tpa_value_f64(v, *pp, &ev->occupancy) || !(ev->occupancy >= 0)) ev->occupancy = -1;
-        } else if (KEY_IS(k, kn, "step_num") && **pp != '{' && **pp != '[') {
-            const char *v = *pp;
+        } else if (a == A_STEP_NUM && *v != '{' && *v != '[') {
             if ((rc = tpa_skip_value(pp, end, e, 2)) != SC_OK) return rc;
             ev->has_step_num = tpa_value_i64(v, *pp, &ev->step_num) && ev->step_num >= 0;
-        } else if (KEY_IS(k, kn, "name") && **pp == '"') {
+        } else if (a == A_NAME && *v == '"') {
             if ((rc = read_str(pp, end, sb, SB_ARGNAME, &ev->arg_name, e)) != SC_OK) return rc;
         } else if ((rc = skip_member_value(pp, end, e)) != SC_OK) {
             return rc;
@@ -354,7 +441,8 @@ static int parse_member(const char **pp, const char *end, const char *base, tpa_
             return read_str(pp, end, sb, SB_NAME, &ev->name, e);
         break;
     case K_ARGS:
-        rc = *v == '{' ? parse_args(pp, end, ev, sb, e) : tpa_skip_value(pp, end, e, 1);
+        rc = *v == '{' ? parse_args(pp, end, base, !ev->v_args.len, ev, sb, e)
+                       : tpa_skip_value(pp, end, e, 1);
         if (rc == SC_OK && !ev->v_args.len) mark(&ev->v_args, base, v, *pp); /* the first, as tpa_obj_find */
         return rc;
     case K_OTHER:
@@ -363,11 +451,26 @@ static int parse_member(const char **pp, const char *end, const char *base, tpa_
     return tpa_skip_value(pp, end, e, 1);
 }
 
+/* memset(ev, 0, ...) in 16-byte stores unrolled: GCC makes a memset or a
+ * loop of them a rep stos, slower for a struct this size, once per event. */
+static inline void clear_event(tpa_event *ev)
+{
+#ifdef __SSE2__
+    __m128i z = _mm_setzero_si128(), *w = (__m128i *)(void *)ev;
+#pragma GCC unroll 16
+    for (size_t i = 0; i < sizeof *ev / 16; i++)
+        _mm_storeu_si128(w + i, z);
+    memset((char *)ev + sizeof *ev / 16 * 16, 0, sizeof *ev % 16);
+#else
+    memset(ev, 0, sizeof *ev);
+#endif
+}
+
 int tpa_parse_event(const char **pp, const char *end, tpa_event *ev, tpa_strbufs *sb,
                     tpa_scanerr *e)
 {
     const char *base = *pp;
-    memset(ev, 0, sizeof *ev);
+    clear_event(ev);
     ev->device = -1;
     ev->occupancy = -1;
     int more, rc;
@@ -380,6 +483,7 @@ int tpa_parse_event(const char **pp, const char *end, tpa_event *ev, tpa_strbufs
     ev->raw.p = base;
     ev->raw.n = (size_t)(*pp - base);
     ev->args_marked = true;
+    ev->v_arg = sb->args;
     return SC_OK;
 }
 
@@ -401,6 +505,28 @@ const char *tpa_event_args(const tpa_event *ev, size_t *len)
         *len = (size_t)(p - a);
     }
     return a;
+}
+
+const char *tpa_event_arg(const tpa_event *ev, int which, const char **vend)
+{
+    const char *end = ev->raw.p + ev->raw.n, *v;
+    if (ev->args_marked) {
+        unsigned bit = 1u << which;
+        if (!(ev->arg_seen & bit)) return NULL;
+        const tpa_span32 *sp = &ev->v_arg[__builtin_popcount(ev->arg_seen & (bit - 1))];
+        v = ev->raw.p + sp->off;
+        if (vend) *vend = v + sp->len;
+        return v;
+    }
+    const char *args = tpa_event_args(ev, NULL);
+    if (!args || !(v = tpa_obj_find(args, end, tpa_arg_keys[which]))) return NULL;
+    if (vend) {
+        const char *p = v;
+        tpa_scanerr e;
+        if (tpa_skip_value(&p, end, &e, 1) != SC_OK) return NULL;
+        *vend = p;
+    }
+    return v;
 }
 
 /* ---- helpers over complete object text (metadata members) ----------------- */

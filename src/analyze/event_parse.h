@@ -5,10 +5,12 @@
 #include "analyze.h"
 #include "json_scan.h"
 
-/* Decoded-string storage for one event: name, cat, args.name. */
+/* Decoded-string storage for one event: name, cat, args.name; and where
+ * its tpa_arg members' values are (ev->v_arg). */
 typedef struct tpa_strbufs {
     char *buf[3];
     size_t cap[3];
+    tpa_span32 args[TPA_ARG_COUNT];
 } tpa_strbufs;
 
 void tpa_strbufs_free(tpa_strbufs *sb);
@@ -25,6 +27,14 @@ const char *tpa_obj_find(const char *obj, const char *end, const char *key);
  * NULL. Free for an event tpa_parse_event read (it marks where args is);
  * an event made by hand (raw only) is looked up with tpa_obj_find. */
 const char *tpa_event_args(const tpa_event *ev, size_t *len);
+/* The args member names of enum tpa_arg (analyze.h). */
+extern const char *const tpa_arg_keys[TPA_ARG_COUNT];
+/* The value of args member `which` (a tpa_arg) in the event's first args
+ * object: its first occurrence, the member tpa_obj_find finds (*vend, when
+ * vend is not NULL: the value's end), else NULL. Free for an event
+ * tpa_parse_event read (ev->arg_seen, ev->v_arg); an event made by hand is
+ * looked up in its raw text. */
+const char *tpa_event_arg(const tpa_event *ev, int which, const char **vend);
 bool tpa_value_i64(const char *v, const char *end, int64_t *out);
 /* Copies a string value (undecoded, truncated to cap-1) into out. */
 bool tpa_value_str(const char *v, const char *end, char *out, size_t cap);

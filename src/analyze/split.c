@@ -47,6 +47,14 @@ static char *arena_alloc(tpa_arena *a, size_t n)
     return b;
 }
 
+/* n bytes aligned for tpa_span32 (strings before them end anywhere). */
+static void *arena_alloc_spans(tpa_arena *a, size_t n)
+{
+    enum { ALIGN = _Alignof(tpa_span32) };
+    char *p = arena_alloc(a, n + ALIGN - 1);
+    return p ? p + (-(uintptr_t)p & (ALIGN - 1)) : NULL;
+}
+
 static void arena_free(tpa_arena *a)
 {
     for (size_t i = 0; i < a->n; i++) free(a->blocks[i]);
@@ -101,11 +109,23 @@ void tpa_range_reserve(tpa_range_out *out, size_t n)
     out->cap = n;
 }
 
+/* The args members' spans live in the parser's scratch too. */
+static bool keep_args(tpa_range_out *out, tpa_event *ev)
+{
+    size_t n = (size_t)__builtin_popcount(ev->arg_seen) * sizeof *ev->v_arg;
+    tpa_span32 *copy = arena_alloc_spans(&out->arena, n);
+    if (!copy) return false;
+    memcpy(copy, ev->v_arg, n);
+    ev->v_arg = copy;
+    return true;
+}
+
 static bool push_event(tpa_range_out *out, tpa_event *ev, const char *lo, const char *end)
 {
     if (!keep_string(out, &ev->name, lo, end) || !keep_string(out, &ev->cat, lo, end) ||
         !keep_string(out, &ev->arg_name, lo, end))
         return false;
+    if (ev->arg_seen && !keep_args(out, ev)) return false;
     if (out->n == out->cap) {
         size_t nc = out->cap ? out->cap + out->cap / 2 : 1024;
         tpa_event *nv = realloc(out->evs, nc * sizeof *nv);

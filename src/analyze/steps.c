@@ -34,11 +34,41 @@ static int iv_cmp(const void *a, const void *b)
     return x->s < y->s ? -1 : x->s > y->s ? 1 : (x->e < y->e ? -1 : x->e > y->e);
 }
 
-/* Sorts and merges overlapping or touching intervals in place. */
+/* Sorts v[0..n), tmp: n items of scratch. Mostly in order, with several
+ * threads' or streams' spans interleaved: the ascending items are kept,
+ * the others set aside, sorted the same way (in v's freed end as scratch)
+ * and merged back from the end; a pass per interleaved sequence, qsort
+ * past a few. */
+static void iv_sort(iv *v, size_t n, iv *tmp, int depth)
+{
+    size_t m = 0, s = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (m && iv_cmp(&v[i], &v[m - 1]) < 0) tmp[s++] = v[i];
+        else v[m++] = v[i];
+    }
+    if (!s) return;
+    if (depth < 8) iv_sort(tmp, s, v + m, depth + 1);
+    else qsort(tmp, s, sizeof *tmp, iv_cmp);
+    size_t a = m, b = s, k = n;
+    while (b) v[--k] = a && iv_cmp(&tmp[b - 1], &v[a - 1]) < 0 ? v[--a] : tmp[--b];
+}
+
+/* Sorts and merges overlapping or touching intervals in place. What came
+ * since the last time (mostly in time order) is sorted alone and merged
+ * into the merged part from the end: no sort of all. */
 static void ivset_compact(ivset *set)
 {
     if (set->n == set->merged_n) return;
-    qsort(set->v, set->n, sizeof *set->v, iv_cmp);
+    size_t m = set->merged_n, nt = set->n - m;
+    iv *tail = set->v + m, *t = malloc(nt * sizeof *t);
+    if (!t) abort();
+    iv_sort(tail, nt, t, 0);
+    if (m && iv_cmp(&tail[0], &set->v[m - 1]) < 0) {
+        memcpy(t, tail, nt * sizeof *t);
+        size_t a = m, b = nt, k = set->n;
+        while (b) set->v[--k] = a && iv_cmp(&t[b - 1], &set->v[a - 1]) < 0 ? set->v[--a] : t[--b];
+    }
+    free(t);
     size_t w = 0;
     for (size_t i = 0; i < set->n; i++) {
         if (w && set->v[i].s <= set->v[w - 1].e) {

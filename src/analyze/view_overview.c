@@ -81,10 +81,8 @@ static void ov_file_begin(void *state, int file, const char *path)
 /* args["blocks per SM"] of a kernel; -1 when absent */
 static double blocks_per_sm(const tpa_event *ev)
 {
-    const char *end = ev->raw.p + ev->raw.n;
-    const char *args = tpa_event_args(ev, NULL);
     double v;
-    if (!args || !tpa_value_f64(tpa_obj_find(args, end, "blocks per SM"), end, &v)) return -1;
+    if (!tpa_value_f64(tpa_event_arg(ev, TPA_ARG_BLOCKS_PER_SM, NULL), ev->raw.p + ev->raw.n, &v)) return -1;
     return v;
 }
 

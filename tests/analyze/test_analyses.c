@@ -192,6 +192,82 @@ TP_TEST(steps_bounded_memory_exact)
     }
 }
 
+/* One trace's events (3 streams of kernels, memcpy, 2 host threads of
+ * nested spans, runtime calls, steps) as text lines, in time order. */
+static size_t interleaved_events(char lines[][200], size_t cap)
+{
+    size_t n = 0;
+    for (int step = 0; step < 6 && n + 64 < cap; step++) {
+        int base = step * 1000;
+        snprintf(lines[n++], 200, "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#%d\",\"ts\":%d,"
+                 "\"dur\":990,\"pid\":1,\"tid\":1}", step, base);
+        for (int i = 0; i < 24; i++) {
+            int t = base + 5 + i * 40;
+            snprintf(lines[n++], 200, "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"op\",\"ts\":%d,\"dur\":%d,"
+                     "\"pid\":1,\"tid\":%d}", t, 30 + i % 7, 1 + i % 2);
+            snprintf(lines[n++], 200, "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"ts\":%d,"
+                     "\"dur\":4,\"pid\":1,\"tid\":%d}", t + 3, 1 + i % 2);
+            snprintf(lines[n++], 200, "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"k\",\"ts\":%d,\"dur\":%d,\"pid\":0,"
+                     "\"tid\":%d,\"args\":{\"device\":0}}", i % 5 == 4 ? "gpu_memcpy" : "kernel", t + 8 + i % 3 * 11,
+                     25 + i % 4 * 9, 7 + i % 3);
+        }
+    }
+    return n;
+}
+
+static const char *write_events(const char *name, char lines[][200], const size_t *order, size_t n)
+{
+    static char doc[160000];
+    size_t k = (size_t)snprintf(doc, sizeof doc, "{\"traceEvents\":[");
+    for (size_t i = 0; i < n && k + 210 < sizeof doc; i++)
+        k += (size_t)snprintf(doc + k, sizeof doc - k, "%s%s\n", i ? "," : "", lines[order[i]]);
+    snprintf(doc + k, sizeof doc - k, "]}");
+    return write_tmp(name, doc);
+}
+
+/* The breakdown does not depend on the order spans come in: streams and
+ * threads one after another, interleaved, shuffled; with room for all
+ * intervals and with a budget that compacts the sets again and again. */
+TP_TEST(steps_any_write_order)
+{
+    static char lines[700][200];
+    size_t n = interleaved_events(lines, 700), order[700];
+    for (size_t i = 0; i < n; i++) order[i] = i;
+    tpa_steps_result want, got;
+    tpa_error err;
+    CHECK_EQ_INT(tpa_steps_file(write_events("in_order.json", lines, order, n), &want, &err), 0);
+    CHECK_EQ_INT(want.n, 6);
+    for (int way = 0; way < 3; way++) {
+        size_t k = 0;
+        if (way == 0) {        /* thread by thread, stream by stream, each in time order */
+            for (int pass = 0; pass < 5; pass++)
+                for (size_t i = 0; i < n; i++) {
+                    static const char *const tids[] = { "\"tid\":1}", "\"tid\":2}", "\"tid\":7,", "\"tid\":8,", "\"tid\":9," };
+                    if (strstr(lines[i], tids[pass])) order[k++] = i;
+                }
+        } else if (way == 1) { /* reversed */
+            for (size_t i = 0; i < n; i++) order[k++] = n - 1 - i;
+        } else {               /* shuffled */
+            for (size_t i = 0; i < n; i++) order[k++] = i;
+            tp_test_shuffle(order, n, 99);
+        }
+        CHECK_EQ_INT(k, n);
+        for (int budget = 0; budget < 2; budget++) {
+            tpa_steps_set_budget(budget ? 16 : 0);
+            CHECK_EQ_INT(tpa_steps_file(write_events("other_order.json", lines, order, n), &got, &err), 0);
+            tpa_steps_set_budget(0);
+            CHECK_EQ_INT(got.n, want.n);
+            for (size_t i = 0; i < want.n && i < got.n; i++) {
+                CHECK_EQ_INT(got.rows[i].gpu_busy_ns, want.rows[i].gpu_busy_ns);
+                for (int p = 0; p < TPA_P_COUNT; p++) CHECK_EQ_INT(got.rows[i].part_ns[p], want.rows[i].part_ns[p]);
+            }
+            tpa_steps_free(&got);
+        }
+    }
+    CHECK(want.rows[0].part_ns[TPA_P_KERNEL] > 0 && want.rows[0].part_ns[TPA_P_MEMCPY] > 0);
+    tpa_steps_free(&want);
+}
+
 TP_TEST(slice_fix_merge_round_trip)
 {
     const char *p = write_tmp("steps2.json", STEPS);
@@ -321,6 +397,7 @@ int main(void)
     RUN(steps_breakdown_sums);
     RUN(steps_from_begin_end);
     RUN(steps_bounded_memory_exact);
+    RUN(steps_any_write_order);
     RUN(slice_fix_merge_round_trip);
     RUN(option_parsers);
     RUN(step_like_names);

@@ -7,6 +7,7 @@
  * (label concurrency). */
 #include "util/hash.h"
 #include "analyze/analyze.h"
+#include "analyze/event_parse.h"
 #include "analyze/parallel.h"
 #include "analyze/split.h"
 #include "tp_test.h"
@@ -48,6 +49,13 @@ static uint64_t event_fp(const tpa_event *ev)
                        (int64_t)ev->offset, ev->has_step_num, ev->step_num, ev->on_device,
                        ev->v_pid.off, ev->v_pid.len, ev->v_tid.off, ev->v_ts.len, ev->v_id.off };
     h = mix(h, nums, sizeof nums);
+    /* the args members noted for the page's collectors (kept in the range's arena) */
+    int64_t args[] = { ev->args_marked, ev->arg_seen, ev->arg_dup, ev->v_args.off, ev->v_args.len };
+    h = mix(h, args, sizeof args);
+    for (int a = 0; a < TPA_ARG_COUNT; a++) {
+        const char *end = NULL, *v = tpa_event_arg(ev, a, &end);
+        if (v) h = mix(h, v, (size_t)(end - v));
+    }
     return mix(h, &ev->occupancy, sizeof ev->occupancy);
 }
 
@@ -238,6 +246,11 @@ static size_t gen_doc(char *buf, size_t cap, unsigned seed)
         case 0: n += (size_t)snprintf(buf + n, cap - n, "%u", k); break;
         case 1:
             n += (size_t)snprintf(buf + n, cap - n, "{\"ph\":\"i\",\"ts\":%u,\"args\":{\"v\":[{\"a\":\"},{\"},{\"b\":[1,{}]}]}}", k % 1000);
+            break;
+        case 2:  /* args members the parser notes: out of order, repeated, strings that look like cuts */
+            n += (size_t)snprintf(buf + n, cap - n, "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":%u,\"dur\":1,"
+                                  "\"args\":{\"stream\":%u,\"External id\":\"},{\",\"grid\":[1,{\"a\":\"},{\"}],"
+                                  "\"correlation\":%u%s}}", k % 1000, k % 7, k, (k & 16) ? ",\"stream\":2" : "");
             break;
         default:
             n += (size_t)snprintf(buf + n, cap - n,
