@@ -123,16 +123,24 @@ class TorchWindows:
         saved = tp.current_action == torch.profiler.ProfilerAction.RECORD_AND_SAVE
         if not saved and tp.schedule(tp.step_num + 1) == tp.current_action:
             tp.step()  # no transition: the steady state, kept cheap
-        else:  # a SIGTERM's close waits: it would stop torch's profiler inside its stop
-            with _signals.held(), warnings.catch_warnings():
-                # "clears events at the end of each cycle": wanted
-                warnings.filterwarnings("ignore", message=".*clears events at the end of each cycle.*")
-                tp.step()
-        self.steps += 1
-        self._sync_if_recording(saved)
+            self.steps += 1
+            self._sync_if_recording(saved)
+            return
+        # A SIGTERM's close waits: it would stop torch's profiler inside its
+        # stop; and it waits until window_first names the window that began
+        # here, or the close's stop would export this window under the last
+        # one's name (over its file)
+        with _signals.held(), warnings.catch_warnings():
+            # "clears events at the end of each cycle": wanted
+            warnings.filterwarnings("ignore", message=".*clears events at the end of each cycle.*")
+            tp.step()
+            self.steps += 1
+            self._sync_if_recording(saved)
 
     def _trace_ready(self, tp):
         path = os.path.join(self.tmpdir, f"window_{self.window_first}.json")
+        if any(p == path for _, p in self.pending):  # never over a window not merged yet
+            path = os.path.join(self.tmpdir, f"window_{self.window_first}_{len(self.pending)}.json")
         tp.export_chrome_trace(path)
         self.pending.append((self.window_first, path))
 

@@ -140,3 +140,45 @@ def _parent(pid):
             return int(f.read().rsplit(")", 1)[1].split()[1])
     except (OSError, IndexError, ValueError):
         return None
+
+
+CHILD_SIGNAL_AT_WINDOW_START = r'''
+import os, signal, sys
+import torch
+import torch.profiler as tprof
+import trainprof
+
+real_step = tprof.profile.step
+count = [0]
+
+
+def step(self):  # a SIGTERM that arrives while torch's profiler moves to the next window
+    real_step(self)
+    count[0] += 1
+    if count[0] == 3:
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+tprof.profile.step = step
+p = trainprof.Profiler(log_dir=sys.argv[1], torch_ops=True, wait=0, warmup=0, active=1, repeat=0,
+                       metrics="none")
+for _ in range(50):
+    torch.randn(32, 32) @ torch.randn(32, 32)
+    p.step()
+print("not stopped by the signal")
+'''
+
+
+def test_a_signal_as_a_window_begins_keeps_every_window(tmp_path):
+    """The close a SIGTERM starts (deferred to the end of the window change)
+    stops torch's profiler: the window it exports then must not take the
+    name, and the file, of the window exported just before."""
+    proc = subprocess.run([sys.executable, "-c", CHILD_SIGNAL_AT_WINDOW_START, str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == -signal.SIGTERM, (proc.returncode, proc.stdout, proc.stderr[-3000:])
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    run_dir = only_run_dir(tmp_path)
+    assert not glob.glob(os.path.join(run_dir, ".torch_ops_*")), os.listdir(run_dir)
+    merged = [p for p in glob.glob(os.path.join(run_dir, "profiler_traces", "*.pt.trace.json"))
+              if load(p)["trainprof"].get("torch_ops", {}).get("events", 0) > 0]
+    assert len(merged) >= 3, sorted(os.listdir(os.path.join(run_dir, "profiler_traces")))
