@@ -18,7 +18,7 @@ from view_checks import check, run, shoot, table  # noqa: E402
 
 BIN = os.environ.get("TRAINPROF_BIN", "build/trainprof")
 SRC = os.environ.get("TP_SOURCE_DIR", ".")
-FIX = os.environ.get("TP_FIXTURES", os.path.join(SRC, "..", "shared", "fixtures"))
+FIX = os.path.normpath(os.environ.get("TP_FIXTURES", os.path.join(SRC, "..", "shared", "fixtures")))  # a path as a user writes it (pages show it)
 def diff_page(browser, tmp):
     a = os.path.join(FIX, "kineto", "trace_diff__control__control.json.gz")
     b = os.path.join(FIX, "kineto", "trace_diff__test__test.json.gz")

@@ -32,7 +32,7 @@ sync_playwright = browser_or_skip()
 BIN = os.environ["TRAINPROF_BIN"]
 SRC = os.environ["TP_SOURCE_DIR"]
 BUILD = os.environ["TP_BUILD_DIR"]
-FIX = os.environ.get("TP_FIXTURES", os.path.join(SRC, "..", "shared", "fixtures"))
+FIX = os.path.normpath(os.environ.get("TP_FIXTURES", os.path.join(SRC, "..", "shared", "fixtures")))  # a path as a user writes it (pages show it)
 ART = artifacts_dir()
 failures = []
 
