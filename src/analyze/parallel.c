@@ -182,31 +182,27 @@ void tpa_batch_parse(tpa_batch *b, const char *lo, const char *p, int st, const 
     tpa_batch_wait(b);
 }
 
-tpa_event *tpa_batch_next_run(tpa_batch *b, size_t max, size_t *n)
-{
-    while (b->cur < b->n_proven) {
-        tpa_range_out *o = &b->outs[b->cur];
-        if (b->cur_ev < o->n) {
-            size_t k = o->n - b->cur_ev < max ? o->n - b->cur_ev : max;
-            tpa_event *run = &o->evs[b->cur_ev];
-            b->cur_ev += k;
-            *n = k;
-            return run;
-        }
-        b->cur++;
-        b->cur_ev = 0;
-    }
-    *n = 0;
-    return NULL;
-}
-
 bool tpa_batch_has_next(tpa_batch *b)
 {
-    while (b->cur < b->n_proven && b->cur_ev >= b->outs[b->cur].n) {
+    while (b->cur < b->n_proven && b->cur_ev >= b->outs[b->cur].n) {  /* past used-up ranges */
         b->cur++;
         b->cur_ev = 0;
     }
     return b->cur < b->n_proven;
+}
+
+tpa_event *tpa_batch_next_run(tpa_batch *b, size_t max, size_t *n)
+{
+    if (!tpa_batch_has_next(b)) {
+        *n = 0;
+        return NULL;
+    }
+    tpa_range_out *o = &b->outs[b->cur];
+    size_t k = o->n - b->cur_ev < max ? o->n - b->cur_ev : max;
+    tpa_event *run = &o->evs[b->cur_ev];
+    b->cur_ev += k;
+    *n = k;
+    return run;
 }
 
 const tpa_event *tpa_batch_next(tpa_batch *b)

@@ -626,14 +626,16 @@ static void switch_to_ahead(tpa_reader *r)
     start_ahead(r);
 }
 
-/* *ev := the batch's event got, with the reader's bookkeeping. */
-static void take_from_batch(tpa_reader *r, const tpa_event *got, tpa_event *ev)
+/* The reader's bookkeeping for n events just taken from the batch, in
+ * order (evs updated in place: device pids, input offsets). */
+static void took_from_batch(tpa_reader *r, tpa_event *evs, size_t n)
 {
-    *ev = *got;
-    note_device_pid(r, ev);
-    ev->offset = r->buf_off + (uint64_t)(ev->raw.p - r->buf);
-    r->meta.events++;
-    r->meta.good_end = ev->offset + ev->raw.n;
+    for (size_t i = 0; i < n; i++) {
+        note_device_pid(r, &evs[i]);
+        evs[i].offset = r->buf_off + (uint64_t)(evs[i].raw.p - r->buf);
+    }
+    r->meta.events += n;
+    r->meta.good_end = evs[n - 1].offset + evs[n - 1].raw.n;
     memcpy(r->meta.close, r->meta.object_form ? "]}" : "]", r->meta.object_form ? 3 : 2);
 }
 
@@ -662,7 +664,8 @@ static int ensure_batch(tpa_reader *r)
 static int batch_next(tpa_reader *r, tpa_event *ev)
 {
     if (!ensure_batch(r)) return 0;
-    take_from_batch(r, tpa_batch_next(r->batch), ev);
+    *ev = *tpa_batch_next(r->batch);
+    took_from_batch(r, ev, 1);
     return 1;
 }
 
@@ -704,22 +707,15 @@ int tpa_reader_next(tpa_reader *r, tpa_event *ev, tpa_error *err)
     }
 }
 
-/* A run of the live batch's events, updated in place as take_from_batch
- * updates a copy; else one event from the sequential reader. */
+/* A run of the live batch's events, updated in place; else one event from
+ * the sequential reader. */
 long tpa_reader_next_block(tpa_reader *r, const tpa_event **evs, size_t max, tpa_error *err)
 {
     if (max == 0) return 0;
     if (r->st != S_DONE && r->jobs > 1 && in_events_array(r) && ensure_batch(r)) {
         size_t n;
         tpa_event *run = tpa_batch_next_run(r->batch, max, &n);
-        for (size_t i = 0; i < n; i++) {
-            tpa_event *ev = &run[i];
-            note_device_pid(r, ev);
-            ev->offset = r->buf_off + (uint64_t)(ev->raw.p - r->buf);
-        }
-        r->meta.events += n;
-        r->meta.good_end = run[n - 1].offset + run[n - 1].raw.n;
-        memcpy(r->meta.close, r->meta.object_form ? "]}" : "]", r->meta.object_form ? 3 : 2);
+        took_from_batch(r, run, n);
         *evs = run;
         return (long)n;
     }
