@@ -6,7 +6,10 @@
  * Reads FIXTURE (.json or .json.gz) with the analyzer's reader, keeps its
  * events' text in memory, and writes copies until OUT reaches SIZE_MB; copy k
  * has every ts moved by k times the fixture's time span, so steps and ops
- * repeat back to back as in a long run. Metadata (M) events are written once.
+ * repeat back to back as in a long run, and every id that ties events
+ * together (args correlation and External id, a flow's id) moved past the
+ * fixture's largest: each copy launches its own kernels, as one long run
+ * does. Metadata (M) events are written once.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -15,9 +18,51 @@
 
 #include "analyze/analyze.h"
 
-typedef struct saved { char *text; size_t n; uint32_t ts_off, ts_len; int64_t ts; bool meta; } saved;
+/* A number in an event's text that each copy moves: its ts, or an id. */
+enum { MAX_FIELDS = 5 };
+typedef struct field { uint32_t off, len; int64_t val; bool is_ts; } field;
+typedef struct saved { char *text; size_t n; field f[MAX_FIELDS]; int nf; bool meta; } saved;
 
-static int load(const char *path, saved **out, size_t *n, int64_t *span)
+/* A plain non-negative integer (an id), or -1. */
+static int64_t plain_int(const char *p, uint32_t n)
+{
+    if (n == 0 || n > 18) return -1;
+    int64_t v = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (p[i] < '0' || p[i] > '9') return -1;
+        v = v * 10 + (p[i] - '0');
+    }
+    return v;
+}
+
+static void add_field(saved *s, tpa_span32 at, int64_t val, bool is_ts)
+{
+    if (!at.len || s->nf == MAX_FIELDS) return;
+    int i = s->nf++;
+    while (i > 0 && s->f[i - 1].off > at.off) { s->f[i] = s->f[i - 1]; i--; }  /* in text order */
+    s->f[i] = (field){ at.off, at.len, val, is_ts };
+}
+
+/* The ids of ev (correlation, External id, a flow's id) into s; returns the largest. */
+static int64_t note_ids(saved *s, const tpa_event *ev)
+{
+    int64_t top = -1, v;
+    if ((v = plain_int(ev->raw.p + ev->v_id.off, ev->v_id.len)) >= 0) { add_field(s, ev->v_id, v, false); top = v; }
+    if (!ev->args_marked) return top;
+    const int ids[] = { TPA_ARG_CORRELATION, TPA_ARG_EXTERNAL_ID, TPA_ARG_EXTERNAL_ID_LC };
+    unsigned seen = ev->arg_seen;
+    for (const tpa_span32 *sp = ev->v_arg; seen; seen &= seen - 1, sp++) {
+        int a = __builtin_ctz(seen);
+        for (size_t k = 0; k < sizeof ids / sizeof *ids; k++)
+            if (a == ids[k] && (v = plain_int(ev->raw.p + sp->off, sp->len)) >= 0) {
+                add_field(s, *sp, v, false);
+                if (v > top) top = v;
+            }
+    }
+    return top;
+}
+
+static int load(const char *path, saved **out, size_t *n, int64_t *span, int64_t *id_span)
 {
     tpa_error err;
     tpa_reader *r = tpa_reader_open(path, &err);
@@ -39,11 +84,12 @@ static int load(const char *path, saved **out, size_t *n, int64_t *span)
         if (!s->text) abort();
         memcpy(s->text, ev.raw.p, ev.raw.n);
         s->n = ev.raw.n;
-        s->ts_off = ev.v_ts.off;
-        s->ts_len = ev.v_ts.len;
-        s->ts = ev.ts_ns;
+        s->nf = 0;
         s->meta = ev.ph == 'M' || !ev.v_ts.len;
         if (!s->meta) {
+            add_field(s, ev.v_ts, ev.ts_ns, true);
+            int64_t top = note_ids(s, &ev);
+            if (top >= *id_span) *id_span = top + 1;
             if (ev.ts_ns < lo) lo = ev.ts_ns;
             int64_t end = ev.ts_ns + (ev.has_dur ? ev.dur_ns : 0);
             if (end > hi) hi = end;
@@ -55,16 +101,25 @@ static int load(const char *path, saved **out, size_t *n, int64_t *span)
     return 0;
 }
 
-static size_t write_event(FILE *f, const saved *s, int64_t shift)
+static size_t write_event(FILE *f, const saved *s, int64_t copy, int64_t span, int64_t id_span)
 {
-    if (s->meta || !shift) return fwrite(s->text, 1, s->n, f);
-    int64_t ts = s->ts + shift;
-    char num[48];
-    int k = snprintf(num, sizeof num, "%" PRId64 ".%03" PRId64, ts / 1000, ts % 1000);
-    size_t w = fwrite(s->text, 1, s->ts_off, f);
-    w += fwrite(num, 1, (size_t)k, f);
-    w += fwrite(s->text + s->ts_off + s->ts_len, 1, s->n - s->ts_off - s->ts_len, f);
-    return w;
+    if (s->meta || !copy) return fwrite(s->text, 1, s->n, f);
+    size_t w = 0, at = 0;
+    for (int i = 0; i < s->nf; i++) {
+        const field *x = &s->f[i];
+        char num[48];
+        int k;
+        if (x->is_ts) {
+            int64_t ts = x->val + copy * span;
+            k = snprintf(num, sizeof num, "%" PRId64 ".%03" PRId64, ts / 1000, ts % 1000);
+        } else {
+            k = snprintf(num, sizeof num, "%" PRId64, x->val + copy * id_span);
+        }
+        w += fwrite(s->text + at, 1, x->off - at, f);
+        w += fwrite(num, 1, (size_t)k, f);
+        at = x->off + x->len;
+    }
+    return w + fwrite(s->text + at, 1, s->n - at, f);
 }
 
 int main(int argc, char **argv)
@@ -75,8 +130,8 @@ int main(int argc, char **argv)
     }
     saved *ev;
     size_t n;
-    int64_t span;
-    if (load(argv[1], &ev, &n, &span) != 0) return 2;
+    int64_t span, id_span = 0;
+    if (load(argv[1], &ev, &n, &span, &id_span) != 0) return 2;
     double target = atof(argv[3]) * 1e6;
     FILE *f = fopen(argv[2], "wb");
     if (!f) { perror(argv[2]); return 2; }
@@ -89,7 +144,7 @@ int main(int argc, char **argv)
             if (ev[i].meta && copies > 0) continue;
             if (!first) total += fwrite(",\n  ", 1, 4, f);
             first = false;
-            total += write_event(f, &ev[i], copies * span);
+            total += write_event(f, &ev[i], copies, span, id_span);
         }
         copies++;
     }

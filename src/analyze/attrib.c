@@ -37,16 +37,20 @@ static size_t utf8_cut(const char *p, size_t n, size_t max)
     return max;
 }
 
+/* The tables have room for MAX_STRINGS from the start (pages are touched
+ * as they fill): never moved, they are read by the nester thread's
+ * visitors while the feed adds strings. */
+static void str_init(strtab *t)
+{
+    t->s = calloc(MAX_STRINGS, sizeof *t->s);
+    t->len = calloc(MAX_STRINGS, sizeof *t->len);
+    t->hash = calloc(MAX_STRINGS, sizeof *t->hash);
+    if (!t->s || !t->len || !t->hash) abort();
+    t->cap = MAX_STRINGS;
+}
+
 static uint32_t str_add(strtab *t, const char *p, size_t n, uint64_t h)
 {
-    if (t->n == t->cap) {
-        size_t nc = t->cap ? t->cap * 2 : 256;
-        t->s = realloc(t->s, nc * sizeof *t->s);
-        t->len = realloc(t->len, nc * sizeof *t->len);
-        t->hash = realloc(t->hash, nc * sizeof *t->hash);
-        if (!t->s || !t->len || !t->hash) abort();
-        t->cap = (uint32_t)nc;
-    }
     char *s = malloc(n + 1);
     if (!s) abort();
     if (n) memcpy(s, p, n);
@@ -175,7 +179,7 @@ static void pair_free(pairtab *t)
 
 const char *tpa_attrib_str(const tpa_attrib *at, uint32_t id, size_t *len)
 {
-    if (id >= at->str.n) id = 0;
+    if (id >= at->str.cap || !at->str.s[id]) id = 0;  /* cap: never written after tpa_attrib_new */
     if (len) *len = at->str.len[id];
     return at->str.s[id];
 }
@@ -199,11 +203,23 @@ uint32_t tpa_attrib_module(const tpa_attrib *at, uint32_t id, uint32_t *parent)
 
 const tpa_at_stats *tpa_attrib_stats(const tpa_attrib *at) { return &at->stats; }
 
+static size_t g_host_budget, g_gpu_budget;  /* tests (tpa_attrib_set_chunk_budget); 0: default */
+
+void tpa_attrib_set_chunk_budget(size_t host_spans, size_t device_records)
+{
+    g_host_budget = host_spans;
+    g_gpu_budget = device_records;
+}
+
 tpa_attrib *tpa_attrib_new(void)
 {
     tpa_attrib *at = calloc(1, sizeof *at);
     if (!at) return NULL;
+    str_init(&at->str);
     str_add(&at->str, "", 0, tpu_hash_bytes("", 0));  /* id 0 */
+    at->may_thread = tpa_jobs() > 1;
+    at->host_budget = g_host_budget ? g_host_budget : HOST_BUDGET;
+    at->gpu_budget = g_gpu_budget ? g_gpu_budget : GPU_BUDGET;
     str_rehash(&at->str);
     at->step_name = intern(at, "ProfilerStep*", 13);
     at->other_name = intern(at, "(other)", 7);
@@ -218,14 +234,19 @@ void tpa_attrib_add_visitor(tpa_attrib *at, const tpa_at_visitor *v)
 void tpa_attrib_free(tpa_attrib *at)
 {
     if (!at) return;
+    tpa__at_wait_nested(at);
+    tpa__at_nester_stop(at);
     str_free(&at->str);
     pair_free(&at->stacks);
     pair_free(&at->modules);
     for (size_t i = 0; i < at->nthreads; i++) free(at->threads[i].begins);
     free(at->threads);
-    free(at->host);
-    free(at->launches);
-    free(at->gpu);
+    at_chunk *chunks[2] = { &at->fill, &at->work };
+    for (int i = 0; i < 2; i++) {
+        free(chunks[i]->host);
+        free(chunks[i]->gpu);
+        free(chunks[i]->launches);
+    }
     free(at->stack);
     tpa__at_drop_scratch(at);
     free(at);
@@ -437,9 +458,10 @@ static void parse_args(tpa_attrib *at, const tpa_event *ev, hrec *h, grec *g, un
         }
     }
     if (c.has_launch) {
-        GROW(at->launches, at->nlaunches, at->claunches);
-        at->launches[at->nlaunches++] = c.launch;
-        h->launch = (uint32_t)at->nlaunches;
+        at_chunk *k = &at->fill;
+        GROW(k->launches, k->nlaunches, k->claunches);
+        k->launches[k->nlaunches++] = c.launch;
+        h->launch = (uint32_t)k->nlaunches;
     }
 }
 
@@ -480,17 +502,19 @@ static void fill_host(tpa_attrib *at, const tpa_event *ev, int kind, hrec *h)
 
 static void add_host(tpa_attrib *at, const hrec *h)
 {
-    if (at->nhost >= HOST_BUDGET) { tpa__at_process_chunk(at); at->chunked_file = true; }
-    GROW(at->host, at->nhost, at->chost);
-    at->host[at->nhost++] = *h;
+    at_chunk *k = &at->fill;
+    if (k->nhost >= at->host_budget) { tpa__at_hand_over(at, false); at->chunked_file = true; }
+    GROW(k->host, k->nhost, k->chost);
+    k->host[k->nhost++] = *h;
     at->stats.host_spans++;
 }
 
 static void add_gpu(tpa_attrib *at, const tpa_event *ev, int kind)
 {
-    if (at->ngpu >= GPU_BUDGET) { tpa__at_process_chunk(at); at->chunked_file = true; }
-    GROW(at->gpu, at->ngpu, at->cgpu);
-    grec *g = &at->gpu[at->ngpu++];
+    at_chunk *k = &at->fill;
+    if (k->ngpu >= at->gpu_budget) { tpa__at_hand_over(at, false); at->chunked_file = true; }
+    GROW(k->gpu, k->ngpu, k->cgpu);
+    grec *g = &k->gpu[k->ngpu++];
     memset(g, 0, sizeof *g);
     g->g.start_ns = ev->ts_ns;
     g->g.dur_ns = ev->has_dur && ev->dur_ns > 0 ? ev->dur_ns : 0;
@@ -546,7 +570,7 @@ void tpa_attrib_file_end(tpa_attrib *at)
         }
     }
     if (at->chunked_file) at->stats.chunks++;
-    tpa__at_process_chunk(at);
+    tpa__at_hand_over(at, true);
     at->chunked_file = false;
 }
 

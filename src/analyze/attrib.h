@@ -22,8 +22,12 @@
  *
  * Memory stays bounded: each file's spans are buffered (compact records)
  * up to a budget, then sorted and nested; a file with more spans than the
- * budget is nested in chunks (counts and totals stay exact; self times of
- * spans cut by a chunk boundary are not, and `chunks` says it happened).
+ * budget is nested in chunks (counts stay exact; self times of spans cut
+ * by a chunk boundary are not, nor the attribution of a device event whose
+ * runtime call is in another chunk, and `chunks` says it happened). With
+ * tpa_jobs() > 1 a full chunk is nested on a thread of its own while the
+ * next one is fed (two chunks' buffers); the visitors are then called on
+ * that thread, one chunk at a time, in file order.
  *
  * One attributor serves several collectors: the first collector to acquire
  * it for a page is its feeder (its feed/file callbacks are forwarded), every
@@ -92,6 +96,11 @@ void tpa_attrib_feed(tpa_attrib *at, const tpa_event *ev, int kind);
 /* Nests what is buffered and calls the visitors; call after each file. */
 void tpa_attrib_file_end(tpa_attrib *at);
 void tpa_attrib_free(tpa_attrib *at);
+/* Tests: the chunk budgets (host spans, device records) of attributors
+ * made afterwards; 0 keeps the default. With tpa_jobs() > 1 a file of more
+ * than one chunk is nested on a thread of its own while the feed goes on;
+ * the visitors see the same nodes, in the same order, either way. */
+void tpa_attrib_set_chunk_budget(size_t host_spans, size_t device_records);
 
 /* The page's shared attributor for one builder input (keyed by in): the
  * first acquirer is the feeder. Collectors join until the feeder's first

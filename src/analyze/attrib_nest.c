@@ -3,6 +3,8 @@
  * device events handed to the visitors (see attrib.h). */
 #include "attrib_priv.h"
 
+#include <pthread.h>
+
 /* ---- nesting ----------------------------------------------------------------- */
 
 static void emit_node(tpa_attrib *at, const tpa_at_node *n)
@@ -102,24 +104,24 @@ static void *scratch(tpa_attrib *at, size_t bytes)
  * in order: first grouped by thread (stable), then sorted. */
 static void sort_host(tpa_attrib *at)
 {
-    size_t n = at->nhost;
+    size_t n = at->work.nhost;
     hrec *tmp = scratch(at, n * sizeof *tmp);
     size_t i = 1;
-    while (i < n && at->host[i].thread >= at->host[i - 1].thread) i++;
+    while (i < n && at->work.host[i].thread >= at->work.host[i - 1].thread) i++;
     if (i < n) {
-        size_t *at_of = at->tcount = reserve(at->tcount, &at->ctcount, at->nthreads + 1, sizeof *at_of);
-        memset(at_of, 0, (at->nthreads + 1) * sizeof *at_of);
-        for (i = 0; i < n; i++) at_of[at->host[i].thread + 1]++;
-        for (size_t t = 1; t <= at->nthreads; t++) at_of[t] += at_of[t - 1];
-        for (i = 0; i < n; i++) tmp[at_of[at->host[i].thread]++] = at->host[i];
-        at->htmp = at->host;  /* the grouped copy becomes the buffer */
-        at->host = tmp;
+        size_t *at_of = at->tcount = reserve(at->tcount, &at->ctcount, at->work.nthreads + 1, sizeof *at_of);
+        memset(at_of, 0, (at->work.nthreads + 1) * sizeof *at_of);
+        for (i = 0; i < n; i++) at_of[at->work.host[i].thread + 1]++;
+        for (size_t t = 1; t <= at->work.nthreads; t++) at_of[t] += at_of[t - 1];
+        for (i = 0; i < n; i++) tmp[at_of[at->work.host[i].thread]++] = at->work.host[i];
+        at->htmp = at->work.host;  /* the grouped copy becomes the buffer */
+        at->work.host = tmp;
         size_t c = at->chtmp;
-        at->chtmp = at->chost;
-        at->chost = c;
+        at->chtmp = at->work.chost;
+        at->work.chost = c;
         tmp = at->htmp;
     }
-    sort_hrecs(at->host, n, tmp);
+    sort_hrecs(at->work.host, n, tmp);
 }
 
 /* First index of a[0..n) whose key is >= key, searched from *hint (the
@@ -152,25 +154,25 @@ static size_t seek(const keyed *a, size_t n, uint64_t key, size_t *hint)
 static void index_gpu(tpa_attrib *at)
 {
     size_t nc = 0, n_corr = 0, n_ext = 0, hint = 0;
-    for (size_t i = 0; i < at->nhost; i++)
-        nc += at->host[i].kind == TPA_AT_RUNTIME && at->host[i].has_corr;
-    keyed *tmp = scratch(at, (nc > at->ngpu ? nc : at->ngpu) * sizeof *tmp);
+    for (size_t i = 0; i < at->work.nhost; i++)
+        nc += at->work.host[i].kind == TPA_AT_RUNTIME && at->work.host[i].has_corr;
+    keyed *tmp = scratch(at, (nc > at->work.ngpu ? nc : at->work.ngpu) * sizeof *tmp);
     keyed *corrs = at->corrs = reserve(at->corrs, &at->ccorrs, nc, sizeof *corrs);
     /* by correlation from the front, by External id from the back */
-    keyed *dev = at->by_dev = reserve(at->by_dev, &at->cby_dev, at->ngpu, sizeof *dev);
+    keyed *dev = at->by_dev = reserve(at->by_dev, &at->cby_dev, at->work.ngpu, sizeof *dev);
     nc = 0;
-    for (size_t i = 0; i < at->nhost; i++)
-        if (at->host[i].kind == TPA_AT_RUNTIME && at->host[i].has_corr)
-            corrs[nc++] = (keyed){ at->host[i].corr, 0 };
+    for (size_t i = 0; i < at->work.nhost; i++)
+        if (at->work.host[i].kind == TPA_AT_RUNTIME && at->work.host[i].has_corr)
+            corrs[nc++] = (keyed){ at->work.host[i].corr, 0 };
     sort_keyed(corrs, nc, tmp);
-    for (size_t i = 0; i < at->ngpu; i++) {
-        grec *g = &at->gpu[i];
+    for (size_t i = 0; i < at->work.ngpu; i++) {
+        grec *g = &at->work.gpu[i];
         g->matched = g->has_corr && nc && seek(corrs, nc, g->corr, &hint) < nc && corrs[hint].key == g->corr;
         if (g->matched) dev[n_corr++] = (keyed){ g->corr, (uint32_t)i };
-        else if (g->has_ext) dev[at->ngpu - ++n_ext] = (keyed){ g->ext, (uint32_t)i };
+        else if (g->has_ext) dev[at->work.ngpu - ++n_ext] = (keyed){ g->ext, (uint32_t)i };
     }
     at->by_corr = dev;
-    at->by_ext = dev + (at->ngpu - n_ext);
+    at->by_ext = dev + (at->work.ngpu - n_ext);
     sort_keyed(at->by_corr, n_corr, tmp);
     sort_keyed(at->by_ext, n_ext, tmp);
     at->nby_corr = n_corr;
@@ -187,7 +189,7 @@ static int64_t attribute(tpa_attrib *at, uint64_t key, bool ext, uint32_t op_nam
     size_t n = ext ? at->nby_ext : at->nby_corr;
     int64_t sum = 0;
     for (size_t i = seek(idx, n, key, ext ? &at->hint_ext : &at->hint_corr); i < n && idx[i].key == key; i++) {
-        grec *g = &at->gpu[idx[i].idx];
+        grec *g = &at->work.gpu[idx[i].idx];
         if (ext && g->g.op) continue;  /* taken already */
         g->g.op = op_name;
         g->g.runtime = runtime;
@@ -267,7 +269,7 @@ static void push_span(tpa_attrib *at, const hrec *r)
             f->dev_own = attribute(at, r->ext, true, r->name, 0, NULL);
     } else if (r->kind == TPA_AT_RUNTIME && r->has_corr) {
         uint32_t opn = f->op_frame == NO_FRAME ? 0 : at->stack[f->op_frame].n.name;
-        int64_t t = attribute(at, r->corr, false, opn, r->name, r->launch ? &at->launches[r->launch - 1] : NULL);
+        int64_t t = attribute(at, r->corr, false, opn, r->name, r->launch ? &at->work.launches[r->launch - 1] : NULL);
         if (f->op_frame != NO_FRAME)
             at->stack[f->op_frame].dev_own = tpa_sat_add(at->stack[f->op_frame].dev_own, t);
     }
@@ -277,11 +279,11 @@ static void push_span(tpa_attrib *at, const hrec *r)
 static void nest_all(tpa_attrib *at)
 {
     size_t i = 0;
-    while (i < at->nhost) {
-        uint32_t th = at->host[i].thread;
+    while (i < at->work.nhost) {
+        uint32_t th = at->work.host[i].thread;
         at->nstack = 0;
-        for (; i < at->nhost && at->host[i].thread == th; i++) {
-            const hrec *r = &at->host[i];
+        for (; i < at->work.nhost && at->work.host[i].thread == th; i++) {
+            const hrec *r = &at->work.host[i];
             while (at->nstack) {
                 const frame *top = &at->stack[at->nstack - 1];
                 if (r->start >= top->end || r->end > top->end) close_top(at);
@@ -295,8 +297,8 @@ static void nest_all(tpa_attrib *at)
 
 static void emit_gpu(tpa_attrib *at)
 {
-    for (size_t i = 0; i < at->ngpu; i++) {
-        const grec *g = &at->gpu[i];
+    for (size_t i = 0; i < at->work.ngpu; i++) {
+        const grec *g = &at->work.gpu[i];
         if (g->matched) at->stats.gpu_by_correlation++;
         else if (g->g.op) at->stats.gpu_by_external_id++;
         else at->stats.gpu_unattributed++;
@@ -317,15 +319,104 @@ void tpa__at_drop_scratch(tpa_attrib *at)
     at->chtmp = at->ctcount = at->ccorrs = at->cby_dev = 0;
 }
 
-void tpa__at_process_chunk(tpa_attrib *at)
+/* Nests the work chunk, hands its nodes and device records to the
+ * visitors and empties it (its buffers and the sorts' scratch are kept
+ * for the next chunk). */
+static void nest_work(tpa_attrib *at)
 {
     index_gpu(at);
     sort_host(at);
     nest_all(at);
     emit_gpu(at);
-    at->nhost = at->ngpu = 0;
+    at->work.nhost = at->work.ngpu = at->work.nlaunches = 0;
     at->nby_corr = at->nby_ext = 0;
-    tpa__at_drop_scratch(at);
-    at->nlaunches = 0;
 }
 
+/* ---- the nester thread -------------------------------------------------------- */
+
+/* With threads to spare, a full chunk is nested on a thread of its own
+ * while the feed goes on into the other chunk's buffers: the page's other
+ * lane no longer waits for the nesting at each chunk's end. One chunk at a
+ * time, in file order, so the visitors see what they saw on one thread. */
+struct at_nester {
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool busy, quit;
+};
+
+static void *nester_main(void *arg)
+{
+    tpa_attrib *at = arg;
+    at_nester *ns = at->nester;
+    pthread_mutex_lock(&ns->mu);
+    for (;;) {
+        while (!ns->busy && !ns->quit) pthread_cond_wait(&ns->cv, &ns->mu);
+        if (!ns->busy) break;
+        pthread_mutex_unlock(&ns->mu);
+        nest_work(at);
+        pthread_mutex_lock(&ns->mu);
+        ns->busy = false;
+        pthread_cond_broadcast(&ns->cv);
+    }
+    pthread_mutex_unlock(&ns->mu);
+    return NULL;
+}
+
+static void nester_start(tpa_attrib *at)
+{
+    at_nester *ns = calloc(1, sizeof *ns);
+    if (!ns) return;  /* nested on the feeding thread */
+    pthread_mutex_init(&ns->mu, NULL);
+    pthread_cond_init(&ns->cv, NULL);
+    at->nester = ns;
+    if (pthread_create(&ns->th, NULL, nester_main, at) != 0) {
+        pthread_mutex_destroy(&ns->mu);
+        pthread_cond_destroy(&ns->cv);
+        free(ns);
+        at->nester = NULL;
+    }
+}
+
+void tpa__at_wait_nested(tpa_attrib *at)
+{
+    at_nester *ns = at->nester;
+    if (!ns) return;
+    pthread_mutex_lock(&ns->mu);
+    while (ns->busy) pthread_cond_wait(&ns->cv, &ns->mu);
+    pthread_mutex_unlock(&ns->mu);
+}
+
+void tpa__at_hand_over(tpa_attrib *at, bool last)
+{
+    tpa__at_wait_nested(at);
+    at_chunk full = at->fill;
+    at->fill = at->work;  /* nested and empty: the feed goes on in its buffers */
+    at->work = full;
+    at->work.nthreads = at->nthreads;
+    if (!last && at->may_thread && !at->nester) nester_start(at);
+    if (last || !at->nester) {
+        nest_work(at);
+        if (last) tpa__at_drop_scratch(at);
+        return;
+    }
+    pthread_mutex_lock(&at->nester->mu);
+    at->nester->busy = true;
+    pthread_cond_broadcast(&at->nester->cv);
+    pthread_mutex_unlock(&at->nester->mu);
+}
+
+void tpa__at_nester_stop(tpa_attrib *at)
+{
+    at_nester *ns = at->nester;
+    if (!ns) return;
+    pthread_mutex_lock(&ns->mu);
+    ns->quit = true;
+    pthread_cond_broadcast(&ns->cv);
+    pthread_mutex_unlock(&ns->mu);
+    pthread_join(ns->th, NULL);
+    pthread_mutex_destroy(&ns->mu);
+    pthread_cond_destroy(&ns->cv);
+    free(ns);
+    at->nester = NULL;
+}

@@ -15,8 +15,8 @@
 #define MAX_STRINGS 4096
 #define MAX_PAIRS 4096
 #else
-#define HOST_BUDGET ((size_t)1 << 20)    /* 56 MB of span records */
-#define GPU_BUDGET ((size_t)1 << 19)     /* 64 MB of device records */
+#define HOST_BUDGET ((size_t)1 << 20)    /* 56 MB of span records (a chunk's) */
+#define GPU_BUDGET ((size_t)1 << 19)     /* 64 MB of device records (a chunk's) */
 #define MAX_STRINGS ((uint32_t)1 << 20)
 #define MAX_PAIRS ((uint32_t)1 << 20)
 #endif
@@ -67,6 +67,17 @@ typedef struct thread_ent {
     begin_rec *begins; size_t nbegins, cbegins;
 } thread_ent;
 
+/* One chunk: the spans and device records buffered between two nestings,
+ * and the launch configurations its runtime calls point to (hrec.launch). */
+typedef struct at_chunk {
+    hrec *host; size_t nhost, chost;
+    grec *gpu; size_t ngpu, cgpu;
+    launch_cfg *launches; size_t nlaunches, claunches;
+    size_t nthreads;    /* threads known when it was handed over (sort_host's counts) */
+} at_chunk;
+
+typedef struct at_nester at_nester;
+
 typedef struct frame {
     tpa_at_node n;
     int64_t end;
@@ -81,9 +92,12 @@ struct tpa_attrib {
     uint32_t recent[RECENT_STRINGS];  /* string ids by recent_mark (0: none) */
     pairtab stacks, modules;
     thread_ent *threads; size_t nthreads, cthreads, last_thread;
-    hrec *host; size_t nhost, chost;
-    launch_cfg *launches; size_t nlaunches, claunches;
-    grec *gpu; size_t ngpu, cgpu;
+    at_chunk fill;      /* what the feed buffers */
+    at_chunk work;      /* what is nested (attrib_nest.c): on the nester thread, when
+                           there is one, while the feed fills the other chunk */
+    at_nester *nester;  /* NULL: chunks are nested on the feeding thread */
+    bool may_thread;    /* the reader has threads to spare (tpa_jobs() > 1) */
+    size_t host_budget, gpu_budget;  /* a chunk's records (HOST_BUDGET, GPU_BUDGET) */
     uint32_t seq;
     uint32_t step_name, other_name;
     bool chunked_file;   /* this file needed more than one chunk */
@@ -108,11 +122,17 @@ struct tpa_attrib {
 
 /* (parent, name) -> id in a stack or module tree (attrib.c). */
 uint32_t tpa__at_pair_id(pairtab *t, uint32_t parent, uint32_t name);
-/* Nests what is buffered, attributes the device events, calls the
- * visitors and empties the buffers (attrib_nest.c). */
-void tpa__at_process_chunk(tpa_attrib *at);
-/* Frees a chunk's sort and index scratch (at its end: kept, it raised the
- * page's peak by what the other views then allocated beside it). */
+/* Hands the fill chunk over to be nested (attrib_nest.c): it becomes the
+ * work chunk, nested on the nester thread (started at the first chunk
+ * when may_thread) or, when last or without one, here before the return.
+ * Waits first for the chunk handed over before. The last chunk of a file
+ * also frees the sorts' scratch (kept, it raised the page's peak by what
+ * the other views then allocated beside it). */
+void tpa__at_hand_over(tpa_attrib *at, bool last);
+/* Waits until the chunk handed over is nested. */
+void tpa__at_wait_nested(tpa_attrib *at);
+/* Ends the nester thread (after tpa__at_wait_nested). */
+void tpa__at_nester_stop(tpa_attrib *at);
 void tpa__at_drop_scratch(tpa_attrib *at);
 
 #endif

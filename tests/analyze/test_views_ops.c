@@ -726,6 +726,38 @@ TP_TEST(chunks_keep_counts)
     free(b.data);
 }
 
+/* A file of many chunks gives the visitors the same nodes and device
+ * records whether its chunks are nested on the feeding thread or on the
+ * nester thread while the feed goes on (-j 2): the file's order decides
+ * where chunks end, the thread does not. */
+TP_TEST(nester_thread_same_output)
+{
+    static ev_text ev[1400];
+    size_t n = gen_events(ev, sizeof ev / sizeof *ev);
+    size_t *order = malloc(n * sizeof *order);
+    if (!order) abort();
+    g_ev = ev;
+    for (size_t i = 0; i < n; i++) order[i] = i;
+    tp_test_shuffle(order, n, 777);
+    char *doc = events_doc(ev, order, n);
+    tpa_attrib_set_chunk_budget(97, 31);
+    tpa_set_jobs(1);
+    bool chunked = false;
+    char *want = attribute_text(doc, false, &chunked);  /* one thread */
+    CHECK(chunked);
+    for (int round = 0; round < 3; round++) {
+        tpa_set_jobs(2);
+        char *got = attribute_text(doc, false, &chunked);
+        tpa_set_jobs(1);
+        CHECK_STR(got, want);
+        free(got);
+    }
+    tpa_attrib_set_chunk_budget(0, 0);
+    free(want);
+    free(doc);
+    free(order);
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 3 && !strcmp(argv[1], "--dump")) {
@@ -749,6 +781,7 @@ int main(int argc, char **argv)
     RUN(chunks_keep_counts);
     RUN(args_spans_match_walk);
     RUN(any_write_order);
+    RUN(nester_thread_same_output);
     RUN(tables_bounded_in_bytes);
     tp_test_rm_rf(g_dir);
     return tp_test_finish();
