@@ -10,6 +10,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -487,10 +490,26 @@ int tpa_report_html_traces(const char *const *inputs, int n, const char *out, tp
 
 /* ---- the page ------------------------------------------------------------------------ */
 
+/* The first '<' or 0xE2 (the lead byte of U+2028 and U+2029) from data[i]
+ * on, or len: 16 bytes at a time, as the page's data is mostly neither. */
+static size_t next_unsafe(const char *data, size_t i, size_t len)
+{
+#ifdef __SSE2__
+    const __m128i lt = _mm_set1_epi8('<'), e2 = _mm_set1_epi8((char)0xE2);
+    for (; i + 16 <= len; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(data + i));
+        unsigned mask = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, lt), _mm_cmpeq_epi8(v, e2)));
+        if (mask) return i + (size_t)__builtin_ctz(mask);
+    }
+#endif
+    while (i < len && data[i] != '<' && (unsigned char)data[i] != 0xE2) i++;
+    return i;
+}
+
 void tpa_html_script_safe(tpu_buf *out, const char *data, size_t len)
 {
     size_t from = 0;
-    for (size_t i = 0; i < len; i++) {
+    for (size_t i = next_unsafe(data, 0, len); i < len; i = next_unsafe(data, i + 1, len)) {
         const char *esc = NULL;
         size_t skip = 1;
         if (data[i] == '<') esc = "\\u003c";

@@ -377,6 +377,9 @@ void tpa_tl_feed(tpa_tl *t, int file, const tpa_event *ev, int kind)
     size_t name_n = ev->name.n < TPA_TL_NAME_MAX ? ev->name.n : TPA_TL_NAME_MAX, args_n = 0;
     const char *args = ev->raw.n <= TPA_TL_RAW_MAX ? tpa_event_args(ev, &args_n) : NULL;
     if (!args || args_n <= 2) args_n = 0; /* "{}" is written as no args */
+    int64_t corr = 0;  /* read here, where the parser noted where it is */
+    const char *cv = args_n ? tpa_event_arg(ev, TPA_ARG_CORRELATION, NULL) : NULL;
+    if (cv && !tpa_value_i64(cv, ev->raw.p + ev->raw.n, &corr)) corr = 0;
     size_t pid_n = ev->pid_str.n < TPA_TL_ID_MAX ? ev->pid_str.n : TPA_TL_ID_MAX;
     size_t tid_n = ev->tid_str.n < TPA_TL_ID_MAX ? ev->tid_str.n : TPA_TL_ID_MAX;
     size_t bytes = name_n + args_n + pid_n + tid_n;
@@ -394,6 +397,7 @@ void tpa_tl_feed(tpa_tl *t, int file, const tpa_event *ev, int kind)
     r->dur = dur;
     r->pid = ev->pid;
     r->tid = ev->tid;
+    r->corr = corr;
     r->off = (uint32_t)t->used;
     r->name_n = (uint16_t)name_n;
     r->args_n = (uint16_t)args_n;

@@ -40,6 +40,7 @@
 typedef struct tpa_tl_rec {
     int64_t ts, dur;          /* ns on the file's own clock; dur 0 for instants and counters */
     int64_t pid, tid;
+    int64_t corr;             /* args.correlation of an event whose args are kept, else 0 */
     uint32_t off;             /* in the arena: name, args text, string pid, string tid */
     uint16_t name_n;
     uint16_t args_n;          /* the args object's text (0: none, empty or not kept) */

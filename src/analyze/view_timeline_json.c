@@ -152,14 +152,6 @@ static const char *args_of(const tpa_tl *t, const tpa_tl_rec *r, size_t *len)
     return t->arena + r->off + r->name_n;
 }
 
-static int64_t correlation(const char *args, size_t len)
-{
-    int64_t c = 0;
-    const char *v = args ? tpa_obj_find(args, args + len, "correlation") : NULL;
-    if (!v || !tpa_value_i64(v, args + len, &c)) return 0;
-    return c;
-}
-
 /* ---- counters ----------------------------------------------------------------------- */
 
 typedef struct counter_ctx { emit *e; const tpa_tl_rec *r; series *s; size_t *n_s; tpu_buf *pts; } counter_ctx;
@@ -291,7 +283,7 @@ static void json_events(emit *e, tpu_json *j)
         size_t len = 0;
         const char *a = e->row_of[k] >= 0 ? args_of(t, r, &len) : NULL;
         aid[k] = -1;
-        corr[k] = correlation(a, len);
+        corr[k] = a ? r->corr : 0;
         if (!a || len <= 2) continue;
         if (args_bytes + len > TPA_TL_ARGS_BYTES) { args_left++; continue; }
         args_bytes += len;

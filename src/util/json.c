@@ -4,6 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 void tpu_json_init(tpu_json *j, tpu_buf *out, int pretty)
 {
@@ -94,17 +97,37 @@ static size_t utf8_seq_len(const unsigned char *s, size_t n)
     return len;
 }
 
+/* Bytes from p[0] on that need no escape and no UTF-8 check (printable
+ * ASCII other than '"' and '\\'), 16 at a time: a page's strings are
+ * mostly such bytes (a trace's args, a kernel's name). */
+static size_t plain_ascii_run(const unsigned char *p, size_t n)
+{
+    size_t i = 0;
+#ifdef __SSE2__
+    const __m128i space = _mm_set1_epi8(0x20), quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+    for (; i + 16 <= n; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+        /* signed: bytes from 0x80 are negative, so one compare finds them and the controls */
+        __m128i special = _mm_or_si128(_mm_cmplt_epi8(v, space),
+                                       _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)));
+        unsigned mask = (unsigned)_mm_movemask_epi8(special);
+        if (mask) return i + (size_t)__builtin_ctz(mask);
+    }
+#endif
+    while (i < n && p[i] >= 0x20 && p[i] < 0x80 && p[i] != '"' && p[i] != '\\') i++;
+    return i;
+}
+
 void tpu_json_escape(tpu_buf *b, const char *s, size_t n)
 {
     const unsigned char *p = (const unsigned char *)s;
     size_t i = 0, run = 0;
     while (i < n) {
-        unsigned char c = p[i];
-        if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
-            i++;
-            run++;
-            continue;
-        }
+        size_t plain = plain_ascii_run(p + i, n - i);
+        i += plain;
+        run += plain;
+        if (i >= n) break;
+        unsigned char c = p[i];  /* a control, '"', '\\', or a byte from 0x80 */
         size_t seq = c >= 0x80 ? utf8_seq_len(p + i, n - i) : 0;
         if (seq > 1) {
             i += seq;

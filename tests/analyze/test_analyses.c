@@ -1,6 +1,7 @@
 /* test_analyses.c - report, steps, diff, slice, fix and merge on small
  * hand-written traces whose answers are known. */
 #include "analyze/analyze.h"
+#include "analyze/html.h"
 #include "analyze/render.h"
 #include "tp_test.h"
 
@@ -388,6 +389,38 @@ TP_TEST(step_like_names)
         CHECK(!tpa_name_is_step_like((tpa_sv){no[i], strlen(no[i])}));
 }
 
+/* The page's data block: '<' and U+2028/U+2029 written as escapes, alone
+ * in plain text at every position of strings up to 70 bytes (the scan
+ * takes 16 bytes at a time); every other byte as it is. */
+TP_TEST(script_safe_at_every_position)
+{
+    static const struct { const char *in, *out; } piece[] = {
+        { "<", "\\u003c" }, { "\xe2\x80\xa8", "\\u2028" }, { "\xe2\x80\xa9", "\\u2029" },
+        { "\xe2\x80\xa7", "\xe2\x80\xa7" }, { "\xe2\x82\xac", "\xe2\x82\xac" }, { "\xe2", "\xe2" },
+        { ">", ">" }, { "\\u003c", "\\u003c" },
+    };
+    tpu_buf b = {0};
+    char in[96], want[160];
+    int bad = 0;
+    for (size_t k = 0; k < sizeof piece / sizeof *piece; k++)
+        for (size_t len = 0; len <= 70; len++)
+            for (size_t at = 0; at <= len; at++) {
+                size_t pn = strlen(piece[k].in), on = strlen(piece[k].out);
+                memset(in, 'a', at);
+                memcpy(in + at, piece[k].in, pn);
+                memset(in + at + pn, 'b', len - at);
+                memset(want, 'a', at);
+                memcpy(want + at, piece[k].out, on);
+                memset(want + at + on, 'b', len - at);
+                want[on + len] = 0;
+                tpu_buf_reset(&b);
+                tpa_html_script_safe(&b, in, pn + len);
+                bad += strcmp(tpu_buf_cstr(&b), want) != 0;
+            }
+    CHECK_EQ_INT(bad, 0);
+    tpu_buf_free(&b);
+}
+
 int main(void)
 {
     if (!mkdtemp(g_dir)) return 1;
@@ -401,6 +434,7 @@ int main(void)
     RUN(slice_fix_merge_round_trip);
     RUN(option_parsers);
     RUN(step_like_names);
+    RUN(script_safe_at_every_position);
     int rc = tp_test_finish();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
