@@ -389,6 +389,36 @@ TP_TEST(step_like_names)
         CHECK(!tpa_name_is_step_like((tpa_sv){no[i], strlen(no[i])}));
 }
 
+/* The name matchers scan 16 places at a time: each spelling and near miss
+ * at every offset of a padded name, with letters around that start the
+ * patterns ('t', 'd') but finish none. */
+TP_TEST(name_matchers_at_every_offset)
+{
+    const char *step_yes[] = {"train_step", "TRAINING STEP", "tRaIn_StEp"};
+    const char *step_no[] = {"train", "trainstep", "training-step", "tr", "t"};
+    const char *data_yes[] = {"DataLoader", "data_batch", "DATA_LOAD", "data loading", "data_wait"};
+    const char *data_no[] = {"data", "dataloade", "data-loader", "data_", "da", "d"};
+    char name[128];
+    int bad = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        const char *const *yes = pass ? data_yes : step_yes, *const *no = pass ? data_no : step_no;
+        size_t ny = pass ? 5 : 3, nn = pass ? 6 : 5;
+        bool (*match)(tpa_sv) = pass ? tpa_name_is_data_loading : tpa_name_is_step_like;
+        for (size_t w = 0; w < ny + nn; w++) {
+            const char *word = w < ny ? yes[w] : no[w - ny];
+            size_t wn = strlen(word);
+            for (size_t at = 0; at < 40; at++)
+                for (size_t tail = 0; tail < 20; tail += 3) {
+                    for (size_t i = 0; i < at; i++) name[i] = "xtTdDaxr"[i % 8];
+                    memcpy(name + at, word, wn);
+                    for (size_t i = 0; i < tail; i++) name[at + wn + i] = "xDtx"[i % 4];
+                    bad += match((tpa_sv){name, at + wn + tail}) != (w < ny);
+                }
+        }
+    }
+    CHECK_EQ_INT(bad, 0);
+}
+
 /* The page's data block: '<' and U+2028/U+2029 written as escapes, alone
  * in plain text at every position of strings up to 70 bytes (the scan
  * takes 16 bytes at a time); every other byte as it is. */
@@ -435,6 +465,7 @@ int main(void)
     RUN(option_parsers);
     RUN(step_like_names);
     RUN(script_safe_at_every_position);
+    RUN(name_matchers_at_every_offset);
     int rc = tp_test_finish();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
