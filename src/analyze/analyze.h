@@ -146,13 +146,6 @@ int tpa_reader_next(tpa_reader *r, tpa_event *ev, tpa_error *err);
  * *err (the events of earlier calls were all good). The same events, in
  * the same order, as tpa_reader_next gives. */
 long tpa_reader_next_block(tpa_reader *r, const tpa_event **evs, size_t max, tpa_error *err);
-/* With -j: the read of the next window (its input bytes, then its parse
- * started on other threads) waits, from now on, until tpa_reader_read_ahead
- * (or until the reader needs that window), so the caller picks when its
- * thread reads: the page builder reads while its second thread works on
- * the block just handed out. Events, errors and metadata are the same. */
-void tpa_reader_defer_read_ahead(tpa_reader *r);
-void tpa_reader_read_ahead(tpa_reader *r);
 /* Reads to the end, ignoring events: fills the metadata that follows traceEvents. */
 int tpa_reader_drain(tpa_reader *r, tpa_error *err);
 const tpa_meta *tpa_reader_meta(const tpa_reader *r);

@@ -270,14 +270,11 @@ static void helper_stop(helper *h)
     free(h);
 }
 
-/* job on both lanes: at once when there is a helper and share is set.
- * With r, this thread first reads r's next window (a deferred read ahead,
- * tpa_reader_read_ahead) while lane 1 works on the block. */
-static void both_lanes(page *p, const lane_job *job, bool share, tpa_reader *r)
+/* job on both lanes: at once when there is a helper and share is set. */
+static void both_lanes(page *p, const lane_job *job, bool share)
 {
     helper *h = p->helper;
     if (!h || !share) {
-        if (r) tpa_reader_read_ahead(r);
         lane_run(p, 0, job);
         lane_run(p, 1, job);
         return;
@@ -287,7 +284,6 @@ static void both_lanes(page *p, const lane_job *job, bool share, tpa_reader *r)
     h->posted++;
     pthread_cond_broadcast(&h->cv);
     pthread_mutex_unlock(&h->mu);
-    if (r) tpa_reader_read_ahead(r);
     lane_run(p, 0, job);
     pthread_mutex_lock(&h->mu);
     while (h->done != h->posted) pthread_cond_wait(&h->cv, &h->mu);
@@ -316,11 +312,10 @@ static int feed_all(page *p, tpa_reader *r, tpa_error *err)
     if (!kinds) abort(); /* the analyzer's policy (ranks_map.c) */
     lane_job job = { .what = JOB_FEED, .kinds = kinds };
     long n;
-    if (p->helper) tpa_reader_defer_read_ahead(r);  /* read while lane 1 works (both_lanes) */
     while ((n = tpa_reader_next_block(r, &job.evs, BLOCK_EVENTS, err)) > 0) {
         for (long i = 0; i < n; i++) kinds[i] = tpa_classify(&job.evs[i]);
         job.n = (size_t)n;
-        both_lanes(p, &job, n >= MIN_SHARED, r);
+        both_lanes(p, &job, n >= MIN_SHARED);
     }
     free(kinds);
     return (int)n;
@@ -335,7 +330,7 @@ static int read_trace(page *p, int file, const char *path, tpa_reader *r, tpa_er
     int rc = feed_all(p, r, err);
     const tpa_meta *meta = tpa_reader_meta(r);
     lane_job end = { .what = JOB_FILE_END, .file = file, .meta = meta };
-    both_lanes(p, &end, true, NULL);
+    both_lanes(p, &end, true);
     if (rc >= 0 && meta->truncated) note(p, "%.300s ends early (cut short): the views show what was read", path);
     if (rc >= 0 && !meta->events) {
         if (!p->in.run_dir && p->n_traces == 1) {  /* the one input: say what was expected */
@@ -439,7 +434,7 @@ static int data_json(page *p, tpu_buf *data)
     tpu_json j;
     tpu_json_init(&j, data, 0);
     lane_job job = { .what = JOB_JSON };
-    both_lanes(p, &job, true, NULL);
+    both_lanes(p, &job, true);
     tpu_json_begin_object(&j);
     meta_json(p, &j);
     for (int v = 0; v < N_VIEWS; v++) {

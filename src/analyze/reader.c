@@ -69,8 +69,6 @@ struct tpa_reader {
     char *ahead_buf; size_t ahead_cap, ahead_len;
     uint64_t ahead_off;        /* input offset of ahead_buf[0] */
     bool has_read_err;         /* a read ahead failed: reported when reached */
-    bool defer_ahead;          /* tpa_reader_defer_read_ahead */
-    bool ahead_due;            /* a read ahead deferred, not yet started */
     tpa_event single;          /* tpa_reader_next_block's event when reading sequentially */
     tpa_error read_err;
 };
@@ -605,23 +603,6 @@ static void start_ahead(tpa_reader *r)
     r->ahead_live = true;
 }
 
-/* start_ahead, or later when it is deferred (tpa_reader_read_ahead, or
- * when the reader needs the window). */
-static void ahead_now_or_later(tpa_reader *r)
-{
-    if (r->defer_ahead) r->ahead_due = true;
-    else start_ahead(r);
-}
-
-void tpa_reader_defer_read_ahead(tpa_reader *r) { r->defer_ahead = true; }
-
-void tpa_reader_read_ahead(tpa_reader *r)
-{
-    if (!r->ahead_due) return;
-    r->ahead_due = false;
-    start_ahead(r);
-}
-
 /* The batch is used up and end_batch left the reader at its proven end,
  * where the window parsed ahead starts: that window becomes the reader's. */
 static void switch_to_ahead(tpa_reader *r)
@@ -642,7 +623,7 @@ static void switch_to_ahead(tpa_reader *r)
     r->ahead_live = false;
     r->batch_live = true;
     r->batch_tried_at = r->buf_off;
-    ahead_now_or_later(r);
+    start_ahead(r);
 }
 
 /* The reader's bookkeeping for n events just taken from the batch, in
@@ -670,11 +651,10 @@ static int ensure_batch(tpa_reader *r)
             tpa_batch_parse(r->batch, r->buf, r->buf + r->pos, range_state(r->st), r->buf + r->len);
             r->batch_tried_at = r->buf_off + r->pos;
             r->batch_live = true;
-            ahead_now_or_later(r);
+            start_ahead(r);
         }
         if (tpa_batch_has_next(r->batch)) return 1;
         end_batch(r);
-        tpa_reader_read_ahead(r);  /* deferred and still due: the window is needed now */
         if (r->ahead_live) switch_to_ahead(r);
         else if (r->buf_off + r->pos == r->batch_tried_at) return 0;
     }

@@ -60,11 +60,8 @@ static uint64_t event_fp(const tpa_event *ev)
 }
 
 /* block 0: tpa_reader_next; else tpa_reader_next_block with that max (each
- * block's events fingerprinted after the call: valid until the next one);
- * defer: the read ahead deferred (tpa_reader_defer_read_ahead), started by
- * the caller after every other block, by the reader when it needs it. */
-static capture read_doc(const char *doc, size_t len, int jobs, size_t max_read, bool lenient, size_t block,
-                        bool defer)
+ * block's events fingerprinted after the call: valid until the next one). */
+static capture read_doc(const char *doc, size_t len, int jobs, size_t max_read, bool lenient, size_t block)
 {
     capture c;
     memset(&c, 0, sizeof c);
@@ -75,8 +72,6 @@ static capture read_doc(const char *doc, size_t len, int jobs, size_t max_read, 
     tpa_set_jobs(1);
     tpa_reader_set_max_read(r, max_read);
     tpa_reader_set_lenient(r, lenient);
-    if (defer) tpa_reader_defer_read_ahead(r);
-    size_t blocks = 0;
     tpa_event ev;
     size_t cap = 0;
     c.fp = 1469598103934665603ULL;
@@ -92,7 +87,6 @@ static capture read_doc(const char *doc, size_t len, int jobs, size_t max_read, 
             c.ev_fp[c.n++] = event_fp(&evs[i]);
             c.fp = mix(c.fp, &c.ev_fp[c.n - 1], 8);
         }
-        if (defer && blocks++ % 2) tpa_reader_read_ahead(r);
     }
     if (c.rc != -2) c.rc = (int)got;
     if (c.rc < 0) {
@@ -142,22 +136,21 @@ static int check_doc(const char *doc, size_t len)
     const size_t *windows = is_long ? long_windows : all_windows;
     size_t n_windows = is_long ? 3 : sizeof all_windows / sizeof *all_windows;
     for (int lenient = 0; lenient < 2; lenient++) {
-        capture seq = read_doc(doc, len, 1, 0, lenient, 0, false);
-        capture seq_blocks = read_doc(doc, len, 1, 0, lenient, 3, false);
+        capture seq = read_doc(doc, len, 1, 0, lenient, 0);
+        capture seq_blocks = read_doc(doc, len, 1, 0, lenient, 3);
         if (!same(&seq, &seq_blocks, lenient ? "blocks, one thread, lenient" : "blocks, one thread")) bad++;
         free(seq_blocks.ev_fp);
         for (size_t w = 0; w < n_windows; w++)
             for (int jobs = 2; jobs <= 4; jobs++)
                 for (size_t m = is_long ? 1 : 0; m < sizeof reads / sizeof *reads; m++) {
                     tpa_batch_set_window(windows[w], windows[w] / 4 + 1);
-                    /* one event at a time, then in blocks (of 2 or of up to 4096), then
-                     * in blocks with the read ahead deferred */
-                    for (size_t block = 0; block <= 2; block++) {
+                    /* one event at a time, then in blocks (of 2 or of up to 4096) */
+                    for (size_t block = 0; block <= 1; block++) {
                         size_t max = block ? (w % 2 ? 2 : 4096) : 0;
-                        capture par = read_doc(doc, len, jobs, reads[m], lenient, max, block == 2);
+                        capture par = read_doc(doc, len, jobs, reads[m], lenient, max);
                         char what[120];
-                        snprintf(what, sizeof what, "window %zu jobs %d read %zu lenient %d block %zu defer %d",
-                                 windows[w], jobs, reads[m], lenient, max, block == 2);
+                        snprintf(what, sizeof what, "window %zu jobs %d read %zu lenient %d block %zu",
+                                 windows[w], jobs, reads[m], lenient, max);
                         if (!same(&seq, &par, what)) bad++;
                         free(par.ev_fp);
                     }
