@@ -76,7 +76,6 @@ static int tp_test_checks;
         }                                                                        \
     } while (0)
 
-/* Removes a directory tree the test made, so runs leave nothing in /tmp. */
 /* Shuffles v[0..n) (Fisher-Yates), the same way for the same seed. */
 static inline void tp_test_shuffle(size_t *v, size_t n, unsigned seed)
 {
@@ -88,6 +87,41 @@ static inline void tp_test_shuffle(size_t *v, size_t n, unsigned seed)
     }
 }
 
+/* at 'a's, piece, tail 'b's into out, NUL-terminated; returns the length:
+ * a piece alone at each offset of plain text, for the scanners that read
+ * 16 bytes at a time. */
+static inline size_t tp_test_embed(char *out, size_t at, const char *piece, size_t tail)
+{
+    size_t pn = strlen(piece);
+    memset(out, 'a', at);
+    memcpy(out + at, piece, pn);
+    memset(out + at + pn, 'b', tail);
+    out[at + pn + tail] = 0;
+    return at + pn + tail;
+}
+
+/* Each {in, out} piece alone at every offset of plain text up to 70 bytes
+ * (tp_test_embed) through run (its output malloc'd, NUL-terminated): the
+ * number of outputs other than the text with the piece written as out. */
+typedef struct tp_test_piece { const char *in, *out; } tp_test_piece;
+static inline int tp_test_every_offset(const tp_test_piece *piece, size_t n_pieces,
+                                       char *(*run)(const char *text, size_t n))
+{
+    char in[128], want[160];
+    int bad = 0;
+    for (size_t k = 0; k < n_pieces; k++)
+        for (size_t len = 0; len <= 70; len++)
+            for (size_t at = 0; at <= len; at++) {
+                size_t n = tp_test_embed(in, at, piece[k].in, len - at);
+                tp_test_embed(want, at, piece[k].out, len - at);
+                char *got = run(in, n);
+                bad += strcmp(got, want) != 0;
+                free(got);
+            }
+    return bad;
+}
+
+/* Removes a directory tree the test made, so runs leave nothing in /tmp. */
 static inline void tp_test_rm_rf(const char *dir)
 {
     char cmd[4200];

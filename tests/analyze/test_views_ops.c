@@ -534,17 +534,26 @@ static int by_thread(const void *a, const void *b)
     return x->thread != y->thread ? x->thread - y->thread : by_time(a, b);
 }
 
+/* The generated events (g_ev) and an order of them, file order for now. */
+static size_t *gen_order(size_t *n)
+{
+    static ev_text ev[1400];
+    *n = gen_events(ev, sizeof ev / sizeof *ev);
+    size_t *order = malloc(*n * sizeof *order);
+    if (!order) abort();
+    g_ev = ev;
+    for (size_t i = 0; i < *n; i++) order[i] = i;
+    return order;
+}
+
 /* Nothing depends on the order events are written in: in time order,
  * reversed, thread by thread, each step's and module's span written after
  * the spans inside it (far from its place), shuffled. */
 TP_TEST(any_write_order)
 {
-    static ev_text ev[1400];
-    size_t n = gen_events(ev, sizeof ev / sizeof *ev);
-    size_t *order = malloc(n * sizeof *order);
-    if (!order) abort();
-    g_ev = ev;
-    for (size_t i = 0; i < n; i++) order[i] = i;
+    size_t n;
+    size_t *order = gen_order(&n);
+    const ev_text *ev = g_ev;
     qsort(order, n, sizeof *order, by_time);
     char *doc = events_doc(ev, order, n);
     bool chunked = false;
@@ -732,14 +741,10 @@ TP_TEST(chunks_keep_counts)
  * where chunks end, the thread does not. */
 TP_TEST(nester_thread_same_output)
 {
-    static ev_text ev[1400];
-    size_t n = gen_events(ev, sizeof ev / sizeof *ev);
-    size_t *order = malloc(n * sizeof *order);
-    if (!order) abort();
-    g_ev = ev;
-    for (size_t i = 0; i < n; i++) order[i] = i;
+    size_t n;
+    size_t *order = gen_order(&n);
     tp_test_shuffle(order, n, 777);
-    char *doc = events_doc(ev, order, n);
+    char *doc = events_doc(g_ev, order, n);
     tpa_attrib_set_chunk_budget(97, 31);
     tpa_set_jobs(1);
     bool chunked = false;
