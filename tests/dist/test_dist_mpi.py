@@ -109,7 +109,12 @@ def check_analysis(job):
     lead_ms = st["lead_p50_ns"] / 1e6
     check(abs(lead_ms - SLOW_MS) <= 0.2 * SLOW_MS, f"straggler lead {lead_ms:.1f} ms vs {SLOW_MS} ms injected")
     wait_ms = st["others_wait_ns"] / 1e6
-    check(abs(wait_ms - SLOW_MS) <= 0.2 * SLOW_MS, f"others wait {wait_ms:.1f} ms vs {SLOW_MS} ms injected")
+    # the others wait at least the injected delay; on a loaded machine (4 ranks
+    # on 2 cores) the slow rank is also descheduled on its way to the
+    # collective, so the wait runs over it (75.7 ms seen for 60 at load 8),
+    # but a wait counted twice (120 ms) still fails
+    check(0.8 * SLOW_MS <= wait_ms <= 1.5 * SLOW_MS,
+          f"others wait {wait_ms:.1f} ms vs {SLOW_MS} ms injected (lead {lead_ms:.1f} ms)")
     for row in a["per_rank"]:
         check(row["bytes_per_step"] == GRAD_BYTES, f"rank {row['rank']} bytes/step {row['bytes_per_step']} != {GRAD_BYTES}")
         check(row["steps"] == STEPS and row["synced"], f"rank row {row}")
