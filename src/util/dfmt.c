@@ -163,14 +163,30 @@ static int to_decimal(uint64_t m, int e, int prec, decimal *d)
     return -1;
 }
 
+static const char two_digits[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+static char *put_n(char *o, const char *from, int n)
+{
+    for (int i = 0; i < n; i++)
+        o[i] = from[i];
+    return o + n;
+}
+
 /* digits (prec of them, trailing zeros allowed) as %g writes them. */
 static int put_g(char *out, int neg, uint64_t digits, int prec, int x)
 {
     char d[20];
-    for (int i = prec - 1; i >= 0; i--) {
-        d[i] = (char)('0' + digits % 10);
-        digits /= 10;
+    int i = prec;
+    for (; i >= 2; i -= 2, digits /= 100) {
+        const char *two = two_digits + 2 * (digits % 100);
+        d[i - 2] = two[0];
+        d[i - 1] = two[1];
     }
+    if (i == 1)
+        d[0] = (char)('0' + digits);
     int nd = prec;
     while (nd > 1 && d[nd - 1] == '0')
         nd--;
@@ -179,27 +195,23 @@ static int put_g(char *out, int neg, uint64_t digits, int prec, int x)
         *o++ = '-';
     if (x < prec && x >= -4) {
         if (x >= 0) {
-            memcpy(o, d, (size_t)x + 1);
-            o += x + 1;
+            o = put_n(o, d, x + 1);
             if (nd > x + 1) {
                 *o++ = '.';
-                memcpy(o, d + x + 1, (size_t)(nd - x - 1));
-                o += nd - x - 1;
+                o = put_n(o, d + x + 1, nd - x - 1);
             }
         } else {
             *o++ = '0';
             *o++ = '.';
-            for (int i = 0; i < -x - 1; i++)
+            for (int z = 0; z < -x - 1; z++)
                 *o++ = '0';
-            memcpy(o, d, (size_t)nd);
-            o += nd;
+            o = put_n(o, d, nd);
         }
     } else {
         *o++ = d[0];
         if (nd > 1) {
             *o++ = '.';
-            memcpy(o, d + 1, (size_t)nd - 1);
-            o += nd - 1;
+            o = put_n(o, d + 1, nd - 1);
         }
         *o++ = 'e';
         *o++ = x < 0 ? '-' : '+';
@@ -230,6 +242,8 @@ static int split(double v, uint64_t *m, int *e, int *neg)
 int tpu_dfmt_g(char *out, double v, int prec)
 {
     prec = prec < 1 ? 1 : prec > 17 ? 17 : prec;
+    if (v == 0) /* "0", "-0" */
+        return put_g(out, signbit(v) != 0, 0, 1, 0);
     uint64_t m;
     int e, neg;
     decimal d;
