@@ -149,10 +149,10 @@ void tpi_col_refresh_totals(tpi_collector *c, int with_percentiles)
         o->name_id = id;
         o->name = tpi_names_get(id);
         o->count = op->d.count;
-        o->total_s = (double)op->d.total_ns * 1e-9;
-        o->self_s = (double)op->d.self_ns * 1e-9;
-        o->min_s = (double)op->d.min_ns * 1e-9;
-        o->max_s = (double)op->d.max_ns * 1e-9;
+        o->total_s = (double)op->d.total_ns / 1e9;
+        o->self_s = (double)op->d.self_ns / 1e9;
+        o->min_s = (double)op->d.min_ns / 1e9;
+        o->max_s = (double)op->d.max_ns / 1e9;
         o->mean_s = op->d.mean * 1e-9;
         o->stddev_s = tpi_dstat_stddev(&op->d) * 1e-9;
         o->p50_s = p[0] * 1e-9;
@@ -311,7 +311,7 @@ void tpi_col_step_end(tpi_collector *c, tpi_thread_state *t, uint64_t ts, uint64
             c->have_sample_this_step = 1;
         }
     }
-    double dt = (double)(ts - c->step_begin_ns) * 1e-9;
+    double dt = (double)(ts - c->step_begin_ns) / 1e9; /* the double nearest the decimal */
     tpi_hist_add(&c->step_hist, ts - c->step_begin_ns);
     if (c->step == 0 || dt < c->step_min)
         c->step_min = dt;
@@ -342,6 +342,8 @@ void tpi_col_step_end(tpi_collector *c, tpi_thread_state *t, uint64_t ts, uint64
     si.phase = tpi_schedule_phase(&c->sched,
                                   c->s->settings.unit == TPI_UNIT_EPOCH ? c->epoch : c->step,
                                   &cycle);
+    for (size_t i = 0; i < c->n_step_ops; i++)
+        c->step_ops[i].total_s = (double)c->step_ops[i].total_ns / 1e9;
     si.ops = c->step_ops;
     si.n_ops = c->n_step_ops;
     si.totals = c->totals;
@@ -465,7 +467,7 @@ int tpi_collector_finish(tpi_collector *c, uint64_t end_ticks)
     tpi_summary sum = {0};
     sum.total_steps = c->step;
     sum.total_samples = c->total_samples;
-    sum.total_time_s = (double)end_ns * 1e-9;
+    sum.total_time_s = (double)end_ns / 1e9;
     sum.step_time_total_s = c->step_time_sum;
     sum.mean_step_s = c->step ? c->step_time_sum / (double)c->step : 0;
     sum.median_step_s = p[0] * 1e-9;
