@@ -273,3 +273,73 @@ int tpu_dfmt_round_trip(char *out, double v)
     }
     return n;
 }
+
+/* 10^0 .. 10^22: every one exact in a double. */
+static const double exact_pow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                       1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                       1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* The fast path of tpu_dparse: 0 when s[0..n) is not a short plain decimal. */
+static int parse_short(const char *s, size_t n, double *out)
+{
+    size_t i = 0;
+    int neg = 0, digits = 0, significant = 0, exp10 = 0;
+    uint64_t m = 0;
+    if (i < n && (s[i] == '+' || s[i] == '-'))
+        neg = s[i++] == '-';
+    for (; i < n && s[i] >= '0' && s[i] <= '9'; i++, digits++) {
+        if (m == 0 && s[i] == '0')
+            continue;
+        if (++significant > 19)
+            return 0;
+        m = m * 10 + (uint64_t)(s[i] - '0');
+    }
+    if (i < n && s[i] == '.') {
+        for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++, digits++) {
+            exp10--;
+            if (m == 0 && s[i] == '0')
+                continue;
+            if (++significant > 19)
+                return 0;
+            m = m * 10 + (uint64_t)(s[i] - '0');
+        }
+    }
+    if (digits == 0)
+        return 0;
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        int eneg = 0, e = 0, edigits = 0;
+        i++;
+        if (i < n && (s[i] == '+' || s[i] == '-'))
+            eneg = s[i++] == '-';
+        for (; i < n && s[i] >= '0' && s[i] <= '9'; i++, edigits++)
+            if ((e = e * 10 + (s[i] - '0')) > 9999)
+                return 0;
+        if (edigits == 0)
+            return 0;
+        exp10 += eneg ? -e : e;
+    }
+    if (i != n)
+        return 0;
+    double v;
+    if (m == 0)
+        v = 0.0;
+    else if (m > (1ull << 53) || exp10 < -22 || exp10 > 22)
+        return 0;
+    else
+        v = exp10 >= 0 ? (double)m * exact_pow10[exp10] : (double)m / exact_pow10[-exp10];
+    *out = neg ? -v : v;
+    return 1;
+}
+
+int tpu_dparse(const char *s, size_t n, double *out)
+{
+    if (parse_short(s, n, out))
+        return 1;
+    char tmp[64];
+    size_t k = n < sizeof tmp ? n : sizeof tmp - 1; /* longer: strtod reads a cut copy */
+    memcpy(tmp, s, k);
+    tmp[k] = '\0';
+    char *stop;
+    *out = strtod(tmp, &stop);
+    return k == n && k > 0 && stop == tmp + k;
+}

@@ -3,7 +3,8 @@
  * reads back), on millions of doubles: random bit patterns (every exponent,
  * subnormals, NaN and infinities), nanosecond counts in seconds as the
  * collector computes them, exact ties, powers of two and of ten and their
- * neighbours, and the edges of %g's two styles. */
+ * neighbours, and the edges of %g's two styles; and tpu_dparse against
+ * strtod on what those writers write and on text strtod rejects. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -154,11 +155,69 @@ TP_TEST(ties_carries_and_styles)
     CHECK_EQ_INT(bad, 0);
 }
 
+/* s read by tpu_dparse and by strtod: the same verdict (all of s consumed)
+ * and, when accepted, the same double to the bit. */
+static void check_parse(const char *s)
+{
+    double got = 0, want;
+    int ok = tpu_dparse(s, strlen(s), &got);
+    char *stop;
+    want = strtod(s, &stop);
+    int want_ok = *s && stop == s + strlen(s);
+    checked++;
+    if (ok != want_ok || (ok && memcmp(&got, &want, sizeof got) != 0 && !(isnan(got) && isnan(want))))
+        if (bad++ < 10)
+            fprintf(stderr, "  parse '%s': %d %.17g, strtod %d %.17g\n", s, ok, got, want_ok, want);
+}
+
+/* What the writers write (every printf style and precision of random and
+ * nanosecond values), random digit strings with exponents, and text strtod
+ * reads only in part or not at all. */
+TP_TEST(parse_as_strtod_reads)
+{
+    char s[96];
+    for (int i = 0; i < 300000; i++) {
+        double v = i % 3 == 0 ? from_bits(next())
+                 : i % 3 == 1 ? (double)(next() % 5000000000ull) / 1e9
+                              : (double)(next() % 100000000) * pow(10, (int)(next() % 60) - 30);
+        if (!isfinite(v))
+            continue;
+        snprintf(s, sizeof s, "%.*g", 1 + (int)(next() % 17), v), check_parse(s);
+        tpu_dfmt_round_trip(s, v), check_parse(s);
+        snprintf(s, sizeof s, "%.*f", (int)(next() % 12), fmod(v, 1e12)), check_parse(s);
+        snprintf(s, sizeof s, "%.*e", (int)(next() % 20), v), check_parse(s);
+        int nd = 1 + (int)(next() % 24), at = (int)(next() % (uint64_t)(nd + 1)), len = 0;
+        if (next() & 1)
+            s[len++] = next() & 1 ? '-' : '+';
+        for (int d = 0; d < nd; d++) {
+            if (d == at)
+                s[len++] = '.';
+            s[len++] = (char)('0' + next() % (d < 3 && (next() & 1) ? 1 : 10));
+        }
+        len += snprintf(s + len, sizeof s - (size_t)len, "e%d", (int)(next() % 70) - 35);
+        check_parse(s);
+    }
+    static const char *odd[] = {"0", "-0", "+0", "0.0", "-0.000e5", ".5", "5.", ".", "-", "+",
+                                "1e", "1e+", "e5", "1e5", "1E-5", "1.5e+3", "+-1", "1-2",
+                                "9007199254740992", "9007199254740993", "9007199254740994",
+                                "1e22", "1e23", "12345678901234567890", "1234567890123456789",
+                                "0.000000000000000000000001", "1e-22", "4.9e-324", "1e400",
+                                "inf", "nan", "0x10", " 1", "1 ", "00000000000000000000000001.5"};
+    for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++)
+        check_parse(odd[i]);
+    double v;
+    CHECK_EQ_INT(tpu_dparse("2.5e-07xyz", 7, &v), 1); /* only the n bytes */
+    CHECK(v == 2.5e-07);
+    CHECK_EQ_INT(tpu_dparse("", 0, &v), 0);
+    CHECK_EQ_INT(bad, 0);
+}
+
 int main(void)
 {
     RUN(random_bit_patterns);
     RUN(nanoseconds_in_seconds);
     RUN(ties_carries_and_styles);
+    RUN(parse_as_strtod_reads);
     fprintf(stderr, "%ld values checked against printf\n", checked);
     return tp_test_finish();
 }
