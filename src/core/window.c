@@ -143,8 +143,9 @@ void tpi_col_refresh_totals(tpi_collector *c, int with_percentiles)
         double p[3] = {0, 0, 0};
         if (with_percentiles) {
             tpi_hist_quantiles(op->d.hist, q, 3, op->d.min_ns, op->d.max_ns, p);
+            p[0] /= 1e9, p[1] /= 1e9, p[2] /= 1e9; /* as min and max: n / 1e9 at the ends */
         } else if (o->name_id == id) {
-            p[0] = o->p50_s * 1e9, p[1] = o->p90_s * 1e9, p[2] = o->p99_s * 1e9;
+            p[0] = o->p50_s, p[1] = o->p90_s, p[2] = o->p99_s; /* the last ones, as they were */
         }
         o->name_id = id;
         o->name = tpi_names_get(id);
@@ -153,11 +154,11 @@ void tpi_col_refresh_totals(tpi_collector *c, int with_percentiles)
         o->self_s = (double)op->d.self_ns / 1e9;
         o->min_s = (double)op->d.min_ns / 1e9;
         o->max_s = (double)op->d.max_ns / 1e9;
-        o->mean_s = op->d.mean * 1e-9;
-        o->stddev_s = tpi_dstat_stddev(&op->d) * 1e-9;
-        o->p50_s = p[0] * 1e-9;
-        o->p90_s = p[1] * 1e-9;
-        o->p99_s = p[2] * 1e-9;
+        o->mean_s = op->d.mean / 1e9;
+        o->stddev_s = tpi_dstat_stddev(&op->d) / 1e9;
+        o->p50_s = p[0];
+        o->p90_s = p[1];
+        o->p99_s = p[2];
         o->top_level = op->top_level;
         o->gpu_count = 0;
         tpi_gpu_op_stat(c->s->gpu, id, o);
@@ -462,7 +463,7 @@ int tpi_collector_finish(tpi_collector *c, uint64_t end_ticks)
     tpi_col_refresh_totals(c, 1);
     static const double q[2] = {0.5, 0.9};
     double p[2];
-    uint64_t lo = (uint64_t)(c->step_min * 1e9), hi = (uint64_t)(c->step_max * 1e9 + 0.5);
+    uint64_t lo = (uint64_t)(c->step_min * 1e9 + 0.5), hi = (uint64_t)(c->step_max * 1e9 + 0.5);
     tpi_hist_quantiles(&c->step_hist, q, 2, lo, hi, p);
     tpi_summary sum = {0};
     sum.total_steps = c->step;
@@ -470,8 +471,8 @@ int tpi_collector_finish(tpi_collector *c, uint64_t end_ticks)
     sum.total_time_s = (double)end_ns / 1e9;
     sum.step_time_total_s = c->step_time_sum;
     sum.mean_step_s = c->step ? c->step_time_sum / (double)c->step : 0;
-    sum.median_step_s = p[0] * 1e-9;
-    sum.p90_step_s = p[1] * 1e-9;
+    sum.median_step_s = p[0] / 1e9;
+    sum.p90_step_s = p[1] / 1e9;
     sum.min_step_s = c->step_min;
     sum.max_step_s = c->step_max;
     sum.wall_start_ns = s->env.wall_base_ns;
