@@ -49,7 +49,7 @@ struct tpi_mem_summary {
     uint32_t cb_rejected, probe_errors;
     series rss_by_step, rss_by_time;
     int n_dev;
-    dev_stats dev[TPI_MAX_DEVICES];
+    dev_stats *dev[TPI_MAX_DEVICES]; /* allocated when a device is first seen (16 KB each) */
 };
 
 /* A robust slope with the x span it covers. */
@@ -61,7 +61,13 @@ typedef struct slope {
 } slope;
 
 tpi_mem_summary *tpi_mem_summary_new(void) { return calloc(1, sizeof(tpi_mem_summary)); }
-void tpi_mem_summary_free(tpi_mem_summary *m) { free(m); }
+
+void tpi_mem_summary_free(tpi_mem_summary *m)
+{
+    for (int i = 0; m && i < m->n_dev; i++)
+        free(m->dev[i]);
+    free(m);
+}
 
 static void series_add(series *s, double x, double y)
 {
@@ -293,11 +299,14 @@ static int is_leak(const slope *g)
 static dev_stats *dev_find(tpi_mem_summary *m, const char *name)
 {
     for (int i = 0; i < m->n_dev; i++)
-        if (strcmp(m->dev[i].name, name) == 0)
-            return &m->dev[i];
+        if (strcmp(m->dev[i]->name, name) == 0)
+            return m->dev[i];
     if (m->n_dev == TPI_MAX_DEVICES)
         return NULL;
-    dev_stats *d = &m->dev[m->n_dev++];
+    dev_stats *d = calloc(1, sizeof *d);
+    if (!d)
+        return NULL;
+    m->dev[m->n_dev++] = d;
     snprintf(d->name, sizeof d->name, "%s", name);
     return d;
 }
@@ -396,7 +405,7 @@ static void all_growths(const tpi_mem_summary *m, growths *g)
 {
     g->rss = growth(&m->rss_by_step, &m->rss_by_time);
     for (int i = 0; i < m->n_dev; i++)
-        g->dev[i] = growth(&m->dev[i].by_step, &m->dev[i].by_time);
+        g->dev[i] = growth(&m->dev[i]->by_step, &m->dev[i]->by_time);
 }
 
 static void write_device(tpu_json *j, const dev_stats *d, slope g)
@@ -427,7 +436,7 @@ static int signal_lines(const tpi_mem_summary *m, const growths *g, char lines[]
     if (is_leak(&g->rss) && n < max)
         growth_line(lines[n++], 200, "RSS", &g->rss);
     for (int i = 0; i < m->n_dev && n < max; i++) {
-        const dev_stats *d = &m->dev[i];
+        const dev_stats *d = m->dev[i];
         const slope dg = g->dev[i];
         char what[64];
         snprintf(what, sizeof what, "%s allocated memory", d->name);
@@ -470,7 +479,7 @@ void tpi_mem_summary_write_json(const tpi_mem_summary *m, tpu_json *j)
     tpu_json_key(j, "devices");
     tpu_json_begin_object(j);
     for (int i = 0; i < m->n_dev; i++)
-        write_device(j, &m->dev[i], all.dev[i]);
+        write_device(j, m->dev[i], all.dev[i]);
     tpu_json_end_object(j);
     char lines[8][200];
     int n = signal_lines(m, &all, lines, 8);
@@ -493,9 +502,9 @@ void tpi_mem_summary_print(const tpi_mem_summary *m, void *file)
         fprintf(f, "Memory: peak RSS %.1f MB, mean CPU %.1f%%, %llu samples\n", m->peak_rss / MB,
                 m->cpu_sum / (double)m->process_samples, (unsigned long long)m->samples);
     for (int i = 0; i < m->n_dev; i++)
-        fprintf(f, "  %s (%s): peak in use %.2f GB, peak reserved %.2f GB%s\n", m->dev[i].name,
-                m->dev[i].source, m->dev[i].peak / GB, m->dev[i].peak_reserved / GB,
-                m->dev[i].total ? "" : " (device total unknown)");
+        fprintf(f, "  %s (%s): peak in use %.2f GB, peak reserved %.2f GB%s\n", m->dev[i]->name,
+                m->dev[i]->source, m->dev[i]->peak / GB, m->dev[i]->peak_reserved / GB,
+                m->dev[i]->total ? "" : " (device total unknown)");
     char lines[8][200];
     growths all;
     all_growths(m, &all);
