@@ -6,6 +6,8 @@
  * number of points (the last may be partly filled). */
 #include "html.h"
 
+#include "util/dfmt.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,7 +105,8 @@ void tpa_ds_add(tpa_ds *d, int64_t x, const double *v)
 static void put_num(tpu_buf *b, double v, bool present)
 {
     if (!present || !isfinite(v)) { tpu_buf_puts(b, "null"); return; }
-    tpu_buf_printf(b, "%.12g", v);
+    char text[TPU_DFMT_MAX];
+    tpu_buf_append(b, text, (size_t)tpu_dfmt_g(text, v, 12)); /* "%.12g" without printf */
 }
 
 static void value_rows(const tpa_ds *d, int nv, tpu_buf *b, int which)
@@ -125,9 +128,9 @@ static void value_rows(const tpa_ds *d, int nv, tpu_buf *b, int which)
 void tpa_ds_json(const tpa_ds *d, int nv, tpu_buf *b)
 {
     tpu_buf_printf(b, "{\"points\":%llu,\"width\":%lld,\"x0\":[", (unsigned long long)d->points, (long long)d->width);
-    for (size_t c = 0; c < d->n; c++) tpu_buf_printf(b, "%s%lld", c ? "," : "", (long long)d->x0[c]);
+    for (size_t c = 0; c < d->n; c++) { if (c) tpu_buf_putc(b, ','); tpu_buf_put_i64(b, (long long)d->x0[c]); }
     tpu_buf_puts(b, "],\"x1\":[");
-    for (size_t c = 0; c < d->n; c++) tpu_buf_printf(b, "%s%lld", c ? "," : "", (long long)d->x1[c]);
+    for (size_t c = 0; c < d->n; c++) { if (c) tpu_buf_putc(b, ','); tpu_buf_put_i64(b, (long long)d->x1[c]); }
     tpu_buf_puts(b, "],\"min\":");
     value_rows(d, nv, b, 0);
     tpu_buf_puts(b, ",\"max\":");

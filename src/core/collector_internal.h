@@ -107,7 +107,7 @@ static inline void tpi_col_add_step_op(tpi_collector *c, tpi_op *op, uint64_t du
                           : tpi_col_new_step_op(c, op, background);
     if (so) {
         so->count++;
-        so->total_s += (double)dur_ns * 1e-9;
+        so->total_ns += dur_ns;
     }
 }
 void tpi_col_refresh_totals(tpi_collector *c, int with_percentiles);

@@ -143,21 +143,22 @@ void tpi_col_refresh_totals(tpi_collector *c, int with_percentiles)
         double p[3] = {0, 0, 0};
         if (with_percentiles) {
             tpi_hist_quantiles(op->d.hist, q, 3, op->d.min_ns, op->d.max_ns, p);
+            p[0] /= 1e9, p[1] /= 1e9, p[2] /= 1e9; /* as min and max: n / 1e9 at the ends */
         } else if (o->name_id == id) {
-            p[0] = o->p50_s * 1e9, p[1] = o->p90_s * 1e9, p[2] = o->p99_s * 1e9;
+            p[0] = o->p50_s, p[1] = o->p90_s, p[2] = o->p99_s; /* the last ones, as they were */
         }
         o->name_id = id;
         o->name = tpi_names_get(id);
         o->count = op->d.count;
-        o->total_s = (double)op->d.total_ns * 1e-9;
-        o->self_s = (double)op->d.self_ns * 1e-9;
-        o->min_s = (double)op->d.min_ns * 1e-9;
-        o->max_s = (double)op->d.max_ns * 1e-9;
-        o->mean_s = op->d.mean * 1e-9;
-        o->stddev_s = tpi_dstat_stddev(&op->d) * 1e-9;
-        o->p50_s = p[0] * 1e-9;
-        o->p90_s = p[1] * 1e-9;
-        o->p99_s = p[2] * 1e-9;
+        o->total_s = (double)op->d.total_ns / 1e9;
+        o->self_s = (double)op->d.self_ns / 1e9;
+        o->min_s = (double)op->d.min_ns / 1e9;
+        o->max_s = (double)op->d.max_ns / 1e9;
+        o->mean_s = op->d.mean / 1e9;
+        o->stddev_s = tpi_dstat_stddev(&op->d) / 1e9;
+        o->p50_s = p[0];
+        o->p90_s = p[1];
+        o->p99_s = p[2];
         o->top_level = op->top_level;
         o->gpu_count = 0;
         tpi_gpu_op_stat(c->s->gpu, id, o);
@@ -311,7 +312,7 @@ void tpi_col_step_end(tpi_collector *c, tpi_thread_state *t, uint64_t ts, uint64
             c->have_sample_this_step = 1;
         }
     }
-    double dt = (double)(ts - c->step_begin_ns) * 1e-9;
+    double dt = (double)(ts - c->step_begin_ns) / 1e9; /* the double nearest the decimal */
     tpi_hist_add(&c->step_hist, ts - c->step_begin_ns);
     if (c->step == 0 || dt < c->step_min)
         c->step_min = dt;
@@ -342,6 +343,8 @@ void tpi_col_step_end(tpi_collector *c, tpi_thread_state *t, uint64_t ts, uint64
     si.phase = tpi_schedule_phase(&c->sched,
                                   c->s->settings.unit == TPI_UNIT_EPOCH ? c->epoch : c->step,
                                   &cycle);
+    for (size_t i = 0; i < c->n_step_ops; i++)
+        c->step_ops[i].total_s = (double)c->step_ops[i].total_ns / 1e9;
     si.ops = c->step_ops;
     si.n_ops = c->n_step_ops;
     si.totals = c->totals;
@@ -460,16 +463,16 @@ int tpi_collector_finish(tpi_collector *c, uint64_t end_ticks)
     tpi_col_refresh_totals(c, 1);
     static const double q[2] = {0.5, 0.9};
     double p[2];
-    uint64_t lo = (uint64_t)(c->step_min * 1e9), hi = (uint64_t)(c->step_max * 1e9 + 0.5);
+    uint64_t lo = (uint64_t)(c->step_min * 1e9 + 0.5), hi = (uint64_t)(c->step_max * 1e9 + 0.5);
     tpi_hist_quantiles(&c->step_hist, q, 2, lo, hi, p);
     tpi_summary sum = {0};
     sum.total_steps = c->step;
     sum.total_samples = c->total_samples;
-    sum.total_time_s = (double)end_ns * 1e-9;
+    sum.total_time_s = (double)end_ns / 1e9;
     sum.step_time_total_s = c->step_time_sum;
     sum.mean_step_s = c->step ? c->step_time_sum / (double)c->step : 0;
-    sum.median_step_s = p[0] * 1e-9;
-    sum.p90_step_s = p[1] * 1e-9;
+    sum.median_step_s = p[0] / 1e9;
+    sum.p90_step_s = p[1] / 1e9;
     sum.min_step_s = c->step_min;
     sum.max_step_s = c->step_max;
     sum.wall_start_ns = s->env.wall_base_ns;

@@ -49,7 +49,7 @@ struct tpi_mem_summary {
     uint32_t cb_rejected, probe_errors;
     series rss_by_step, rss_by_time;
     int n_dev;
-    dev_stats dev[TPI_MAX_DEVICES];
+    dev_stats *dev[TPI_MAX_DEVICES]; /* allocated when a device is first seen (16 KB each) */
 };
 
 /* A robust slope with the x span it covers. */
@@ -61,7 +61,13 @@ typedef struct slope {
 } slope;
 
 tpi_mem_summary *tpi_mem_summary_new(void) { return calloc(1, sizeof(tpi_mem_summary)); }
-void tpi_mem_summary_free(tpi_mem_summary *m) { free(m); }
+
+void tpi_mem_summary_free(tpi_mem_summary *m)
+{
+    for (int i = 0; m && i < m->n_dev; i++)
+        free(m->dev[i]);
+    free(m);
+}
 
 static void series_add(series *s, double x, double y)
 {
@@ -131,29 +137,142 @@ static double median_of(double *v, size_t k)
     return (lower + upper) / 2;
 }
 
+static double pair_slope(const series *s, int i, int j)
+{
+    return (s->y[j] - s->y[i]) / (s->x[j] - s->x[i]);
+}
+
+/* The median of the slopes between every pair of points with distinct x
+ * (at most `pairs`), all of them stored and selected; -1 when there are
+ * none. */
+static int median_all(const series *s, size_t pairs, double *out)
+{
+    double *v = malloc(pairs * sizeof *v);
+    size_t k = 0;
+    for (int i = 0; v && i < s->n; i++)
+        for (int j = i + 1; j < s->n; j++)
+            if (s->x[j] != s->x[i])
+                v[k++] = pair_slope(s, i, j);
+    if (k > 0)
+        *out = median_of(v, k);
+    free(v);
+    return k > 0 ? 0 : -1;
+}
+
+/* The slopes of one pass over every pair, against a bracket [lo, hi]:
+ * counted below, at lo, above and at hi, and kept strictly inside. */
+typedef struct bracket {
+    double lo, hi;
+    size_t below, at_lo, at_hi, above, n_in, cap;
+    double *in;
+} bracket;
+
+static int bracket_pass(const series *s, bracket *b)
+{
+    for (int i = 0; i < s->n; i++) {
+        for (int j = i + 1; j < s->n; j++) {
+            if (s->x[j] == s->x[i])
+                continue;
+            double v = pair_slope(s, i, j);
+            if (v < b->lo)
+                b->below++;
+            else if (v > b->hi)
+                b->above++;
+            else if (v == b->lo)
+                b->at_lo++;
+            else if (v == b->hi)
+                b->at_hi++;
+            else if (v != v || b->n_in == b->cap)
+                return -1; /* NaN, or the bracket missed: more inside than planned */
+            else
+                b->in[b->n_in++] = v;
+        }
+    }
+    return 0;
+}
+
+/* The slope of rank r (0-based) in the bracket's counts; -1 when r is not
+ * inside [lo, hi] (the sample missed the middle). */
+static int bracket_rank(bracket *b, size_t r, double *out)
+{
+    if (r < b->below)
+        return -1;
+    r -= b->below;
+    if (r < b->at_lo)
+        return *out = b->lo, 0;
+    r -= b->at_lo;
+    if (r < b->n_in)
+        return *out = select_kth(b->in, b->n_in, r), 0;
+    r -= b->n_in;
+    if (r < b->at_hi)
+        return *out = b->hi, 0;
+    return -1;
+}
+
+#define SAMPLE 1024 /* sampled slopes that place the bracket */
+#define SAMPLE_MARGIN 64 /* sample ranks on each side: 4 standard deviations */
+
+/* The median of the slopes (about `pairs` of them) without storing them
+ * all: the median of SAMPLE random pairs' slopes, widened by the margin,
+ * brackets it; one pass counts the slopes outside the bracket and keeps
+ * those inside (about 2 * SAMPLE_MARGIN / SAMPLE of them) for selection.
+ * The same doubles as median_all, so the same value; -1 (then median_all)
+ * when the bracket misses, which the margin makes rare. */
+static int median_sampled(const series *s, size_t pairs, double *out)
+{
+    double sample[SAMPLE];
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    int got = 0;
+    for (int tries = 0; got < SAMPLE && tries < 4 * SAMPLE; tries++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        int i = (int)(x % (uint64_t)s->n), j = (int)((x >> 32) % (uint64_t)s->n);
+        if (i > j) {
+            int t = i;
+            i = j;
+            j = t;
+        }
+        if (i != j && s->x[i] != s->x[j])
+            sample[got++] = pair_slope(s, i, j);
+    }
+    if (got < SAMPLE)
+        return -1;
+    bracket b = {0};
+    b.lo = select_kth(sample, SAMPLE, SAMPLE / 2 - SAMPLE_MARGIN);
+    b.hi = select_kth(sample, SAMPLE, SAMPLE / 2 + SAMPLE_MARGIN);
+    b.cap = pairs * 3 * SAMPLE_MARGIN / SAMPLE + 64;
+    b.in = malloc(b.cap * sizeof *b.in);
+    double lower, upper;
+    int rc = -1;
+    if (b.in && bracket_pass(s, &b) == 0) {
+        size_t n = b.below + b.at_lo + b.n_in + b.at_hi + b.above; /* pairs, distinct x */
+        if (bracket_rank(&b, n / 2, &upper) == 0 &&
+            (n % 2 || bracket_rank(&b, n / 2 - 1, &lower) == 0)) {
+            *out = n % 2 ? upper : (lower + upper) / 2;
+            rc = 0;
+        }
+    }
+    free(b.in);
+    return rc;
+}
+
 /* Theil-Sen slope of a series; ok = 0 with fewer than 2 distinct x. */
 static slope theil_sen(const series *s)
 {
     slope r = {0, 0, 0, 0, s->n, 0};
     if (s->n < 2)
         return r;
-    double *v = malloc((size_t)s->n * (size_t)(s->n - 1) / 2 * sizeof *v);
-    size_t k = 0;
+    size_t pairs = (size_t)s->n * (size_t)(s->n - 1) / 2;
     double lo = s->x[0], hi = s->x[0];
-    for (int i = 0; v && i < s->n; i++) {
+    for (int i = 0; i < s->n; i++) {
         lo = s->x[i] < lo ? s->x[i] : lo;
         hi = s->x[i] > hi ? s->x[i] : hi;
-        for (int j = i + 1; j < s->n; j++)
-            if (s->x[j] != s->x[i])
-                v[k++] = (s->y[j] - s->y[i]) / (s->x[j] - s->x[i]);
     }
-    if (k > 0) {
-        r.per_x = median_of(v, k);
-        r.span = hi - lo;
-        r.first = s->y[0];
-        r.ok = 1;
-    }
-    free(v);
+    if ((pairs < 4 * SAMPLE || median_sampled(s, pairs, &r.per_x) != 0) &&
+        median_all(s, pairs, &r.per_x) != 0)
+        return r;
+    r.span = hi - lo;
+    r.first = s->y[0];
+    r.ok = 1;
     return r;
 }
 
@@ -180,11 +299,14 @@ static int is_leak(const slope *g)
 static dev_stats *dev_find(tpi_mem_summary *m, const char *name)
 {
     for (int i = 0; i < m->n_dev; i++)
-        if (strcmp(m->dev[i].name, name) == 0)
-            return &m->dev[i];
+        if (strcmp(m->dev[i]->name, name) == 0)
+            return m->dev[i];
     if (m->n_dev == TPI_MAX_DEVICES)
         return NULL;
-    dev_stats *d = &m->dev[m->n_dev++];
+    dev_stats *d = calloc(1, sizeof *d);
+    if (!d)
+        return NULL;
+    m->dev[m->n_dev++] = d;
     snprintf(d->name, sizeof d->name, "%s", name);
     return d;
 }
@@ -273,9 +395,21 @@ static void write_growth(tpu_json *j, const char *prefix, const slope *g)
     tpu_json_kv_double(j, key, g->span);
 }
 
-static void write_device(tpu_json *j, const dev_stats *d)
+/* Every series' growth slope, computed once per summary written or
+ * printed (each is a Theil-Sen over up to 130,816 pairs). */
+typedef struct growths {
+    slope rss, dev[TPI_MAX_DEVICES];
+} growths;
+
+static void all_growths(const tpi_mem_summary *m, growths *g)
 {
-    slope g = growth(&d->by_step, &d->by_time);
+    g->rss = growth(&m->rss_by_step, &m->rss_by_time);
+    for (int i = 0; i < m->n_dev; i++)
+        g->dev[i] = growth(&m->dev[i]->by_step, &m->dev[i]->by_time);
+}
+
+static void write_device(tpu_json *j, const dev_stats *d, slope g)
+{
     tpu_json_key(j, d->name);
     tpu_json_begin_object(j);
     tpu_json_kv_string(j, "source", d->source);
@@ -296,15 +430,14 @@ static void write_device(tpu_json *j, const dev_stats *d)
 }
 
 /* Every human signal line, in order; returns how many. */
-static int signal_lines(const tpi_mem_summary *m, char lines[][200], int max)
+static int signal_lines(const tpi_mem_summary *m, const growths *g, char lines[][200], int max)
 {
     int n = 0;
-    slope g = growth(&m->rss_by_step, &m->rss_by_time);
-    if (is_leak(&g) && n < max)
-        growth_line(lines[n++], 200, "RSS", &g);
+    if (is_leak(&g->rss) && n < max)
+        growth_line(lines[n++], 200, "RSS", &g->rss);
     for (int i = 0; i < m->n_dev && n < max; i++) {
-        const dev_stats *d = &m->dev[i];
-        slope dg = growth(&d->by_step, &d->by_time);
+        const dev_stats *d = m->dev[i];
+        const slope dg = g->dev[i];
         char what[64];
         snprintf(what, sizeof what, "%s allocated memory", d->name);
         if (is_leak(&dg))
@@ -325,7 +458,9 @@ void tpi_mem_summary_write_json(const tpi_mem_summary *m, tpu_json *j)
 {
     if (!m || !j)
         return;
-    slope g = growth(&m->rss_by_step, &m->rss_by_time);
+    growths all;
+    all_growths(m, &all);
+    const slope g = all.rss;
     tpu_json_key(j, "memory");
     tpu_json_begin_object(j);
     tpu_json_kv_uint(j, "samples", m->samples);
@@ -344,10 +479,10 @@ void tpi_mem_summary_write_json(const tpi_mem_summary *m, tpu_json *j)
     tpu_json_key(j, "devices");
     tpu_json_begin_object(j);
     for (int i = 0; i < m->n_dev; i++)
-        write_device(j, &m->dev[i]);
+        write_device(j, m->dev[i], all.dev[i]);
     tpu_json_end_object(j);
     char lines[8][200];
-    int n = signal_lines(m, lines, 8);
+    int n = signal_lines(m, &all, lines, 8);
     tpu_json_key(j, "signals");
     tpu_json_begin_array(j);
     for (int i = 0; i < n; i++)
@@ -367,11 +502,13 @@ void tpi_mem_summary_print(const tpi_mem_summary *m, void *file)
         fprintf(f, "Memory: peak RSS %.1f MB, mean CPU %.1f%%, %llu samples\n", m->peak_rss / MB,
                 m->cpu_sum / (double)m->process_samples, (unsigned long long)m->samples);
     for (int i = 0; i < m->n_dev; i++)
-        fprintf(f, "  %s (%s): peak in use %.2f GB, peak reserved %.2f GB%s\n", m->dev[i].name,
-                m->dev[i].source, m->dev[i].peak / GB, m->dev[i].peak_reserved / GB,
-                m->dev[i].total ? "" : " (device total unknown)");
+        fprintf(f, "  %s (%s): peak in use %.2f GB, peak reserved %.2f GB%s\n", m->dev[i]->name,
+                m->dev[i]->source, m->dev[i]->peak / GB, m->dev[i]->peak_reserved / GB,
+                m->dev[i]->total ? "" : " (device total unknown)");
     char lines[8][200];
-    int n = signal_lines(m, lines, 8);
+    growths all;
+    all_growths(m, &all);
+    int n = signal_lines(m, &all, lines, 8);
     for (int i = 0; i < n; i++)
         fprintf(f, "  %s\n", lines[i]);
     if (m->cb_rejected)

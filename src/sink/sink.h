@@ -73,7 +73,8 @@ typedef struct tpi_step_op {
     uint32_t name_id;
     const char *name;
     uint64_t count;
-    double total_s;
+    uint64_t total_ns;       /* summed by the collector */
+    double total_s;          /* total_ns / 1e9, set when the step ends */
     int background;          /* 1: on another thread than the one ending steps */
 } tpi_step_op;
 

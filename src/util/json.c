@@ -1,8 +1,8 @@
 #include "util/json.h"
 
+#include "util/dfmt.h"
+
 #include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -186,66 +186,6 @@ static void put_i64(tpu_buf *b, int64_t v)
     }
 }
 
-/* n nanoseconds below 10^5 (1e-9 <= v < 1e-4 s) as %g writes them:
- * "d.ddde-0X", trailing zeros cut. */
-static int put_small_ns(char *out, uint64_t n)
-{
-    char d[8];
-    int nd = put_digits(d, n), keep = nd, len = 0;
-    while (keep > 1 && d[keep - 1] == '0')
-        keep--;
-    out[len++] = d[0];
-    if (keep > 1) {
-        out[len++] = '.';
-        for (int i = 1; i < keep; i++)
-            out[len++] = d[i];
-    }
-    memcpy(out + len, "e-0", 3);
-    len += 3;
-    out[len++] = (char)('0' + 9 - (nd - 1)); /* exponent nd - 1 - 9: -9..-5 */
-    return len;
-}
-
-/* What the %.15g round trip below prints, without printf or strtod, for
- * the values written most (every step's times) that are not whole numbers
- * (tpu_json_format_double writes those itself): nanosecond counts in
- * seconds, v == n / 1e9 exactly with 1e-9 <= |v| < 1e6. Such a v is the double nearest the decimal n/10^9 (the division is
- * correctly rounded), which has at most 15 significant digits: %.15g
- * prints that decimal (trailing zeros cut; in e-notation below 1e-4) and
- * strtod reads v back. Returns the length written to out, 0 for other
- * values. */
-static int format_decimal_ns(char *out, double v)
-{
-    double a = fabs(v);
-    int len = 0;
-    if (v < 0)
-        out[len++] = '-';
-    if (a < 1e-9 || a >= 1e6)
-        return 0;
-    double n = nearbyint(a * 1e9);
-    if (n / 1e9 != a)
-        return 0;
-    uint64_t u = (uint64_t)n;
-    if (a < 1e-4) {
-        len += put_small_ns(out + len, u);
-    } else {
-        len += put_digits(out + len, u / 1000000000u);
-        uint64_t frac = u % 1000000000u;
-        if (frac) {
-            out[len++] = '.';
-            int last = len;
-            for (uint64_t p = 100000000u; p; p /= 10) {
-                out[len++] = (char)('0' + frac / p % 10);
-                if (out[len - 1] != '0')
-                    last = len;
-            }
-            len = last;
-        }
-    }
-    out[len] = '\0';
-    return len;
-}
-
 void tpu_json_format_double(tpu_buf *b, double v)
 {
     if (!isfinite(v)) {
@@ -262,18 +202,8 @@ void tpu_json_format_double(tpu_buf *b, double v)
         put_i64(b, (int64_t)v);
         return;
     }
-    char tmp[40];
-    int n = format_decimal_ns(tmp, v);
-    if (n > 0) {
-        tpu_buf_append(b, tmp, (size_t)n);
-        return;
-    }
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(tmp, sizeof tmp, "%.*g", prec, v);
-        if (strtod(tmp, NULL) == v)
-            break;
-    }
-    tpu_buf_puts(b, tmp);
+    char tmp[TPU_DFMT_MAX];
+    tpu_buf_append(b, tmp, (size_t)tpu_dfmt_round_trip(tmp, v));
 }
 
 void tpu_json_string_n(tpu_json *j, const char *s, size_t n)

@@ -8,6 +8,8 @@
 #include "analyze/parallel.h"
 #include "tp_test.h"
 
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -149,8 +151,61 @@ TP_TEST(parser_notes_first_args_members)
     tpa_batch_set_window(0, 0);
 }
 
+/* ---- numbers read from a member's value -------------------------------------------- */
+
+/* tpa_value_f64 as first written (the run of number bytes, a strchr per
+ * byte, then strtod): the reference for the table and tpu_dparse. */
+static bool f64_reference(const char *v, const char *end, double *out)
+{
+    char tmp[64];
+    size_t n = 0;
+    if (!v || v >= end) return false;
+    if (*v == '"') v++;
+    while (v + n < end && n < sizeof tmp - 1 && strchr("+-.0123456789eE", v[n])) n++;
+    if (!n) return false;
+    memcpy(tmp, v, n);
+    tmp[n] = 0;
+    char *stop;
+    *out = strtod(tmp, &stop);
+    return stop == tmp + n;
+}
+
+/* Random values from the bytes numbers are made of, quotes, letters,
+ * spaces and NUL (a NUL inside the run fails it), and the writers' own
+ * numbers: the same verdict and, when read, the same double. */
+TP_TEST(numbers_read_as_strtod_reads_them)
+{
+    static const char alphabet[] = "0123456789012345678901234567890123456789.-+eE\"x ,}\0";
+    char buf[80];
+    uint64_t x = 0x2545f4914f6cdd1dull;
+    int bad = 0;
+    for (int i = 0; i < 200000; i++) {
+        size_t len = 0;
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        if (i % 2) {
+            len = (size_t)snprintf(buf, sizeof buf, "%.*g", 1 + (int)(x % 17),
+                                   (double)(x >> 11) / (double)(1 + (x >> 50)) * 1e-9);
+        } else {
+            len = 1 + x % 70;
+            for (size_t k = 0; k < len; k++) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                buf[k] = alphabet[x % (sizeof alphabet - 1)];
+            }
+        }
+        double got = -1, want = -1;
+        bool ok = tpa_value_f64(buf, buf + len, &got), want_ok = f64_reference(buf, buf + len, &want);
+        if (ok != want_ok || (ok && memcmp(&got, &want, sizeof got) != 0)) {
+            if (bad++ < 5)
+                fprintf(stderr, "  '%.*s': %d %.17g, reference %d %.17g\n", (int)len, buf, ok, got,
+                        want_ok, want);
+        }
+    }
+    CHECK_EQ_INT(bad, 0);
+}
+
 int main(void)
 {
     RUN(parser_notes_first_args_members);
+    RUN(numbers_read_as_strtod_reads_them);
     return tp_test_finish();
 }

@@ -98,10 +98,71 @@ TP_TEST(single_value)
     tpi_dstat_free(&d);
 }
 
+/* The bucket walk as it was first written (a ceil() per bucket): the
+ * reference the counted ranks must match exactly. */
+static void walk_reference(const tpi_hist *h, const double *q, int n, uint64_t lo, uint64_t hi,
+                           double *out)
+{
+    uint64_t cum = 0;
+    int k = 0;
+    for (int j = 0; j < n; j++)
+        out[j] = 0;
+    if (h->count == 0)
+        return;
+    for (unsigned i = 0; i < TPI_HIST_BUCKETS && k < n; i++) {
+        cum += h->b[i];
+        while (k < n) {
+            double rank = ceil(q[k] * (double)h->count);
+            if (rank < 1)
+                rank = 1;
+            if ((double)cum < rank)
+                break;
+            uint64_t w, low = tpi_hist_lower(i, &w);
+            double v = w == 1 ? (double)low : (double)low + (double)(w - 1) / 2.0;
+            out[k++] = v < (double)lo ? (double)lo : v > (double)hi ? (double)hi : v;
+        }
+    }
+    for (; k < n; k++)
+        out[k] = (double)hi;
+}
+
+/* Random histograms (1 to 5,000 values, spread from nanoseconds to hours,
+ * many in one bucket), every quantile set the collector asks and others
+ * (0, 1, ties, more than 8): the same doubles as the reference walk. */
+TP_TEST(quantiles_match_the_reference_walk)
+{
+    static const double sets[][10] = {{0.5, 0.9, 0.99}, {0.5, 0.9}, {0, 0.001, 1},
+                                      {0.25, 0.25, 0.5, 0.75, 0.75},
+                                      {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1}};
+    static const int sizes[] = {3, 2, 3, 5, 10};
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    int bad = 0;
+    for (int round = 0; round < 2000; round++) {
+        tpi_dstat d = {0};
+        int n = 1 + (int)(x % 5000);
+        for (int i = 0; i < n; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            uint64_t v = round % 4 == 0 ? x % 100 : round % 4 == 1 ? 1000 + x % 50
+                       : (x >> 20) % (1ull << (x % 50));
+            tpi_dstat_add(&d, v, v);
+        }
+        for (int s = 0; s < 5; s++) {
+            double got[10], want[10];
+            tpi_hist_quantiles(d.hist, sets[s], sizes[s], d.min_ns, d.max_ns, got);
+            walk_reference(d.hist, sets[s], sizes[s], d.min_ns, d.max_ns, want);
+            for (int k = 0; k < sizes[s]; k++)
+                bad += got[k] != want[k];
+        }
+        tpi_dstat_free(&d);
+    }
+    CHECK_EQ_INT(bad, 0);
+}
+
 int main(void)
 {
     RUN(bucket_bounds);
     RUN(percentiles_vs_sorted);
     RUN(single_value);
+    RUN(quantiles_match_the_reference_walk);
     return tp_test_finish();
 }

@@ -119,6 +119,10 @@ def check_seed(run_dir, steps, batch):
             check(isinstance(r.get(k), t), f"timing_profile: {k} not {t.__name__}: {r}")
         check(r["step"] == prev + 1, "timing_profile: steps not consecutive")
         prev = r["step"]
+        ns_times = [r["total_batch_time"]] + [v["time"] for v in r["operations"].values()] + \
+            [v for k, v in r.items() if k.endswith("_time") and k != "total_batch_time"]
+        for t in ns_times:  # nanoseconds in seconds: the double nearest n / 1e9, written short
+            check(t == round(t * 1e9) / 1e9, f"step {r['step']}: {t!r} s is not a nanosecond count / 1e9")
         top = sum(v["time"] for v in r["operations"].values())
         check(top <= r["total_batch_time"] * 1.0001 + 1e-9, f"step {r['step']}: ops {top} > step")
         check(abs(r["samples_per_second"] - batch / r["total_batch_time"]) < 1e-6 * r["samples_per_second"] + 1e-6,
@@ -138,6 +142,8 @@ def check_seed(run_dir, steps, batch):
         check(o["min_time"] <= o["p50_time"] <= o["p90_time"] <= o["p99_time"] <= o["max_time"] + 1e-12,
               f"operations.json: {o['name']} percentiles out of order")
         check(o["self_time"] <= o["total_time"] + 1e-12, f"{o['name']} self > total")
+        for k in ("total_time", "self_time", "min_time", "max_time"):
+            check(o[k] == round(o[k] * 1e9) / 1e9, f"operations.json: {o['name']} {k} {o[k]!r} is not ns / 1e9")
     return summ
 
 

@@ -1,4 +1,6 @@
 /* Memory signals: robust growth slope, fragmentation, peak vs total. */
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -146,9 +148,115 @@ TP_TEST(growth_is_the_median_of_pairwise_slopes)
     free(js);
 }
 
+/* The exact median of the pairwise slopes, by sorting them all. */
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double reference_median(const double *x, const double *y, int n)
+{
+    double *v = malloc(sizeof *v * (size_t)n * (size_t)n);
+    size_t k = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            if (x[j] != x[i])
+                v[k++] = (y[j] - y[i]) / (x[j] - x[i]);
+    qsort(v, k, sizeof *v, cmp_double);
+    double med = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+    free(v);
+    return med;
+}
+
+/* Series of every size up to the 512 kept (the larger ones take the
+ * sampled bracket, the smaller all pairs), linear, noisy, spiky, stepped
+ * (many equal slopes), flat, with repeated steps: the slope written is the
+ * median of all pairwise slopes, to the last bit. */
+TP_TEST(growth_is_the_exact_median_for_every_shape)
+{
+    static double x[512], y[512];
+    uint64_t r = 0x2545f4914f6cdd1dull;
+    int bad = 0;
+    for (int round = 0; round < 140 && bad < 5; round++) {
+        int n = 2 + (int)(r % 511);
+        int shape = round % 7;
+        tpi_mem_summary *m = tpi_mem_summary_new();
+        uint64_t step = 0;
+        for (int i = 0; i < n; i++) {
+            r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+            double noise = (double)(r % 1000003) - 500000.0;
+            double v = shape == 0 ? 1e8 + 3e6 * i + noise
+                     : shape == 1 ? 1e8 + noise * 50
+                     : shape == 2 ? 1e8 + 1e6 * i + (r % 9 == 0 ? 9e8 : 0)
+                     : shape == 3 ? 1e8 + (i >= n / 2 ? 64e6 : 0)
+                     : shape == 4 ? 2e8
+                     : shape == 5 ? 1e8 + 4096.0 * (double)(r % 5) * i
+                     : 1e8 + 1e6 * (double)(r % 4) + 1e6 * (i / 64); /* ties at the bracket's ends */
+            step += shape == 5 && r % 3 == 0 ? 0 : 1; /* repeated steps: pairs left out */
+            memset(&s, 0, sizeof s);
+            s.step = step;
+            s.ts_ns = (uint64_t)i * 1000000ull;
+            s.have_process = 1;
+            s.rss_bytes = (uint64_t)v;
+            tpi_mem_summary_add(m, &s);
+            x[i] = (double)step;
+            y[i] = (double)s.rss_bytes;
+        }
+        char *js = summary_json(m);
+        tpi_mem_summary_free(m);
+        const char *at = strstr(js, "\"rss_growth_bytes_per_step\":");
+        if (x[n - 1] - x[0] >= 1) {
+            double want = reference_median(x, y, n);
+            double got = at ? strtod(at + strlen("\"rss_growth_bytes_per_step\":"), NULL) : -1;
+            if (got != want && bad++ < 5)
+                fprintf(stderr, "  n=%d shape %d: slope %.17g, median of all pairs %.17g\n", n,
+                        shape, got, want);
+        }
+        free(js);
+    }
+    CHECK_EQ_INT(bad, 0);
+}
+
+/* 120 steps, the first 85 on one line: 85 * 84 / 2 = 3570 of the 7140
+ * slopes are equal (half of them), the others all steeper (or, with
+ * sign -1, all less steep). The median is the mean of the tie and the
+ * nearest slope past it, found at the end of the sampled bracket. */
+static int half_ties_sign = 1;
+static void half_ties(int i)
+{
+    s.step = (uint64_t)i;
+    s.ts_ns = (uint64_t)i * 1000000000ull;
+    s.have_process = 1;
+    double y = 1e6 * i + (i > 84 ? 3e5 * (i - 84) : 0);
+    s.rss_bytes = (uint64_t)(4e8 + half_ties_sign * y);
+}
+
+TP_TEST(growth_median_next_to_half_ties)
+{
+    static double x[120], y[120];
+    for (int sign = -1; sign <= 1; sign += 2) {
+        half_ties_sign = sign;
+        for (int i = 0; i < 120; i++) {
+            half_ties(i);
+            x[i] = (double)s.step;
+            y[i] = (double)s.rss_bytes;
+        }
+        char *js = series_json(120, half_ties, 0);
+        const char *key = "\"rss_growth_bytes_per_step\":", *at = strstr(js, key);
+        CHECK(at != NULL);
+        double got = at ? strtod(at + strlen(key), NULL) : 0, want = reference_median(x, y, 120);
+        CHECK(got == want);
+        CHECK(got != sign * 1e6); /* not the tie itself */
+        free(js);
+    }
+}
+
 int main(void)
 {
     RUN(growth_is_the_median_of_pairwise_slopes);
+    RUN(growth_is_the_exact_median_for_every_shape);
+    RUN(growth_median_next_to_half_ties);
     RUN(leak_found_despite_spikes);
     RUN(flat_noise_no_leak);
     RUN(gpu_gap_and_near_full);
