@@ -343,8 +343,6 @@ void tpi_col_step_end(tpi_collector *c, tpi_thread_state *t, uint64_t ts, uint64
     si.phase = tpi_schedule_phase(&c->sched,
                                   c->s->settings.unit == TPI_UNIT_EPOCH ? c->epoch : c->step,
                                   &cycle);
-    for (size_t i = 0; i < c->n_step_ops; i++)
-        c->step_ops[i].total_s = (double)c->step_ops[i].total_ns / 1e9;
     si.ops = c->step_ops;
     si.n_ops = c->n_step_ops;
     si.totals = c->totals;

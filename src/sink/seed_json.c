@@ -60,7 +60,7 @@ static void write_ops_object(tpu_json *j, const tpi_step_info *si, int backgroun
             continue;
         tpu_json_key(j, si->ops[i].name);
         tpu_json_begin_object(j);
-        tpu_json_kv_double(j, "time", si->ops[i].total_s);
+        tpu_json_kv_double(j, "time", tpi_step_op_seconds(&si->ops[i]));
         tpu_json_kv_uint(j, "count", si->ops[i].count);
         tpu_json_end_object(j);
     }
@@ -84,7 +84,7 @@ static void row(seed_sink *k, const tpi_step_info *si)
         if (si->ops[i].background)
             continue;
         snprintf(key, sizeof key, "%s_time", si->ops[i].name);
-        tpu_json_kv_double(&j, key, si->ops[i].total_s);
+        tpu_json_kv_double(&j, key, tpi_step_op_seconds(&si->ops[i]));
     }
     tpu_json_key(&j, "operations");
     write_ops_object(&j, si, 0);

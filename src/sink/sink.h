@@ -74,9 +74,11 @@ typedef struct tpi_step_op {
     const char *name;
     uint64_t count;
     uint64_t total_ns;       /* summed by the collector */
-    double total_s;          /* total_ns / 1e9, set when the step ends */
     int background;          /* 1: on another thread than the one ending steps */
 } tpi_step_op;
+
+/* A step op's time in seconds: the double nearest its nanoseconds. */
+static inline double tpi_step_op_seconds(const tpi_step_op *op) { return (double)op->total_ns / 1e9; }
 
 /* Schedule phase of a step. */
 typedef enum tpi_phase {

@@ -61,13 +61,15 @@ void tpu_buf_append_slow(tpu_buf *b, const void *data, size_t n)
     b->data[b->len] = '\0';
 }
 
+const char tpu_digit_pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                  "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                  "8081828384858687888990919293949596979899";
+
 /* Writes v's digits ending at `end`; returns where they start. Two digits
  * per division (timestamps have 6 to 12 digits). */
 static char *digits_before(char *end, unsigned long long v)
 {
-    static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-                                "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-                                "8081828384858687888990919293949596979899";
+    const char *pairs = tpu_digit_pairs;
     while (v >= 100) {
         unsigned r = (unsigned)(v % 100);
         v /= 100;

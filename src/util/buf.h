@@ -40,6 +40,9 @@ static inline void tpu_buf_append(tpu_buf *b, const void *data, size_t n)
 static inline void tpu_buf_puts(tpu_buf *b, const char *s) { tpu_buf_append(b, s, strlen(s)); }
 
 static inline void tpu_buf_putc(tpu_buf *b, char c) { tpu_buf_append(b, &c, 1); }
+/* "00" "01" ... "99": two decimal digits at 2 * v, for writers that take
+ * digits two at a time. */
+extern const char tpu_digit_pairs[201];
 /* Decimal integers without printf (trace writers format several per event). */
 void tpu_buf_put_u64(tpu_buf *b, unsigned long long v);
 void tpu_buf_put_i64(tpu_buf *b, long long v);

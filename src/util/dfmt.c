@@ -1,4 +1,5 @@
 #include "util/dfmt.h"
+#include "util/buf.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -163,11 +164,6 @@ static int to_decimal(uint64_t m, int e, int prec, decimal *d)
     return -1;
 }
 
-static const char two_digits[201] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
-
 static char *put_n(char *o, const char *from, int n)
 {
     for (int i = 0; i < n; i++)
@@ -181,7 +177,7 @@ static int put_g(char *out, int neg, uint64_t digits, int prec, int x)
     char d[20];
     int i = prec;
     for (; i >= 2; i -= 2, digits /= 100) {
-        const char *two = two_digits + 2 * (digits % 100);
+        const char *two = tpu_digit_pairs + 2 * (digits % 100);
         d[i - 2] = two[0];
         d[i - 1] = two[1];
     }

@@ -153,39 +153,6 @@ void tpu_json_escape(tpu_buf *b, const char *s, size_t n)
     tpu_buf_append(b, p + i - run, run);
 }
 
-/* The decimal digits of u into out (no terminator); their count. */
-static int put_digits(char *out, uint64_t u)
-{
-    char rev[24];
-    int n = 0;
-    do {
-        rev[n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    for (int i = 0; i < n; i++)
-        out[i] = rev[n - 1 - i];
-    return n;
-}
-
-/* Decimal digits of v, as printf's "%llu" writes them, without printf
- * (~10x fewer instructions: the page and the reports write millions). */
-static void put_u64(tpu_buf *b, uint64_t v)
-{
-    char tmp[24];
-    tpu_buf_append(b, tmp, (size_t)put_digits(tmp, v));
-}
-
-/* As printf's "%lld". */
-static void put_i64(tpu_buf *b, int64_t v)
-{
-    if (v < 0) {
-        tpu_buf_putc(b, '-');
-        put_u64(b, (uint64_t)0 - (uint64_t)v);
-    } else {
-        put_u64(b, (uint64_t)v);
-    }
-}
-
 void tpu_json_format_double(tpu_buf *b, double v)
 {
     if (!isfinite(v)) {
@@ -199,7 +166,7 @@ void tpu_json_format_double(tpu_buf *b, double v)
     /* A whole number below 1e15 has at most 15 digits: "%.15g" writes it
      * as its plain digits, and that string reads back as v. */
     if (v > -1e15 && v < 1e15 && v == (double)(int64_t)v) {
-        put_i64(b, (int64_t)v);
+        tpu_buf_put_i64(b, (long long)v);
         return;
     }
     char tmp[TPU_DFMT_MAX];
@@ -226,13 +193,13 @@ void tpu_json_string(tpu_json *j, const char *s)
 void tpu_json_int(tpu_json *j, int64_t v)
 {
     before_item(j);
-    put_i64(j->out, v);
+    tpu_buf_put_i64(j->out, v);
 }
 
 void tpu_json_uint(tpu_json *j, uint64_t v)
 {
     before_item(j);
-    put_u64(j->out, v);
+    tpu_buf_put_u64(j->out, v);
 }
 
 void tpu_json_double(tpu_json *j, double v)
