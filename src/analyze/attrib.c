@@ -234,8 +234,7 @@ void tpa_attrib_add_visitor(tpa_attrib *at, const tpa_at_visitor *v)
 void tpa_attrib_free(tpa_attrib *at)
 {
     if (!at) return;
-    tpa__at_wait_nested(at);
-    tpa__at_nester_stop(at);
+    tpa_worker_stop(at->nester);  /* after the chunk it nests */
     str_free(&at->str);
     pair_free(&at->stacks);
     pair_free(&at->modules);

@@ -3,8 +3,6 @@
  * device events handed to the visitors (see attrib.h). */
 #include "attrib_priv.h"
 
-#include <pthread.h>
-
 /* ---- nesting ----------------------------------------------------------------- */
 
 static void emit_node(tpa_attrib *at, const tpa_at_node *n)
@@ -335,88 +333,24 @@ static void nest_work(tpa_attrib *at)
 /* ---- the nester thread -------------------------------------------------------- */
 
 /* With threads to spare, a full chunk is nested on a thread of its own
- * while the feed goes on into the other chunk's buffers: the page's other
- * lane no longer waits for the nesting at each chunk's end. One chunk at a
- * time, in file order, so the visitors see what they saw on one thread. */
-struct at_nester {
-    pthread_t th;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    bool busy, quit;
-};
-
-static void *nester_main(void *arg)
-{
-    tpa_attrib *at = arg;
-    at_nester *ns = at->nester;
-    pthread_mutex_lock(&ns->mu);
-    for (;;) {
-        while (!ns->busy && !ns->quit) pthread_cond_wait(&ns->cv, &ns->mu);
-        if (!ns->busy) break;
-        pthread_mutex_unlock(&ns->mu);
-        nest_work(at);
-        pthread_mutex_lock(&ns->mu);
-        ns->busy = false;
-        pthread_cond_broadcast(&ns->cv);
-    }
-    pthread_mutex_unlock(&ns->mu);
-    return NULL;
-}
-
-static void nester_start(tpa_attrib *at)
-{
-    at_nester *ns = calloc(1, sizeof *ns);
-    if (!ns) return;  /* nested on the feeding thread */
-    pthread_mutex_init(&ns->mu, NULL);
-    pthread_cond_init(&ns->cv, NULL);
-    at->nester = ns;
-    if (pthread_create(&ns->th, NULL, nester_main, at) != 0) {
-        pthread_mutex_destroy(&ns->mu);
-        pthread_cond_destroy(&ns->cv);
-        free(ns);
-        at->nester = NULL;
-    }
-}
-
-void tpa__at_wait_nested(tpa_attrib *at)
-{
-    at_nester *ns = at->nester;
-    if (!ns) return;
-    pthread_mutex_lock(&ns->mu);
-    while (ns->busy) pthread_cond_wait(&ns->cv, &ns->mu);
-    pthread_mutex_unlock(&ns->mu);
-}
+ * (a tpa_worker) while the feed goes on into the other chunk's buffers:
+ * the page's other lane no longer waits for the nesting at each chunk's
+ * end. One chunk at a time, in file order, so the visitors see what they
+ * saw on one thread. */
+static void nest_work_job(void *at) { nest_work(at); }
 
 void tpa__at_hand_over(tpa_attrib *at, bool last)
 {
-    tpa__at_wait_nested(at);
+    tpa_worker_wait(at->nester);
     at_chunk full = at->fill;
     at->fill = at->work;  /* nested and empty: the feed goes on in its buffers */
     at->work = full;
     at->work.nthreads = at->nthreads;
-    if (!last && at->may_thread && !at->nester) nester_start(at);
+    if (!last && at->may_thread && !at->nester) at->nester = tpa_worker_start();
     if (last || !at->nester) {
         nest_work(at);
         if (last) tpa__at_drop_scratch(at);
         return;
     }
-    pthread_mutex_lock(&at->nester->mu);
-    at->nester->busy = true;
-    pthread_cond_broadcast(&at->nester->cv);
-    pthread_mutex_unlock(&at->nester->mu);
-}
-
-void tpa__at_nester_stop(tpa_attrib *at)
-{
-    at_nester *ns = at->nester;
-    if (!ns) return;
-    pthread_mutex_lock(&ns->mu);
-    ns->quit = true;
-    pthread_cond_broadcast(&ns->cv);
-    pthread_mutex_unlock(&ns->mu);
-    pthread_join(ns->th, NULL);
-    pthread_mutex_destroy(&ns->mu);
-    pthread_cond_destroy(&ns->cv);
-    free(ns);
-    at->nester = NULL;
+    tpa_worker_post(at->nester, nest_work_job, at);
 }

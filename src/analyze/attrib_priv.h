@@ -5,6 +5,7 @@
 #define TRAINPROF_ANALYZE_ATTRIB_PRIV_H
 
 #include "attrib.h"
+#include "worker.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -76,7 +77,6 @@ typedef struct at_chunk {
     size_t nthreads;    /* threads known when it was handed over (sort_host's counts) */
 } at_chunk;
 
-typedef struct at_nester at_nester;
 
 typedef struct frame {
     tpa_at_node n;
@@ -95,7 +95,7 @@ struct tpa_attrib {
     at_chunk fill;      /* what the feed buffers */
     at_chunk work;      /* what is nested (attrib_nest.c): on the nester thread, when
                            there is one, while the feed fills the other chunk */
-    at_nester *nester;  /* NULL: chunks are nested on the feeding thread */
+    tpa_worker *nester; /* NULL: chunks are nested on the feeding thread */
     bool may_thread;    /* the reader has threads to spare (tpa_jobs() > 1) */
     size_t host_budget, gpu_budget;  /* a chunk's records (HOST_BUDGET, GPU_BUDGET) */
     uint32_t seq;
@@ -129,10 +129,6 @@ uint32_t tpa__at_pair_id(pairtab *t, uint32_t parent, uint32_t name);
  * also frees the sorts' scratch (kept, it raised the page's peak by what
  * the other views then allocated beside it). */
 void tpa__at_hand_over(tpa_attrib *at, bool last);
-/* Waits until the chunk handed over is nested. */
-void tpa__at_wait_nested(tpa_attrib *at);
-/* Ends the nester thread (after tpa__at_wait_nested). */
-void tpa__at_nester_stop(tpa_attrib *at);
 void tpa__at_drop_scratch(tpa_attrib *at);
 
 #endif

@@ -5,11 +5,11 @@
 #include "html.h"
 #include "ranks.h"
 #include "view.h"
+#include "worker.h"
 #include "util/fileio.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <pthread.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
@@ -40,7 +40,7 @@ typedef struct page {
     int n_notes;
     void *state[N_VIEWS];
     lane_list lanes[2];                     /* view.h: which views each thread feeds */
-    struct helper *helper;                  /* lane 1's thread, or NULL */
+    tpa_worker *helper;                     /* lane 1's thread (worker.h), or NULL */
     tpu_buf json[N_VIEWS];                  /* each view's JSON value */
     tpa_html_model *run_files;              /* a run directory's own files, or NULL */
     char run_error[400];
@@ -211,83 +211,28 @@ static void lane_run(page *p, int lane, const lane_job *job)
     }
 }
 
-/* The second thread: runs lane 1's part of each job posted while the
+/* Lane 1's part of a job, on the second thread (tpa_worker) while the
  * builder's thread runs lane 0's. */
-typedef struct helper {
-    pthread_t th;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    page *p;
-    const lane_job *job;
-    uint64_t posted, done;
-    bool quit;
-} helper;
+typedef struct lane1_call { page *p; const lane_job *job; } lane1_call;
 
-static void *helper_main(void *arg)
+static void run_lane1(void *arg)
 {
-    helper *h = arg;
-    pthread_mutex_lock(&h->mu);
-    for (;;) {
-        while (h->done == h->posted && !h->quit) pthread_cond_wait(&h->cv, &h->mu);
-        if (h->done == h->posted) break;
-        pthread_mutex_unlock(&h->mu);
-        lane_run(h->p, 1, h->job);
-        pthread_mutex_lock(&h->mu);
-        h->done++;
-        pthread_cond_broadcast(&h->cv);
-    }
-    pthread_mutex_unlock(&h->mu);
-    return NULL;
-}
-
-/* A started helper, or NULL (the builder's thread runs both lanes). */
-static helper *helper_start(page *p)
-{
-    helper *h = calloc(1, sizeof *h);
-    if (!h) return NULL;
-    h->p = p;
-    pthread_mutex_init(&h->mu, NULL);
-    pthread_cond_init(&h->cv, NULL);
-    if (pthread_create(&h->th, NULL, helper_main, h) != 0) {
-        pthread_mutex_destroy(&h->mu);
-        pthread_cond_destroy(&h->cv);
-        free(h);
-        return NULL;
-    }
-    return h;
-}
-
-static void helper_stop(helper *h)
-{
-    if (!h) return;
-    pthread_mutex_lock(&h->mu);
-    h->quit = true;
-    pthread_cond_broadcast(&h->cv);
-    pthread_mutex_unlock(&h->mu);
-    pthread_join(h->th, NULL);
-    pthread_mutex_destroy(&h->mu);
-    pthread_cond_destroy(&h->cv);
-    free(h);
+    const lane1_call *c = arg;
+    lane_run(c->p, 1, c->job);
 }
 
 /* job on both lanes: at once when there is a helper and share is set. */
 static void both_lanes(page *p, const lane_job *job, bool share)
 {
-    helper *h = p->helper;
-    if (!h || !share) {
+    if (!p->helper || !share) {
         lane_run(p, 0, job);
         lane_run(p, 1, job);
         return;
     }
-    pthread_mutex_lock(&h->mu);
-    h->job = job;
-    h->posted++;
-    pthread_cond_broadcast(&h->cv);
-    pthread_mutex_unlock(&h->mu);
+    lane1_call call = { p, job };
+    tpa_worker_post(p->helper, run_lane1, &call);
     lane_run(p, 0, job);
-    pthread_mutex_lock(&h->mu);
-    while (h->done != h->posted) pthread_cond_wait(&h->cv, &h->mu);
-    pthread_mutex_unlock(&h->mu);
+    tpa_worker_wait(p->helper);
 }
 
 /* The lanes of the views begun, and lane 1's thread when the reader has
@@ -302,7 +247,7 @@ static void lanes_begin(page *p)
             l->feed_st[l->n_feed++] = p->state[v];
         }
     }
-    if (tpa_jobs() > 1 && p->lanes[0].n_feed && p->lanes[1].n_feed) p->helper = helper_start(p);
+    if (tpa_jobs() > 1 && p->lanes[0].n_feed && p->lanes[1].n_feed) p->helper = tpa_worker_start();
 }
 
 /* Every event of r to every collector, a block at a time. */
@@ -400,7 +345,7 @@ static int build(page *p, tpu_buf *data, tpa_error *err)
 
 static void free_page(page *p)
 {
-    helper_stop(p->helper);
+    tpa_worker_stop(p->helper);
     for (int v = 0; v < N_VIEWS; v++) {
         if (p->state[v]) views[v]->free(p->state[v]);
         tpu_buf_free(&p->json[v]);

@@ -1,0 +1,81 @@
+/* worker.c - one more thread, one job at a time (worker.h). */
+#include "worker.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+struct tpa_worker {
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    void (*fn)(void *);
+    void *arg;
+    uint64_t posted, done;
+    bool quit;
+};
+
+static void *worker_main(void *arg)
+{
+    tpa_worker *w = arg;
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (w->done == w->posted && !w->quit) pthread_cond_wait(&w->cv, &w->mu);
+        if (w->done == w->posted) break;
+        pthread_mutex_unlock(&w->mu);
+        w->fn(w->arg);
+        pthread_mutex_lock(&w->mu);
+        w->done++;
+        pthread_cond_broadcast(&w->cv);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+tpa_worker *tpa_worker_start(void)
+{
+    tpa_worker *w = calloc(1, sizeof *w);
+    if (!w) return NULL;
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    if (pthread_create(&w->th, NULL, worker_main, w) != 0) {
+        pthread_mutex_destroy(&w->mu);
+        pthread_cond_destroy(&w->cv);
+        free(w);
+        return NULL;
+    }
+    return w;
+}
+
+void tpa_worker_wait(tpa_worker *w)
+{
+    if (!w) return;
+    pthread_mutex_lock(&w->mu);
+    while (w->done != w->posted) pthread_cond_wait(&w->cv, &w->mu);
+    pthread_mutex_unlock(&w->mu);
+}
+
+void tpa_worker_post(tpa_worker *w, void (*fn)(void *), void *arg)
+{
+    pthread_mutex_lock(&w->mu);
+    while (w->done != w->posted) pthread_cond_wait(&w->cv, &w->mu);
+    w->fn = fn;
+    w->arg = arg;
+    w->posted++;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+void tpa_worker_stop(tpa_worker *w)
+{
+    if (!w) return;
+    pthread_mutex_lock(&w->mu);
+    w->quit = true;  /* the job handed still runs first */
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->th, NULL);
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->cv);
+    free(w);
+}
