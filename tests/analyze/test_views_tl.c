@@ -72,6 +72,15 @@ static void gpu_step(gen *g, int k, int steps)
         emit(g, 'X', "gemm_kernel", 0, 7, start + (i + 1) * dur / (OPS + 2) + 10 * US, dur / (OPS + 4), k * OPS + i + 1);
 }
 
+/* A store of `events` records and 64 KB that carries 120 events. */
+static void small_store(tpa_tl *t, size_t events)
+{
+    tpa_tl_init(t, NULL);
+    t->store_events = events;
+    t->store_bytes = 64 << 10;
+    t->carry = 120;
+}
+
 /* Events of the trace overlapping step s that the store still holds. */
 static size_t held_in(const tpa_tl *t, const tpa_tl_step *s)
 {
@@ -133,10 +142,7 @@ TP_TEST(small_trace_is_whole)
 static void big(bool kineto_order, int steps)
 {
     tpa_tl t;
-    tpa_tl_init(&t, NULL);
-    t.store_events = 400;
-    t.store_bytes = 64 << 10;
-    t.carry = 120;
+    small_store(&t, 400);
     gen g = {.t = &t};
     for (int k = 0; k < steps; k++) {
         host_step(&g, k, steps, !kineto_order);
@@ -165,10 +171,7 @@ TP_TEST(big_trace_kineto_order) { big(true, 3001); }
 TP_TEST(huge_trace_bounded)
 {
     tpa_tl t;
-    tpa_tl_init(&t, NULL);
-    t.store_events = 1000;
-    t.store_bytes = 64 << 10;
-    t.carry = 120;
+    small_store(&t, 1000);
     gen g = {.t = &t};
     int steps = 30011;
     for (int k = 0; k < steps; k++) {
@@ -215,6 +218,15 @@ TP_TEST(store_keeps_args_not_raw)
     tpa_tl_free(&t);
 }
 
+/* The three steps picked (into pick), by number: slowest, median, fastest. */
+static void check_pick(const tpa_tl *t, long pick[3], int64_t slowest, int64_t median, int64_t fastest)
+{
+    CHECK_EQ_INT(tpa_tl_pick(t, pick), 3);
+    CHECK_EQ_INT(t->steps[pick[0]].num, slowest);
+    CHECK_EQ_INT(t->steps[pick[1]].num, median);
+    CHECK_EQ_INT(t->steps[pick[2]].num, fastest);
+}
+
 /* Steps of equal duration: the earlier one is the slower, the faster and
  * the nearer the median, whether or not the store was ever compacted. */
 TP_TEST(ties_pick_the_earlier_step)
@@ -229,10 +241,7 @@ TP_TEST(ties_pick_the_earlier_step)
         emit(&g, 'X', name, 1, 1, k * 4 * MS, durs[k], 0);
     }
     long pick[3];
-    CHECK_EQ_INT(tpa_tl_pick(&t, pick), 3);
-    CHECK_EQ_INT(t.steps[pick[0]].num, 0);
-    CHECK_EQ_INT(t.steps[pick[1]].num, 1);
-    CHECK_EQ_INT(t.steps[pick[2]].num, 3);
+    check_pick(&t, pick, 0, 1, 3);
     tpa_tl_free(&t);
 }
 
@@ -243,20 +252,14 @@ TP_TEST(ties_pick_the_earlier_step)
 TP_TEST(tied_steps_left_out_on_arrival)
 {
     tpa_tl t;
-    tpa_tl_init(&t, NULL);
-    t.store_events = 400;
-    t.store_bytes = 64 << 10;
-    t.carry = 120;
+    small_store(&t, 400);
     gen g = {.t = &t};
     int steps = 600;
     for (int k = 0; k < steps; k++) step_at(&g, k, (int64_t)k * 3 * MS, 2 * MS + (int64_t)(k % 6) * 5 * US, false);
     CHECK_EQ_INT(t.compactions, 1);
     CHECK(t.early > (uint64_t)steps * 4 / 5);
     long pick[3];
-    CHECK_EQ_INT(tpa_tl_pick(&t, pick), 3);
-    CHECK_EQ_INT(t.steps[pick[0]].num, 5);
-    CHECK_EQ_INT(t.steps[pick[1]].num, 2);
-    CHECK_EQ_INT(t.steps[pick[2]].num, 0);
+    check_pick(&t, pick, 5, 2, 0);
     for (int k = 0; k < 3; k++) CHECK_EQ_INT(held_in(&t, &t.steps[pick[k]]), OPS + 1);
     char *js = json_of(&t);
     CHECK(strstr(js, "slowest step (#5), median step (#2), fastest step (#0)") != NULL);
