@@ -64,6 +64,8 @@ enum tpa_arg {               /* in the order Kineto writes them */
 
 typedef struct tpa_event {
     char ph;                 /* 'X','B','E','i','C','M','s',... 0 when absent */
+    int8_t kind;             /* tpa_classify(ev) when has_kind: the parser's, with the text at hand */
+    bool has_kind;
     tpa_sv name, cat;        /* decoded UTF-8; valid until the next event */
     int64_t ts_ns, dur_ns;   /* microsecond fields converted to nanoseconds */
     bool has_ts, has_dur;
@@ -100,6 +102,8 @@ enum tpa_kind {
     TPA_K_COUNT
 };
 int tpa_classify(const tpa_event *ev);
+/* tpa_classify(ev): what the reader noted, for an event made by hand computed. */
+static inline int tpa_event_kind(const tpa_event *ev) { return ev->has_kind ? ev->kind : tpa_classify(ev); }
 bool tpa_kind_is_gpu(int kind);
 bool tpa_name_is_data_loading(tpa_sv name);
 /* "ProfilerStep#12" -> 12; returns false for other names. */
@@ -146,6 +150,15 @@ int tpa_reader_next(tpa_reader *r, tpa_event *ev, tpa_error *err);
  * *err (the events of earlier calls were all good). The same events, in
  * the same order, as tpa_reader_next gives. */
 long tpa_reader_next_block(tpa_reader *r, const tpa_event **evs, size_t max, tpa_error *err);
+/* Lets consumers read the last blocks on other threads while the caller
+ * asks for more: from now on the events of the last `calls` calls of
+ * tpa_reader_next_block (1 to TPA_READER_MAX_KEEP) stay valid through the
+ * next call too; the reader keeps as many used-up windows, text and
+ * events, before it parses into one again. Where it would reuse their
+ * memory anyway (reading sequentially, starting a batch over), it first
+ * calls release(arg), which must return only once nobody reads them. */
+#define TPA_READER_MAX_KEEP 8
+void tpa_reader_keep_last(tpa_reader *r, int calls, void (*release)(void *), void *arg);
 /* Reads to the end, ignoring events: fills the metadata that follows traceEvents. */
 int tpa_reader_drain(tpa_reader *r, tpa_error *err);
 const tpa_meta *tpa_reader_meta(const tpa_reader *r);

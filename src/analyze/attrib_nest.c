@@ -346,7 +346,7 @@ void tpa__at_hand_over(tpa_attrib *at, bool last)
     at->fill = at->work;  /* nested and empty: the feed goes on in its buffers */
     at->work = full;
     at->work.nthreads = at->nthreads;
-    if (!last && at->may_thread && !at->nester) at->nester = tpa_worker_start();
+    if (!last && at->may_thread && !at->nester) at->nester = tpa_worker_start(1);
     if (last || !at->nester) {
         nest_work(at);
         if (last) tpa__at_drop_scratch(at);

@@ -355,7 +355,7 @@ int tpa_diagnose_file(const char *path, tpa_diagnosis *d, tpa_error *err)
     tpa_event ev;
     int rc;
     while ((rc = tpa_reader_next(r, &ev, err)) > 0)  /* one pass serves both */
-        tpa_diagnose_feed(run, &ev, tpa_classify(&ev));
+        tpa_diagnose_feed(run, &ev, tpa_event_kind(&ev));
     rc = tpa_diagnose_end(run, tpa_reader_meta(r), rc < 0, err);
     tpa_reader_close(r);
     return rc;

@@ -485,6 +485,8 @@ int tpa_parse_event(const char **pp, const char *end, tpa_event *ev, tpa_strbufs
     ev->raw.n = (size_t)(*pp - base);
     ev->args_marked = true;
     ev->v_arg = sb->args;
+    ev->kind = (int8_t)tpa_classify(ev);  /* here, while its text is in the cache */
+    ev->has_kind = true;
     return SC_OK;
 }
 

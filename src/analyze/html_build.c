@@ -172,13 +172,15 @@ static int resolve(page *p, const char *input, tpa_error *err)
 /* ---- the two lanes (view.h): lane 1 on a second thread ------------------------------ */
 
 #define BLOCK_EVENTS 8192   /* events handed out at once, at most */
+#ifndef LANE1_LAG
+#define LANE1_LAG 4         /* blocks lane 1 may lag behind lane 0 (feed_all) */
+#endif
 #define MIN_SHARED 64       /* smaller blocks are fed on one thread */
 
 /* What both lanes do in turn: feed a block, end a file, write their JSON. */
 typedef struct lane_job {
     enum { JOB_FEED, JOB_FILE_END, JOB_JSON } what;
     const tpa_event *evs;   /* JOB_FEED */
-    const int *kinds;
     size_t n;
     int file;               /* JOB_FILE_END */
     const tpa_meta *meta;
@@ -190,8 +192,10 @@ static void lane_run(page *p, int lane, const lane_job *job)
     const lane_list *l = &p->lanes[lane];
     switch (job->what) {
     case JOB_FEED:
-        for (size_t e = 0; e < job->n; e++)
-            for (int i = 0; i < l->n_feed; i++) l->feed[i](l->feed_st[i], &job->evs[e], job->kinds[e]);
+        for (size_t e = 0; e < job->n; e++) {
+            int kind = tpa_event_kind(&job->evs[e]);  /* the reader's: classified as it was parsed */
+            for (int i = 0; i < l->n_feed; i++) l->feed[i](l->feed_st[i], &job->evs[e], kind);
+        }
         break;
     case JOB_FILE_END:
         for (int i = 0; i < l->n_views; i++) {
@@ -221,9 +225,11 @@ static void run_lane1(void *arg)
     lane_run(c->p, 1, c->job);
 }
 
-/* job on both lanes: at once when there is a helper and share is set. */
+/* job on both lanes: at once when there is a helper and share is set.
+ * Returns once both are done. */
 static void both_lanes(page *p, const lane_job *job, bool share)
 {
+    tpa_worker_wait(p->helper);  /* lane 1 takes its jobs in order */
     if (!p->helper || !share) {
         lane_run(p, 0, job);
         lane_run(p, 1, job);
@@ -247,22 +253,40 @@ static void lanes_begin(page *p)
             l->feed_st[l->n_feed++] = p->state[v];
         }
     }
-    if (tpa_jobs() > 1 && p->lanes[0].n_feed && p->lanes[1].n_feed) p->helper = tpa_worker_start();
+    if (tpa_jobs() > 1 && p->lanes[0].n_feed && p->lanes[1].n_feed) p->helper = tpa_worker_start(LANE1_LAG);
 }
 
-/* Every event of r to every collector, a block at a time. */
+/* The reader's release (tpa_reader_keep_last): lane 1 is done with the
+ * blocks it was given. */
+static void wait_lane1(void *p) { tpa_worker_wait(((page *)p)->helper); }
+
+/* Every event of r to every collector, a block at a time. With a helper,
+ * lane 1 is fed from a queue of up to LANE1_LAG blocks while this thread
+ * feeds lane 0 and reads the next block: each block has its own job, and
+ * the reader keeps its events, until lane 1 is done with it (in step, one
+ * block at a time, each wake-up of lane 1 cost this thread a scheduler's
+ * delay: the page's largest wait). */
 static int feed_all(page *p, tpa_reader *r, tpa_error *err)
 {
-    int *kinds = malloc(BLOCK_EVENTS * sizeof *kinds);
-    if (!kinds) abort(); /* the analyzer's policy (ranks_map.c) */
-    lane_job job = { .what = JOB_FEED, .kinds = kinds };
-    long n;
-    while ((n = tpa_reader_next_block(r, &job.evs, BLOCK_EVENTS, err)) > 0) {
-        for (long i = 0; i < n; i++) kinds[i] = tpa_classify(&job.evs[i]);
-        job.n = (size_t)n;
-        both_lanes(p, &job, n >= MIN_SHARED);
+    enum { SLOTS = LANE1_LAG + 1 };  /* the blocks queued, and the one read */
+    lane_job jobs[SLOTS];
+    lane1_call calls[SLOTS];
+    for (int b = 0; b < SLOTS; b++) {
+        jobs[b] = (lane_job){ .what = JOB_FEED };
+        calls[b] = (lane1_call){ p, &jobs[b] };
     }
-    free(kinds);
+    if (p->helper) tpa_reader_keep_last(r, LANE1_LAG, wait_lane1, p);
+    long n;
+    for (int b = 0; (n = tpa_reader_next_block(r, &jobs[b].evs, BLOCK_EVENTS, err)) > 0; b = (b + 1) % SLOTS) {
+        jobs[b].n = (size_t)n;
+        if (p->helper && n >= MIN_SHARED) {
+            tpa_worker_post(p->helper, run_lane1, &calls[b]);
+            lane_run(p, 0, &jobs[b]);
+        } else {
+            both_lanes(p, &jobs[b], false);
+        }
+    }
+    tpa_worker_wait(p->helper);
     return (int)n;
 }
 

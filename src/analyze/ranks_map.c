@@ -129,7 +129,7 @@ static void feed(map_state *m, const tpa_event *ev)
         return;
     }
     if (ev->ph != 'X' || !ev->has_ts || !ev->has_dur || ev->dur_ns < 0) return;
-    int kind = tpa_classify(ev);
+    int kind = tpa_event_kind(ev);
     int64_t lo = ev->ts_ns, hi = tpa_sat_add(ev->ts_ns, ev->dur_ns);
     if (kind == TPA_K_STEP && tpa_step_number(ev->name, &num)) {
         o->steps = tpa_ranks_grow(o->steps, &m->step_cap, o->n_steps + 1, sizeof *o->steps);

@@ -69,6 +69,13 @@ struct tpa_reader {
     char *ahead_buf; size_t ahead_cap, ahead_len;
     uint64_t ahead_off;        /* input offset of ahead_buf[0] */
     bool has_read_err;         /* a read ahead failed: reported when reached */
+    /* tpa_reader_keep_last: the windows used up last (text and events),
+     * oldest first from kept_first, while consumers may still read them */
+    void (*release)(void *);
+    void *release_arg;
+    int keep, n_kept, kept_first;
+    struct kept_window { tpa_batch *batch; char *buf; size_t cap; } kept[TPA_READER_MAX_KEEP];
+    bool batch_gave;           /* the live batch has handed out events */
     tpa_event single;          /* tpa_reader_next_block's event when reading sequentially */
     tpa_error read_err;
 };
@@ -193,6 +200,19 @@ tpa_reader *tpa_reader_open_mem(const void *data, size_t size, tpa_error *err)
 
 void tpa_reader_set_lenient(tpa_reader *r, bool lenient) { r->lenient = lenient; }
 void tpa_reader_set_max_read(tpa_reader *r, size_t n) { r->max_read = n; }
+
+void tpa_reader_keep_last(tpa_reader *r, int calls, void (*release)(void *), void *arg)
+{
+    r->keep = calls < 1 ? 1 : calls > TPA_READER_MAX_KEEP ? TPA_READER_MAX_KEEP : calls;
+    r->release = release;
+    r->release_arg = arg;
+}
+
+/* Before memory the last call's events may point into is reused. */
+static void release_last(tpa_reader *r)
+{
+    if (r->release) r->release(r->release_arg);
+}
 const tpa_meta *tpa_reader_meta(const tpa_reader *r) { return &r->meta; }
 
 void tpa_reader_close(tpa_reader *r)
@@ -211,6 +231,11 @@ void tpa_reader_close(tpa_reader *r)
     free(r->owned_mem);
     tpa_batch_free(r->ahead);  /* waits for its threads */
     tpa_batch_free(r->batch);
+    for (int i = 0; i < r->n_kept; i++) {
+        struct kept_window *k = &r->kept[(r->kept_first + i) % TPA_READER_MAX_KEEP];
+        tpa_batch_free(k->batch);
+        free(k->buf);
+    }
     free(r->ahead_buf);
     tpa_strbufs_free(&r->sb);
     free(r->buf);
@@ -419,7 +444,11 @@ static void note_good_end(tpa_reader *r)
 static void note_device_pid(tpa_reader *r, tpa_event *ev)
 {
     for (size_t i = 0; i < r->n_device_pids; i++)
-        if (r->device_pids[i] == ev->pid) { ev->on_device = ev->ph != 'M'; return; }
+        if (r->device_pids[i] == ev->pid) {
+            ev->on_device = ev->ph != 'M';
+            ev->kind = (int8_t)tpa_classify(ev);  /* a device's events are classified as such */
+            return;
+        }
     static const char pre[] = "/device:";
     if (ev->ph == 'M' && ev->name.n == 12 && memcmp(ev->name.p, "process_name", 12) == 0 &&
         ev->arg_name.n >= sizeof pre - 1 && memcmp(ev->arg_name.p, pre, sizeof pre - 1) == 0 &&
@@ -603,6 +632,26 @@ static void start_ahead(tpa_reader *r)
     r->ahead_live = true;
 }
 
+/* tpa_reader_keep_last: the used-up window (batch b, text buf) joins the
+ * kept ones; the oldest of them, once there are r->keep, is parsed into
+ * next (none: a new one is made). Every kept window handed out events,
+ * each at an earlier call than the next kept one's. */
+static void keep_window(tpa_reader *r, tpa_batch *b, char *buf, size_t cap)
+{
+    r->ahead = NULL;
+    r->ahead_buf = NULL;
+    r->ahead_cap = 0;
+    if (r->n_kept == r->keep) {
+        struct kept_window *old = &r->kept[r->kept_first];
+        r->ahead = old->batch;
+        r->ahead_buf = old->buf;
+        r->ahead_cap = old->cap;
+        r->kept_first = (r->kept_first + 1) % TPA_READER_MAX_KEEP;
+        r->n_kept--;
+    }
+    r->kept[(r->kept_first + r->n_kept++) % TPA_READER_MAX_KEEP] = (struct kept_window){ b, buf, cap };
+}
+
 /* The batch is used up and end_batch left the reader at its proven end,
  * where the window parsed ahead starts: that window becomes the reader's. */
 static void switch_to_ahead(tpa_reader *r)
@@ -610,18 +659,23 @@ static void switch_to_ahead(tpa_reader *r)
     tpa_batch_wait(r->ahead);
     char *buf = r->buf;
     size_t cap = r->cap;
+    tpa_batch *b = r->batch;
     r->buf = r->ahead_buf;
     r->cap = r->ahead_cap;
-    r->ahead_buf = buf;
-    r->ahead_cap = cap;
+    r->batch = r->ahead;
+    if (r->keep && r->batch_gave) {
+        keep_window(r, b, buf, cap);
+    } else {  /* nobody reads the used-up window: it is parsed into next */
+        r->ahead_buf = buf;
+        r->ahead_cap = cap;
+        r->ahead = b;
+    }
     r->buf_off = r->ahead_off;
     r->pos = 0;
     r->len = r->ahead_len;
-    tpa_batch *b = r->batch;
-    r->batch = r->ahead;
-    r->ahead = b;
     r->ahead_live = false;
     r->batch_live = true;
+    r->batch_gave = false;
     r->batch_tried_at = r->buf_off;
     start_ahead(r);
 }
@@ -635,6 +689,7 @@ static void took_from_batch(tpa_reader *r, tpa_event *evs, size_t n)
         evs[i].offset = r->buf_off + (uint64_t)(evs[i].raw.p - r->buf);
     }
     r->meta.events += n;
+    r->batch_gave = true;
     r->meta.good_end = evs[n - 1].offset + evs[n - 1].raw.n;
     memcpy(r->meta.close, r->meta.object_form ? "]}" : "]", r->meta.object_form ? 3 : 2);
 }
@@ -647,10 +702,12 @@ static int ensure_batch(tpa_reader *r)
         if (!r->batch_live) {
             if (r->buf_off + r->pos == r->batch_tried_at) return 0;
             if (!r->batch && !(r->batch = tpa_batch_new(r->jobs))) { r->jobs = 1; return 0; }
+            release_last(r);  /* the window moves and the batch is parsed over */
             fill_window(r);
             tpa_batch_parse(r->batch, r->buf, r->buf + r->pos, range_state(r->st), r->buf + r->len);
             r->batch_tried_at = r->buf_off + r->pos;
             r->batch_live = true;
+            r->batch_gave = false;
             start_ahead(r);
         }
         if (tpa_batch_has_next(r->batch)) return 1;
@@ -719,6 +776,7 @@ long tpa_reader_next_block(tpa_reader *r, const tpa_event **evs, size_t max, tpa
         *evs = run;
         return (long)n;
     }
+    release_last(r);  /* the sequential reader moves its window and reuses single */
     int rc = tpa_reader_next(r, &r->single, err);
     *evs = &r->single;
     return rc;

@@ -533,7 +533,7 @@ static void on_event(run_ctx *c, const tpa_event *ev, int kind)
         if (!ev->has_ts) { rep->skipped_unknown++; return; }
         if (ev->has_dur && ev->dur_ns < 0) { note_negative(rep, ev); return; }
         int64_t dur = ev->has_dur ? ev->dur_ns : 0;
-        if (kind < 0) kind = tpa_classify(ev);
+        if (kind < 0) kind = tpa_event_kind(ev);
         rep->spans++;
         if (tpa_kind_is_gpu(kind)) {
             if (kind == TPA_K_GPU_ANNOTATION && !c->o->cats) return;  /* would double count */
@@ -549,7 +549,7 @@ static void on_event(run_ctx *c, const tpa_event *ev, int kind)
         host_span(c, ev->pid, ev->tid, ev->ts_ns, dur, op_for(c, -1, kind, ev->name));
         return;
     }
-    case 'B': if (ev->has_ts) on_begin(c, ev, kind < 0 ? tpa_classify(ev) : kind); return;
+    case 'B': if (ev->has_ts) on_begin(c, ev, kind < 0 ? tpa_event_kind(ev) : kind); return;
     case 'E': if (ev->has_ts) on_end(c, ev); return;
     case 'b': if (ev->has_ts) async_begin(c, ev); return;
     case 'e': if (ev->has_ts) async_end(c, ev); return;

@@ -225,10 +225,10 @@ int tpa_find_steps(const char *path, tpa_step **steps, size_t *n, int64_t *min_t
     while ((rc = tpa_reader_next(r, &ev, err)) > 0) {
         if (ev.has_ts && ev.ph != 'M' && ev.ts_ns < lo) lo = ev.ts_ns;
         int64_t num = 0;
-        if (ev.ph == 'X' && !(ev.has_dur && ev.dur_ns < 0) && host_step(&ev, tpa_classify(&ev), &num))
+        if (ev.ph == 'X' && !(ev.has_dur && ev.dur_ns < 0) && host_step(&ev, tpa_event_kind(&ev), &num))
             add_step(&l, num, ev.ts_ns, ev.has_dur ? ev.dur_ns : 0);  /* negative: in no step */
         else if (ev.ph == 'B' && ev.has_ts)
-            be_push(&be, &ev, host_step(&ev, tpa_classify(&ev), &num) ? BE_STEP : -1, num, -1);
+            be_push(&be, &ev, host_step(&ev, tpa_event_kind(&ev), &num) ? BE_STEP : -1, num, -1);
         else if (ev.ph == 'E' && ev.has_ts) {
             be_open b;
             if (be_pop(&be, &ev, &b) && b.part == BE_STEP && ev.ts_ns >= b.ts)
@@ -486,7 +486,7 @@ void tpa_steps_feed_kind(tpa_steps_ctx *c, const tpa_event *ev, int kind)
         if (ev->ts_ns > c->span_hi) c->span_hi = ev->ts_ns;
         return;
     }
-    if (kind < 0) kind = tpa_classify(ev);
+    if (kind < 0) kind = tpa_event_kind(ev);
     bool step = host_step(ev, kind, &num);
     int ci = !step && c->first_pass ? cand_index(&c->cands, ev, kind) : -1;
     if (ev->ph == 'B') { be_push(&c->be, ev, step ? BE_STEP : part_of(ev, kind), num, ci); return; }

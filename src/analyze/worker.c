@@ -1,4 +1,4 @@
-/* worker.c - one more thread, one job at a time (worker.h). */
+/* worker.c - one more thread, its jobs in a ring (worker.h). */
 #include "worker.h"
 
 #include <pthread.h>
@@ -10,9 +10,9 @@ struct tpa_worker {
     pthread_t th;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    void (*fn)(void *);
-    void *arg;
-    uint64_t posted, done;
+    struct { void (*fn)(void *); void *arg; } jobs[TPA_WORKER_QUEUE];
+    uint64_t posted, done;      /* jobs[n % TPA_WORKER_QUEUE] is the n-th */
+    uint64_t depth;
     bool quit;
 };
 
@@ -23,8 +23,10 @@ static void *worker_main(void *arg)
     for (;;) {
         while (w->done == w->posted && !w->quit) pthread_cond_wait(&w->cv, &w->mu);
         if (w->done == w->posted) break;
+        void (*fn)(void *) = w->jobs[w->done % TPA_WORKER_QUEUE].fn;
+        void *arg = w->jobs[w->done % TPA_WORKER_QUEUE].arg;
         pthread_mutex_unlock(&w->mu);
-        w->fn(w->arg);
+        fn(arg);
         pthread_mutex_lock(&w->mu);
         w->done++;
         pthread_cond_broadcast(&w->cv);
@@ -33,10 +35,11 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-tpa_worker *tpa_worker_start(void)
+tpa_worker *tpa_worker_start(int depth)
 {
     tpa_worker *w = calloc(1, sizeof *w);
     if (!w) return NULL;
+    w->depth = depth < 1 ? 1 : depth > TPA_WORKER_QUEUE ? TPA_WORKER_QUEUE : (uint64_t)depth;
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
     if (pthread_create(&w->th, NULL, worker_main, w) != 0) {
@@ -59,9 +62,9 @@ void tpa_worker_wait(tpa_worker *w)
 void tpa_worker_post(tpa_worker *w, void (*fn)(void *), void *arg)
 {
     pthread_mutex_lock(&w->mu);
-    while (w->done != w->posted) pthread_cond_wait(&w->cv, &w->mu);
-    w->fn = fn;
-    w->arg = arg;
+    while (w->posted - w->done >= w->depth) pthread_cond_wait(&w->cv, &w->mu);
+    w->jobs[w->posted % TPA_WORKER_QUEUE].fn = fn;
+    w->jobs[w->posted % TPA_WORKER_QUEUE].arg = arg;
     w->posted++;
     pthread_cond_broadcast(&w->cv);
     pthread_mutex_unlock(&w->mu);
@@ -71,7 +74,7 @@ void tpa_worker_stop(tpa_worker *w)
 {
     if (!w) return;
     pthread_mutex_lock(&w->mu);
-    w->quit = true;  /* the job handed still runs first */
+    w->quit = true;  /* the jobs handed still run first */
     pthread_cond_broadcast(&w->cv);
     pthread_mutex_unlock(&w->mu);
     pthread_join(w->th, NULL);

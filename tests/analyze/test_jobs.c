@@ -1,5 +1,6 @@
 /* test_jobs.c - the `-j N` reader (parallel.c, split.c) hands out exactly
- * the sequential reader's events, metadata and errors, on documents built
+ * the sequential reader's events (each classified), metadata and errors,
+ * keeps the blocks it was asked to keep (tpa_reader_keep_last), on documents built
  * to fool a boundary finder: "},{" inside strings, escaped quotes, arrays of
  * objects inside args, non-object elements, odd whitespace, cut-short and
  * corrupted input; windows from a few bytes up so cuts land everywhere.
@@ -10,7 +11,10 @@
 #include "analyze/event_parse.h"
 #include "analyze/parallel.h"
 #include "analyze/split.h"
+#include "analyze/worker.h"
 #include "tp_test.h"
+
+#include <stdatomic.h>
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -28,7 +32,20 @@ typedef struct capture {
     uint64_t first_bad;      /* index of the first event whose fields differ (compare) */
     uint64_t *ev_fp;         /* per event */
     tpa_meta meta;
+    size_t kept_bad;         /* a kept block whose events changed before release (keep) */
+    size_t kind_bad;         /* events whose kind is not tpa_classify's */
 } capture;
+
+/* tpa_reader_keep_last: the blocks of the last calls, with their
+ * fingerprints when handed out, checked after every later call until the
+ * reader releases them. */
+typedef struct kept_blocks {
+    const tpa_event *evs[8];
+    long n[8];
+    uint64_t fp[8];
+    int count, keep;
+    size_t *bad;
+} kept_blocks;
 
 static uint64_t mix(uint64_t h, const void *p, size_t n)
 {
@@ -59,9 +76,48 @@ static uint64_t event_fp(const tpa_event *ev)
     return mix(h, &ev->occupancy, sizeof ev->occupancy);
 }
 
+static uint64_t block_fp(const tpa_event *evs, long n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (long i = 0; i < n; i++) {
+        uint64_t f = event_fp(&evs[i]);
+        h = mix(h, &f, sizeof f);
+    }
+    return h;
+}
+
+static void check_kept(kept_blocks *k)
+{
+    for (int i = 0; i < k->count; i++)
+        if (block_fp(k->evs[i], k->n[i]) != k->fp[i]) (*k->bad)++;
+}
+
+/* The reader's release: the kept blocks are still whole, and no longer kept. */
+static void release_kept(void *arg)
+{
+    kept_blocks *k = arg;
+    check_kept(k);
+    k->count = 0;
+}
+
+static void keep_block(kept_blocks *k, const tpa_event *evs, long n)
+{
+    if (k->count == k->keep) {
+        memmove(k->evs, k->evs + 1, (size_t)(k->keep - 1) * sizeof *k->evs);
+        memmove(k->n, k->n + 1, (size_t)(k->keep - 1) * sizeof *k->n);
+        memmove(k->fp, k->fp + 1, (size_t)(k->keep - 1) * sizeof *k->fp);
+        k->count--;
+    }
+    k->evs[k->count] = evs;
+    k->n[k->count] = n;
+    k->fp[k->count++] = block_fp(evs, n);
+}
+
 /* block 0: tpa_reader_next; else tpa_reader_next_block with that max (each
- * block's events fingerprinted after the call: valid until the next one). */
-static capture read_doc(const char *doc, size_t len, int jobs, size_t max_read, bool lenient, size_t block)
+ * block's events fingerprinted after the call: valid until the next one,
+ * or with keep > 0 until keep calls later or the reader's release). */
+static capture read_doc_keep(const char *doc, size_t len, int jobs, size_t max_read, bool lenient, size_t block,
+                             int keep)
 {
     capture c;
     memset(&c, 0, sizeof c);
@@ -72,6 +128,8 @@ static capture read_doc(const char *doc, size_t len, int jobs, size_t max_read, 
     tpa_set_jobs(1);
     tpa_reader_set_max_read(r, max_read);
     tpa_reader_set_lenient(r, lenient);
+    kept_blocks kept = { .keep = keep, .bad = &c.kept_bad };
+    if (keep) tpa_reader_keep_last(r, keep, release_kept, &kept);
     tpa_event ev;
     size_t cap = 0;
     c.fp = 1469598103934665603ULL;
@@ -79,7 +137,12 @@ static capture read_doc(const char *doc, size_t len, int jobs, size_t max_read, 
     long got;
     while ((got = block ? tpa_reader_next_block(r, &evs, block, &err) : tpa_reader_next(r, &ev, &err)) > 0) {
         if (got > (long)block && block) c.rc = -2;  /* more than asked for */
+        if (keep) {
+            check_kept(&kept);
+            keep_block(&kept, evs, got);
+        }
         for (long i = 0; i < got; i++) {
+            c.kind_bad += !evs[i].has_kind || evs[i].kind != tpa_classify(&evs[i]);
             if (c.n == cap) {
                 cap = cap ? cap * 2 : 64;
                 c.ev_fp = realloc(c.ev_fp, cap * sizeof *c.ev_fp);
@@ -100,9 +163,15 @@ static capture read_doc(const char *doc, size_t len, int jobs, size_t max_read, 
     return c;
 }
 
+static capture read_doc(const char *doc, size_t len, int jobs, size_t max_read, bool lenient, size_t block)
+{
+    return read_doc_keep(doc, len, jobs, max_read, lenient, block, 0);
+}
+
 static bool same(const capture *a, const capture *b, const char *what)
 {
-    bool ok = a->rc == b->rc && a->code == b->code && a->err_offset == b->err_offset &&
+    bool ok = !a->kept_bad && !b->kept_bad && !a->kind_bad && !b->kind_bad &&
+              a->rc == b->rc && a->code == b->code && a->err_offset == b->err_offset &&
               !strcmp(a->msg, b->msg) && a->n == b->n && a->fp == b->fp &&
               a->meta.events == b->meta.events && a->meta.non_objects == b->meta.non_objects &&
               a->meta.truncated == b->meta.truncated && a->meta.events_cut == b->meta.events_cut &&
@@ -114,6 +183,8 @@ static bool same(const capture *a, const capture *b, const char *what)
     if (!ok) {
         size_t i = 0;
         while (i < a->n && i < b->n && a->ev_fp[i] == b->ev_fp[i]) i++;
+        fprintf(stderr, "kept blocks changed %zu/%zu, kinds wrong %zu/%zu\n", a->kept_bad, b->kept_bad,
+                a->kind_bad, b->kind_bad);
         fprintf(stderr, "differs (%s): rc %d/%d code %d/%d offset %llu/%llu msg '%s'/'%s' events %zu/%zu "
                 "first differing event %zu, good_end %llu/%llu non_objects %llu/%llu\n", what,
                 a->rc, b->rc, a->code, b->code, (unsigned long long)a->err_offset,
@@ -151,6 +222,15 @@ static int check_doc(const char *doc, size_t len)
                         char what[120];
                         snprintf(what, sizeof what, "window %zu jobs %d read %zu lenient %d block %zu",
                                  windows[w], jobs, reads[m], lenient, max);
+                        if (!same(&seq, &par, what)) bad++;
+                        free(par.ev_fp);
+                    }
+                    /* blocks read on while earlier ones are kept (the page's lane 1) */
+                    for (int keep = 1; keep <= 3 && jobs == 2; keep += 2) {
+                        capture par = read_doc_keep(doc, len, jobs, reads[m], lenient, w % 2 ? 2 : 4096, keep);
+                        char what[120];
+                        snprintf(what, sizeof what, "window %zu jobs %d read %zu lenient %d keep %d",
+                                 windows[w], jobs, reads[m], lenient, keep);
                         if (!same(&seq, &par, what)) bad++;
                         free(par.ev_fp);
                     }
@@ -202,6 +282,13 @@ TP_TEST(adversarial_documents)
               "  1 , \"s\" ,[{\"x\":1},{\"y\":2}],null,{\"ph\":\"X\",\"name\":\"k\",\"ts\":5,\"dur\":1}]");
     CHECK_DOC("[{\"name\":\"\\u00e9\\\"},{\\\"\",\"cat\":\"c\\\\\",\"ph\":\"X\",\"ts\":1.5,\"dur\":0.25,"
               "\"pid\":\"proc\",\"tid\":\"thr\"},\n\t{\"name\":\"n\",\"ph\":\"M\",\"args\":{\"name\":\"/device:GPU:0\"}}]");
+    /* JAX: the events of a process named "/device:..." are device work (the
+     * reader's kind follows, after the parser's) */
+    CHECK_DOC("[{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":5,\"args\":{\"name\":\"/device:GPU:0\"}},"
+              "{\"name\":\"fusion.1\",\"ph\":\"X\",\"pid\":5,\"tid\":1,\"ts\":1,\"dur\":2},"
+              "{\"name\":\"MemcpyH2D\",\"ph\":\"X\",\"pid\":5,\"tid\":2,\"ts\":2,\"dur\":1},"
+              "{\"name\":\"ProfilerStep#3\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":9},"
+              "{\"name\":\"all-reduce ncclKernel\",\"ph\":\"X\",\"pid\":5,\"tid\":1,\"ts\":4,\"dur\":1}]");
     /* deep nesting inside one event */
     char deep[600];
     size_t n = 0;
@@ -337,8 +424,49 @@ TP_TEST(report_files_match_sequential)
     for (int i = 0; i < 4; i++) unlink(paths[i]);
 }
 
+/* ---- the worker's queue (worker.h) ------------------------------------------ */
+
+typedef struct order_job {
+    atomic_int *gate;        /* the job waits while it is 0 (NULL: does not) */
+    int *log, *n_log, id;
+} order_job;
+
+static void run_order_job(void *arg)
+{
+    order_job *j = arg;
+    while (j->gate && !atomic_load(j->gate)) {}
+    j->log[(*j->n_log)++] = j->id;
+}
+
+TP_TEST(worker_queues_jobs_in_order)
+{
+    enum { N = 200 };
+    int log[N], n_log = 0;
+    order_job jobs[N];
+    atomic_int gate = 0;
+    tpa_worker *w = tpa_worker_start(3);
+    CHECK(w != NULL);
+    /* the first job holds the worker: two more are queued without a wait
+     * (with a queue of one, this thread would wait for the gate it opens) */
+    for (int i = 0; i < 3; i++) {
+        jobs[i] = (order_job){ i == 0 ? &gate : NULL, log, &n_log, i };
+        tpa_worker_post(w, run_order_job, &jobs[i]);
+    }
+    CHECK_EQ_INT(n_log, 0);
+    atomic_store(&gate, 1);
+    for (int i = 3; i < N; i++) {
+        jobs[i] = (order_job){ NULL, log, &n_log, i };
+        tpa_worker_post(w, run_order_job, &jobs[i]);
+    }
+    tpa_worker_wait(w);
+    CHECK_EQ_INT(n_log, N);  /* every job done when the wait returns */
+    for (int i = 0; i < N; i++) CHECK_EQ_INT(log[i], i);
+    tpa_worker_stop(w);
+}
+
 int main(void)
 {
+    RUN(worker_queues_jobs_in_order);
     RUN(guess_finds_event_starts);
     RUN(guess_inside_string_is_rejected);
     RUN(adversarial_documents);
