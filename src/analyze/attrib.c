@@ -242,6 +242,7 @@ void tpa_attrib_free(tpa_attrib *at)
     free(at->threads);
     at_chunk *chunks[2] = { &at->fill, &at->work };
     for (int i = 0; i < 2; i++) {
+        for (size_t t = 0; t < chunks[i]->nlists; t++) free(chunks[i]->host[t].r);
         free(chunks[i]->host);
         free(chunks[i]->gpu);
         free(chunks[i]->launches);
@@ -503,8 +504,14 @@ static void add_host(tpa_attrib *at, const hrec *h)
 {
     at_chunk *k = &at->fill;
     if (k->nhost >= at->host_budget) { tpa__at_hand_over(at, false); at->chunked_file = true; }
-    GROW(k->host, k->nhost, k->chost);
-    k->host[k->nhost++] = *h;
+    while (k->nlists <= h->thread) {
+        GROW(k->host, k->nlists, k->clists);
+        k->host[k->nlists++] = (host_list){ NULL, 0, 0 };
+    }
+    host_list *l = &k->host[h->thread];
+    GROW(l->r, l->n, l->cap);
+    l->r[l->n++] = *h;
+    k->nhost++;
     at->stats.host_spans++;
 }
 

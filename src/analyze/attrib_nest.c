@@ -60,6 +60,17 @@ static inline bool keyed_before(const keyed *x, const keyed *y)
             }                                                                                  \
         }                                                                                      \
     }                                                                                          \
+    /* how many items name_ sets aside: the room its tmp needs */                             \
+    __attribute__((unused)) static size_t name_##_aside(const type_ *a, size_t n)             \
+    {                                                                                          \
+        size_t s = 0;                                                                          \
+        const type_ *last = NULL;                                                              \
+        for (size_t i = 0; i < n; i++) {                                                       \
+            if (last && before_(&a[i], last)) s++;                                             \
+            else last = &a[i];                                                                 \
+        }                                                                                      \
+        return s;                                                                              \
+    }                                                                                          \
     static void name_(type_ *a, size_t n, type_ *tmp)                                        \
     {                                                                                          \
         size_t m = 0, s = 0;                                                                   \
@@ -97,29 +108,15 @@ static void *scratch(tpa_attrib *at, size_t bytes)
     return at->htmp;
 }
 
-/* The host spans in host_before order. Threads interleave in a file (a
- * merge of them costs every level of the sort), each one's spans mostly
- * in order: first grouped by thread (stable), then sorted. */
+/* Each thread's spans in host_before order (the feed grouped them by
+ * thread): the sort's scratch holds only the spans far from their place. */
 static void sort_host(tpa_attrib *at)
 {
-    size_t n = at->work.nhost;
-    hrec *tmp = scratch(at, n * sizeof *tmp);
-    size_t i = 1;
-    while (i < n && at->work.host[i].thread >= at->work.host[i - 1].thread) i++;
-    if (i < n) {
-        size_t *at_of = at->tcount = reserve(at->tcount, &at->ctcount, at->work.nthreads + 1, sizeof *at_of);
-        memset(at_of, 0, (at->work.nthreads + 1) * sizeof *at_of);
-        for (i = 0; i < n; i++) at_of[at->work.host[i].thread + 1]++;
-        for (size_t t = 1; t <= at->work.nthreads; t++) at_of[t] += at_of[t - 1];
-        for (i = 0; i < n; i++) tmp[at_of[at->work.host[i].thread]++] = at->work.host[i];
-        at->htmp = at->work.host;  /* the grouped copy becomes the buffer */
-        at->work.host = tmp;
-        size_t c = at->chtmp;
-        at->chtmp = at->work.chost;
-        at->work.chost = c;
-        tmp = at->htmp;
+    for (size_t t = 0; t < at->work.nlists; t++) {
+        host_list *l = &at->work.host[t];
+        size_t aside = sort_hrecs_aside(l->r, l->n);
+        if (aside) sort_hrecs(l->r, l->n, scratch(at, aside * sizeof(hrec)));
     }
-    sort_hrecs(at->work.host, n, tmp);
 }
 
 /* First index of a[0..n) whose key is >= key, searched from *hint (the
@@ -152,16 +149,18 @@ static size_t seek(const keyed *a, size_t n, uint64_t key, size_t *hint)
 static void index_gpu(tpa_attrib *at)
 {
     size_t nc = 0, n_corr = 0, n_ext = 0, hint = 0;
-    for (size_t i = 0; i < at->work.nhost; i++)
-        nc += at->work.host[i].kind == TPA_AT_RUNTIME && at->work.host[i].has_corr;
+    for (size_t t = 0; t < at->work.nlists; t++)
+        for (size_t i = 0; i < at->work.host[t].n; i++)
+            nc += at->work.host[t].r[i].kind == TPA_AT_RUNTIME && at->work.host[t].r[i].has_corr;
     keyed *tmp = scratch(at, (nc > at->work.ngpu ? nc : at->work.ngpu) * sizeof *tmp);
     keyed *corrs = at->corrs = reserve(at->corrs, &at->ccorrs, nc, sizeof *corrs);
     /* by correlation from the front, by External id from the back */
     keyed *dev = at->by_dev = reserve(at->by_dev, &at->cby_dev, at->work.ngpu, sizeof *dev);
     nc = 0;
-    for (size_t i = 0; i < at->work.nhost; i++)
-        if (at->work.host[i].kind == TPA_AT_RUNTIME && at->work.host[i].has_corr)
-            corrs[nc++] = (keyed){ at->work.host[i].corr, 0 };
+    for (size_t t = 0; t < at->work.nlists; t++)
+        for (size_t i = 0; i < at->work.host[t].n; i++)
+            if (at->work.host[t].r[i].kind == TPA_AT_RUNTIME && at->work.host[t].r[i].has_corr)
+                corrs[nc++] = (keyed){ at->work.host[t].r[i].corr, 0 };
     sort_keyed(corrs, nc, tmp);
     for (size_t i = 0; i < at->work.ngpu; i++) {
         grec *g = &at->work.gpu[i];
@@ -276,12 +275,11 @@ static void push_span(tpa_attrib *at, const hrec *r)
 
 static void nest_all(tpa_attrib *at)
 {
-    size_t i = 0;
-    while (i < at->work.nhost) {
-        uint32_t th = at->work.host[i].thread;
+    for (size_t t = 0; t < at->work.nlists; t++) {
+        const host_list *l = &at->work.host[t];
         at->nstack = 0;
-        for (; i < at->work.nhost && at->work.host[i].thread == th; i++) {
-            const hrec *r = &at->work.host[i];
+        for (size_t i = 0; i < l->n; i++) {
+            const hrec *r = &l->r[i];
             while (at->nstack) {
                 const frame *top = &at->stack[at->nstack - 1];
                 if (r->start >= top->end || r->end > top->end) close_top(at);
@@ -308,13 +306,11 @@ static void emit_gpu(tpa_attrib *at)
 void tpa__at_drop_scratch(tpa_attrib *at)
 {
     free(at->htmp);
-    free(at->tcount);
     free(at->corrs);
     free(at->by_dev);
     at->htmp = NULL;
-    at->tcount = NULL;
     at->corrs = at->by_dev = at->by_corr = at->by_ext = NULL;
-    at->chtmp = at->ctcount = at->ccorrs = at->cby_dev = 0;
+    at->chtmp = at->ccorrs = at->cby_dev = 0;
 }
 
 /* Nests the work chunk, hands its nodes and device records to the
@@ -326,6 +322,7 @@ static void nest_work(tpa_attrib *at)
     sort_host(at);
     nest_all(at);
     emit_gpu(at);
+    for (size_t t = 0; t < at->work.nlists; t++) at->work.host[t].n = 0;
     at->work.nhost = at->work.ngpu = at->work.nlaunches = 0;
     at->nby_corr = at->nby_ext = 0;
 }
@@ -345,7 +342,6 @@ void tpa__at_hand_over(tpa_attrib *at, bool last)
     at_chunk full = at->fill;
     at->fill = at->work;  /* nested and empty: the feed goes on in its buffers */
     at->work = full;
-    at->work.nthreads = at->nthreads;
     if (!last && at->may_thread && !at->nester) at->nester = tpa_worker_start(1);
     if (last || !at->nester) {
         nest_work(at);

@@ -68,13 +68,17 @@ typedef struct thread_ent {
     begin_rec *begins; size_t nbegins, cbegins;
 } thread_ent;
 
-/* One chunk: the spans and device records buffered between two nestings,
- * and the launch configurations its runtime calls point to (hrec.launch). */
+/* One thread's spans of a chunk, in arrival order until sorted. */
+typedef struct host_list { hrec *r; size_t n, cap; } host_list;
+
+/* One chunk: the spans (by thread index: the nesting's grouping comes
+ * free) and device records buffered between two nestings, and the launch
+ * configurations its runtime calls point to (hrec.launch). */
 typedef struct at_chunk {
-    hrec *host; size_t nhost, chost;
+    host_list *host; size_t nlists, clists;
+    size_t nhost;       /* spans in all lists */
     grec *gpu; size_t ngpu, cgpu;
     launch_cfg *launches; size_t nlaunches, claunches;
-    size_t nthreads;    /* threads known when it was handed over (sort_host's counts) */
 } at_chunk;
 
 
@@ -102,8 +106,7 @@ struct tpa_attrib {
     uint32_t step_name, other_name;
     bool chunked_file;   /* this file needed more than one chunk */
     frame *stack; size_t nstack, cstack;
-    hrec *htmp; size_t chtmp;           /* the chunk's sorts' scratch (scratch()); these four */
-    size_t *tcount; size_t ctcount;      /* sort_host's per-thread counts */
+    hrec *htmp; size_t chtmp;           /* the chunk's sorts' scratch (scratch()); these three */
     keyed *corrs; size_t ccorrs;         /* the chunk's runtime correlations, sorted */
     keyed *by_dev; size_t cby_dev;       /* device records by key: by_corr and by_ext point in;
                                             freed at the chunk's end (tpa__at_drop_scratch) */
