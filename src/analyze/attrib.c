@@ -83,19 +83,6 @@ static uint32_t intern_slow(tpa_attrib *at, const char *p, size_t n)
     return id;
 }
 
-/* A cheap mark of a string (its length, first, middle and last 8 bytes)
- * for the recent-strings cache. */
-static uint64_t recent_mark(const char *p, size_t n)
-{
-    uint64_t a = 0, b = 0, c = 0;
-    size_t k = n < 8 ? n : 8;
-    memcpy(&a, p, k);
-    memcpy(&b, p + (n - k) / 2, k);
-    memcpy(&c, p + n - k, k);
-    uint64_t x = (a ^ (b * 0x9E3779B97F4A7C15ULL) ^ (c * 0xC2B2AE3D27D4EB4FULL) ^ n) * 0xFF51AFD7ED558CCDULL;
-    return x ^ (x >> 29);
-}
-
 static uint32_t intern(tpa_attrib *at, const char *p, size_t n)
 {
     strtab *t = &at->str;
@@ -103,7 +90,7 @@ static uint32_t intern(tpa_attrib *at, const char *p, size_t n)
     n = utf8_cut(p, n, TPA_AT_MAX_NAME);
     /* names repeat: a small table of recent ones (checked byte for byte)
      * spares the hash and the probe of the large one */
-    uint32_t *recent = &at->recent[recent_mark(p, n) & (RECENT_STRINGS - 1)];
+    uint32_t *recent = &at->recent[tpu_hash_mark(p, n) & (RECENT_STRINGS - 1)];
     if (*recent && t->len[*recent] == n && memcmp(t->s[*recent], p, n) == 0) return *recent;
     uint32_t id = intern_slow(at, p, n);
     *recent = id;

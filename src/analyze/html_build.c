@@ -179,7 +179,7 @@ static int resolve(page *p, const char *input, tpa_error *err)
 
 /* What both lanes do in turn: feed a block, end a file, write their JSON. */
 typedef struct lane_job {
-    enum { JOB_FEED, JOB_FILE_END, JOB_JSON } what;
+    enum { JOB_FEED, JOB_FILE_END, JOB_JSON, JOB_FREE } what;
     const tpa_event *evs;   /* JOB_FEED */
     size_t n;
     int file;               /* JOB_FILE_END */
@@ -201,6 +201,13 @@ static void lane_run(page *p, int lane, const lane_job *job)
         for (int i = 0; i < l->n_views; i++) {
             int v = l->views[i];
             if (p->state[v] && views[v]->file_end) views[v]->file_end(p->state[v], job->file, job->meta);
+        }
+        break;
+    case JOB_FREE:  /* the views' states, no longer read once their JSON is written */
+        for (int i = 0; i < l->n_views; i++) {
+            int v = l->views[i];
+            if (p->state[v]) views[v]->free(p->state[v]);
+            p->state[v] = NULL;
         }
         break;
     case JOB_JSON:  /* each view's value in its own buffer: data_json joins them in key order */
@@ -415,11 +422,16 @@ static int data_json(page *p, tpu_buf *data)
     return 0;
 }
 
-/* Writes the page when rc is 0, then frees p and data; returns rc or the write's error. */
+/* Writes the page when rc is 0, then frees p and data; returns rc or the
+ * write's error. Lane 1's views are freed on its thread meanwhile (the
+ * attributor's and the Timeline's hundreds of MB take a while to unmap). */
 static int write_and_free(page *p, tpu_buf *data, int rc, const char *out, tpa_error *err)
 {
+    static const lane_job free_job = { .what = JOB_FREE };
+    lane1_call call = { p, &free_job };
+    if (p->helper) tpa_worker_post(p->helper, run_lane1, &call);
     if (rc == 0) rc = tpa_html_write_page(data, out, err);
-    free_page(p);
+    free_page(p);  /* waits for lane 1's frees first */
     tpu_buf_free(data);
     return rc;
 }

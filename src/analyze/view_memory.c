@@ -33,6 +33,7 @@
 #define EVENTS_MAX 50000       /* events listed for range filtering, when no more */
 #define MAX_DEVICES 16
 #define MAX_DEPTH 512
+#define RECENT_NAMES 1024      /* a power of 2 */
 
 typedef struct mev {
     int64_t ts, bytes, alloc, reserved;
@@ -53,8 +54,9 @@ typedef struct memview {
     tpa_html_model own, *m;    /* memory_profile.json: the builder's (view.h), or own */
     mev *ev; size_t n_ev, file_ev0;
     opiv *ops; size_t n_ops, cap_ops;
-    char **names; uint32_t n_names;
+    char **names; uint32_t *name_len; uint32_t n_names;
     uint32_t *slots; size_t n_slots;   /* name hash -> id + 1 */
+    uint32_t recent[RECENT_NAMES];     /* id + 1 by tpu_hash_mark: an operator's name repeats */
     opstat *stats;
     int64_t t0;                /* the earliest timestamp of the traces */
     bool have_t0;
@@ -93,7 +95,7 @@ static void grow_slots(memview *v)
     uint32_t *s = calloc(n, sizeof *s);
     if (!s) abort();
     for (uint32_t id = 0; id < v->n_names; id++) {
-        size_t i = tpu_hash_bytes(v->names[id], strlen(v->names[id])) & (n - 1);
+        size_t i = tpu_hash_bytes(v->names[id], v->name_len[id]) & (n - 1);
         while (s[i]) i = (i + 1) & (n - 1);
         s[i] = id + 1;
     }
@@ -112,10 +114,17 @@ static int64_t name_id(memview *v, tpa_sv name)
         n = NAME_MAX_BYTES;
         while (n && ((unsigned char)name.p[n] & 0xC0) == 0x80) n--;
     }
+    if (n == 0) name.p = "";
+    uint32_t *recent = &v->recent[tpu_hash_mark(name.p, n ? n : 1) & (RECENT_NAMES - 1)];
+    if (*recent && v->name_len[*recent - 1] == n && memcmp(v->names[*recent - 1], name.p, n) == 0)
+        return *recent - 1;
     size_t i = tpu_hash_bytes(name.p, n) & (v->n_slots - 1);
     for (; v->slots[i]; i = (i + 1) & (v->n_slots - 1)) {
-        const char *s = v->names[v->slots[i] - 1];
-        if (strlen(s) == n && memcmp(s, name.p, n) == 0) return v->slots[i] - 1;
+        uint32_t id = v->slots[i] - 1;
+        if (v->name_len[id] == n && memcmp(v->names[id], name.p, n) == 0) {
+            *recent = id + 1;
+            return id;
+        }
     }
     if (v->n_names == NAMES_CAP) { v->names_dropped++; return -1; }
     char *copy = malloc(n + 1);
@@ -125,11 +134,14 @@ static int64_t name_id(memview *v, tpa_sv name)
     if ((v->n_names & (v->n_names - 1)) == 0) {  /* grow at powers of two */
         size_t cap = v->n_names ? 2 * (size_t)v->n_names : 16;
         v->names = xrealloc(v->names, cap * sizeof *v->names);
+        v->name_len = xrealloc(v->name_len, cap * sizeof *v->name_len);
         v->stats = xrealloc(v->stats, cap * sizeof *v->stats);
     }
     memset(&v->stats[v->n_names], 0, sizeof *v->stats);
     v->names[v->n_names] = copy;
+    v->name_len[v->n_names] = (uint32_t)n;
     v->slots[i] = ++v->n_names;
+    *recent = v->n_names;
     if (2 * (size_t)v->n_names > v->n_slots) grow_slots(v);
     return v->n_names - 1;
 }
@@ -511,6 +523,7 @@ static void mem_free(void *state)
     if (v->m == &v->own) tpa_html_model_free(&v->own);
     for (uint32_t i = 0; i < v->n_names; i++) free(v->names[i]);
     free(v->names);
+    free(v->name_len);
     free(v->stats);
     free(v->slots);
     free(v->ev);

@@ -13,6 +13,7 @@
 #include "view.h"
 #include "event_parse.h"
 #include "json_scan.h"
+#include "adaptive_sort.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -159,11 +160,24 @@ static void add_steps(overview *o, const tpa_steps_result *s)
     snprintf(o->step_name, sizeof o->step_name, "%s", s->step_name);
 }
 
-static int edge_cmp(const void *a, const void *b)
+/* By device, then time; equal ones in the order fed (the level's sums
+ * add up in that order). */
+static inline bool edge_before(const sm_edge *x, const sm_edge *y)
 {
-    const sm_edge *x = a, *y = b;
-    if (x->dev != y->dev) return x->dev < y->dev ? -1 : 1;
-    return x->t < y->t ? -1 : x->t > y->t;
+    return x->dev != y->dev ? x->dev < y->dev : x->t < y->t;
+}
+
+ADAPTIVE_SORT(sort_edges, sm_edge, edge_before)
+
+/* o->edges sorted: kernels come in order of start, their ends mostly too. */
+static void sort_all_edges(overview *o)
+{
+    size_t aside = sort_edges_aside(o->edges, o->n_edges);
+    if (!aside) return;
+    sm_edge *tmp = malloc(aside * sizeof *tmp);
+    if (!tmp) abort(); /* the analyzer's policy (ranks_map.c) */
+    sort_edges(o->edges, o->n_edges, tmp);
+    free(tmp);
 }
 
 /* est. SM efficiency as the TensorBoard plugin estimated it: at each
@@ -180,7 +194,7 @@ static void sm_sweep(overview *o, const tpa_steps_result *s)
     }
     int64_t steps_ns = 0;
     for (size_t i = 0; i < s->n; i++) steps_ns = tpa_sat_add(steps_ns, s->rows[i].dur_ns);
-    if (o->n_edges) qsort(o->edges, o->n_edges, sizeof *o->edges, edge_cmp);
+    sort_all_edges(o);
     double level = 0;
     for (size_t i = 0; i < o->n_edges; i++) {
         const sm_edge *e = &o->edges[i];
