@@ -25,7 +25,8 @@ enum { N_VIEWS = (int)(sizeof views / sizeof views[0]) };
 #define MAX_NOTES 16
 
 typedef struct lane_list {
-    int views[N_VIEWS], n_views;            /* indexes into views[], begun or not */
+    int views[N_VIEWS], n_views;            /* indexes into views[], begun or not: their file_end,
+                                               json and free (view.h: end_on_lane0) */
     void (*feed[N_VIEWS])(void *, const tpa_event *, int);
     void *feed_st[N_VIEWS];
     int n_feed;
@@ -41,6 +42,7 @@ typedef struct page {
     void *state[N_VIEWS];
     lane_list lanes[2];                     /* view.h: which views each thread feeds */
     tpa_worker *helper;                     /* lane 1's thread (worker.h), or NULL */
+    bool json_done;                         /* every view's JSON is in json[] */
     tpu_buf json[N_VIEWS];                  /* each view's JSON value */
     tpa_html_model *run_files;              /* a run directory's own files, or NULL */
     char run_error[400];
@@ -183,8 +185,21 @@ typedef struct lane_job {
     const tpa_event *evs;   /* JOB_FEED */
     size_t n;
     int file;               /* JOB_FILE_END */
+    bool then_json;         /* JOB_FILE_END of the last file: each lane goes on to its JSON */
     const tpa_meta *meta;
 } lane_job;
+
+/* Each view's value in its own buffer: data_json joins them in key order. */
+static void lane_json(page *p, const lane_list *l)
+{
+    for (int i = 0; i < l->n_views; i++) {
+        int v = l->views[i];
+        tpu_json j;
+        tpu_json_init(&j, &p->json[v], 0);
+        if (p->state[v]) views[v]->json(p->state[v], &j);
+        else tpu_json_null(&j);
+    }
+}
 
 /* One lane's part of job: its collectors, in list order. */
 static void lane_run(page *p, int lane, const lane_job *job)
@@ -202,6 +217,7 @@ static void lane_run(page *p, int lane, const lane_job *job)
             int v = l->views[i];
             if (p->state[v] && views[v]->file_end) views[v]->file_end(p->state[v], job->file, job->meta);
         }
+        if (job->then_json) lane_json(p, l);  /* no wait between: lane 0 writes while lane 1 nests */
         break;
     case JOB_FREE:  /* the views' states, no longer read once their JSON is written */
         for (int i = 0; i < l->n_views; i++) {
@@ -210,14 +226,8 @@ static void lane_run(page *p, int lane, const lane_job *job)
             p->state[v] = NULL;
         }
         break;
-    case JOB_JSON:  /* each view's value in its own buffer: data_json joins them in key order */
-        for (int i = 0; i < l->n_views; i++) {
-            int v = l->views[i];
-            tpu_json j;
-            tpu_json_init(&j, &p->json[v], 0);
-            if (p->state[v]) views[v]->json(p->state[v], &j);
-            else tpu_json_null(&j);
-        }
+    case JOB_JSON:
+        lane_json(p, l);
         break;
     }
 }
@@ -253,8 +263,9 @@ static void both_lanes(page *p, const lane_job *job, bool share)
 static void lanes_begin(page *p)
 {
     for (int v = 0; v < N_VIEWS; v++) {
+        lane_list *ends = &p->lanes[views[v]->lane == 1 && !views[v]->end_on_lane0];
+        ends->views[ends->n_views++] = v;
         lane_list *l = &p->lanes[views[v]->lane == 1];
-        l->views[l->n_views++] = v;
         if (p->state[v] && views[v]->feed) {
             l->feed[l->n_feed] = views[v]->feed;
             l->feed_st[l->n_feed++] = p->state[v];
@@ -305,8 +316,9 @@ static int read_trace(page *p, int file, const char *path, tpa_reader *r, tpa_er
         if (p->state[v] && views[v]->file_begin) views[v]->file_begin(p->state[v], file, path);
     int rc = feed_all(p, r, err);
     const tpa_meta *meta = tpa_reader_meta(r);
-    lane_job end = { .what = JOB_FILE_END, .file = file, .meta = meta };
+    lane_job end = { .what = JOB_FILE_END, .file = file, .meta = meta, .then_json = file == p->n_traces - 1 };
     both_lanes(p, &end, true);
+    p->json_done |= end.then_json;
     if (rc >= 0 && meta->truncated) note(p, "%.300s ends early (cut short): the views show what was read", path);
     if (rc >= 0 && !meta->events) {
         if (!p->in.run_dir && p->n_traces == 1) {  /* the one input: say what was expected */
@@ -410,7 +422,7 @@ static int data_json(page *p, tpu_buf *data)
     tpu_json j;
     tpu_json_init(&j, data, 0);
     lane_job job = { .what = JOB_JSON };
-    both_lanes(p, &job, true);
+    if (!p->json_done) both_lanes(p, &job, true);  /* done after the last file's end, when there was one */
     tpu_json_begin_object(&j);
     meta_json(p, &j);
     for (int v = 0; v < N_VIEWS; v++) {

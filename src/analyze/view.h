@@ -60,6 +60,11 @@ typedef struct tpa_view_class {
      * each over the same block of events. Collectors that share state (the
      * attributor of attrib.h) must share a lane; 0 when unsure. */
     int lane;
+    /* file_end, json and free run on lane 0 whatever the lane: for a
+     * collector of lane 1 that shares no state, so that its end work is
+     * done beside the attributor's last nesting (the lanes are in step
+     * between files: it is fed on lane 1 again afterwards). */
+    bool end_on_lane0;
 } tpa_view_class;
 
 /* ---- the views: one line each, in the page data's key order ------------------------ */

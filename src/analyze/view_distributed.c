@@ -224,4 +224,12 @@ static void d_free(void *state)
     free(d);
 }
 
-const tpa_view_class tpa_view_distributed = {"distributed", d_begin, d_file_begin, d_feed, d_file_end, d_json, d_free, 0};
+const tpa_view_class tpa_view_distributed = {
+    .key = "distributed",
+    .begin = d_begin,
+    .file_begin = d_file_begin,
+    .feed = d_feed,
+    .file_end = d_file_end,
+    .json = d_json,
+    .free = d_free,
+};

@@ -466,4 +466,13 @@ static void tl_free(void *state)
     free(v);
 }
 
-const tpa_view_class tpa_view_timeline = {"timeline", tl_begin, tl_file_begin, tl_feed, NULL, tl_json, tl_free, 1 /* lane: beside the attributor (view.h) */};
+const tpa_view_class tpa_view_timeline = {
+    .key = "timeline",
+    .begin = tl_begin,
+    .file_begin = tl_file_begin,
+    .feed = tl_feed,
+    .json = tl_json,
+    .free = tl_free,
+    .lane = 1,            /* fed beside the attributor (view.h) */
+    .end_on_lane0 = true, /* its JSON beside the attributor's last nesting */
+};
