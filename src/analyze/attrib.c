@@ -491,12 +491,14 @@ static void add_host(tpa_attrib *at, const hrec *h)
 {
     at_chunk *k = &at->fill;
     if (k->nhost >= at->host_budget) { tpa__at_hand_over(at, false); at->chunked_file = true; }
-    while (k->nlists <= h->thread) {
+    size_t li = HOST_LIST(h->thread, h->kind == TPA_AT_RUNTIME);
+    while (k->nlists <= li) {
         GROW(k->host, k->nlists, k->clists);
-        k->host[k->nlists++] = (host_list){ NULL, 0, 0 };
+        k->host[k->nlists++] = (host_list){ NULL, 0, 0, false };
     }
-    host_list *l = &k->host[h->thread];
+    host_list *l = &k->host[li];
     GROW(l->r, l->n, l->cap);
+    if (l->n && !l->unsorted) l->unsorted = tpa__at_host_before(h, &l->r[l->n - 1]);
     l->r[l->n++] = *h;
     k->nhost++;
     at->stats.host_spans++;

@@ -12,15 +12,6 @@ static void emit_node(tpa_attrib *at, const tpa_at_node *n)
         if (at->vis[i].node) at->vis[i].node(at->vis[i].user, at, n);
 }
 
-/* Thread, then start, then the longer one first, then arrival: a total order. */
-static inline bool host_before(const hrec *x, const hrec *y)
-{
-    if (x->thread != y->thread) return x->thread < y->thread;
-    if (x->start != y->start) return x->start < y->start;
-    if (x->end != y->end) return x->end > y->end;
-    return x->seq < y->seq;
-}
-
 /* A device record's key (correlation or External id) and index, ordered
  * by key then index. */
 static inline bool keyed_before(const keyed *x, const keyed *y)
@@ -28,7 +19,7 @@ static inline bool keyed_before(const keyed *x, const keyed *y)
     return x->key != y->key ? x->key < y->key : x->idx < y->idx;
 }
 
-ADAPTIVE_SORT(sort_hrecs, hrec, host_before)
+ADAPTIVE_SORT(sort_hrecs, hrec, tpa__at_host_before)
 ADAPTIVE_SORT(sort_keyed, keyed, keyed_before)
 
 /* buf, or a larger one in its place (unkept contents), with room for n
@@ -52,12 +43,14 @@ static void *scratch(tpa_attrib *at, size_t bytes)
     return at->htmp;
 }
 
-/* Each thread's spans in host_before order (the feed grouped them by
- * thread): the sort's scratch holds only the spans far from their place. */
+/* Each list in host_before order (the feed grouped them by thread and
+ * noted the lists that arrived out of order): the sort's scratch holds
+ * only the spans far from their place. */
 static void sort_host(tpa_attrib *at)
 {
     for (size_t t = 0; t < at->work.nlists; t++) {
         host_list *l = &at->work.host[t];
+        if (!l->unsorted) continue;
         size_t aside = sort_hrecs_aside(l->r, l->n);
         if (aside) sort_hrecs(l->r, l->n, scratch(at, aside * sizeof(hrec)));
     }
@@ -93,18 +86,17 @@ static size_t seek(const keyed *a, size_t n, uint64_t key, size_t *hint)
 static void index_gpu(tpa_attrib *at)
 {
     size_t nc = 0, n_corr = 0, n_ext = 0, hint = 0;
-    for (size_t t = 0; t < at->work.nlists; t++)
+    for (size_t t = 1; t < at->work.nlists; t += 2)  /* the runtime calls' lists (HOST_LIST) */
         for (size_t i = 0; i < at->work.host[t].n; i++)
-            nc += at->work.host[t].r[i].kind == TPA_AT_RUNTIME && at->work.host[t].r[i].has_corr;
+            nc += at->work.host[t].r[i].has_corr;
     keyed *tmp = scratch(at, (nc > at->work.ngpu ? nc : at->work.ngpu) * sizeof *tmp);
     keyed *corrs = at->corrs = reserve(at->corrs, &at->ccorrs, nc, sizeof *corrs);
     /* by correlation from the front, by External id from the back */
     keyed *dev = at->by_dev = reserve(at->by_dev, &at->cby_dev, at->work.ngpu, sizeof *dev);
     nc = 0;
-    for (size_t t = 0; t < at->work.nlists; t++)
+    for (size_t t = 1; t < at->work.nlists; t += 2)
         for (size_t i = 0; i < at->work.host[t].n; i++)
-            if (at->work.host[t].r[i].kind == TPA_AT_RUNTIME && at->work.host[t].r[i].has_corr)
-                corrs[nc++] = (keyed){ at->work.host[t].r[i].corr, 0 };
+            if (at->work.host[t].r[i].has_corr) corrs[nc++] = (keyed){ at->work.host[t].r[i].corr, 0 };
     sort_keyed(corrs, nc, tmp);
     for (size_t i = 0; i < at->work.ngpu; i++) {
         grec *g = &at->work.gpu[i];
@@ -217,13 +209,22 @@ static void push_span(tpa_attrib *at, const hrec *r)
     at->nstack++;
 }
 
+/* The next span of a thread's two sorted lists in host_before order. */
+static const hrec *next_of_two(const host_list *a, size_t *i, const host_list *b, size_t *j)
+{
+    if (*i == a->n) return *j < b->n ? &b->r[(*j)++] : NULL;
+    if (*j == b->n || tpa__at_host_before(&a->r[*i], &b->r[*j])) return &a->r[(*i)++];
+    return &b->r[(*j)++];
+}
+
 static void nest_all(tpa_attrib *at)
 {
-    for (size_t t = 0; t < at->work.nlists; t++) {
-        const host_list *l = &at->work.host[t];
+    static const host_list none = { NULL, 0, 0, false };
+    for (size_t t = 0; t < at->work.nlists; t += 2) {
+        const host_list *a = &at->work.host[t], *b = t + 1 < at->work.nlists ? &at->work.host[t + 1] : &none;
+        size_t i = 0, j = 0;
         at->nstack = 0;
-        for (size_t i = 0; i < l->n; i++) {
-            const hrec *r = &l->r[i];
+        for (const hrec *r; (r = next_of_two(a, &i, b, &j));) {
             while (at->nstack) {
                 const frame *top = &at->stack[at->nstack - 1];
                 if (r->start >= top->end || r->end > top->end) close_top(at);
@@ -266,7 +267,10 @@ static void nest_work(tpa_attrib *at)
     sort_host(at);
     nest_all(at);
     emit_gpu(at);
-    for (size_t t = 0; t < at->work.nlists; t++) at->work.host[t].n = 0;
+    for (size_t t = 0; t < at->work.nlists; t++) {
+        at->work.host[t].n = 0;
+        at->work.host[t].unsorted = false;
+    }
     at->work.nhost = at->work.ngpu = at->work.nlaunches = 0;
     at->nby_corr = at->nby_ext = 0;
 }

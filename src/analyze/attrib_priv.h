@@ -68,12 +68,30 @@ typedef struct thread_ent {
     begin_rec *begins; size_t nbegins, cbegins;
 } thread_ent;
 
-/* One thread's spans of a chunk, in arrival order until sorted. */
-typedef struct host_list { hrec *r; size_t n, cap; } host_list;
+/* Thread, then start, then the longer one first, then arrival: a total
+ * order, the nesting's. */
+static inline bool tpa__at_host_before(const hrec *x, const hrec *y)
+{
+    if (x->thread != y->thread) return x->thread < y->thread;
+    if (x->start != y->start) return x->start < y->start;
+    if (x->end != y->end) return x->end > y->end;
+    return x->seq < y->seq;
+}
 
-/* One chunk: the spans (by thread index: the nesting's grouping comes
- * free) and device records buffered between two nestings, and the launch
- * configurations its runtime calls point to (hrec.launch). */
+/* One thread's spans of a chunk of one sort (runtime calls, or the
+ * rest), in arrival order until sorted; unsorted: one arrived before the
+ * one before it (host_before). */
+typedef struct host_list { hrec *r; size_t n, cap; bool unsorted; } host_list;
+
+/* The list of thread t's runtime calls (RUNTIME_LIST) or other spans:
+ * Kineto writes a thread's runtime calls after its operators, each sort
+ * in time order, so two lists are each in order as they arrive, and the
+ * nesting merges them as it walks instead of sorting their union. */
+#define HOST_LIST(thread, runtime) ((size_t)(thread) * 2 + ((runtime) ? 1 : 0))
+
+/* One chunk: the spans (two lists per thread index: the nesting's
+ * grouping comes free) and device records buffered between two nestings,
+ * and the launch configurations its runtime calls point to (hrec.launch). */
 typedef struct at_chunk {
     host_list *host; size_t nlists, clists;
     size_t nhost;       /* spans in all lists */
