@@ -23,6 +23,7 @@
 #include "analyze.h"
 #include "event_parse.h"
 #include "util/hash.h"
+#include "adaptive_sort.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -65,7 +66,10 @@ typedef struct begin_rec { int64_t ts; uint32_t op; } begin_rec;
 
 typedef struct thread_state {
     int64_t pid, tid;
-    pending *pend; size_t npend, cpend;
+    pending *pend; size_t npend, cpend;  /* in arrival order; sorted when flushed */
+    pending *pend_tmp; size_t cpend_tmp; /* the sort's scratch */
+    bool pend_unsorted;   /* a span arrived before the one before it */
+    int64_t pend_min_ts;  /* the earliest start in pend (npend > 0) */
     open_span *stack; size_t nstack, cstack;
     begin_rec *begins; size_t nbegins, cbegins;
     span_rec *recs; size_t nrecs, crecs;
@@ -273,20 +277,40 @@ static bool attach_late(run_ctx *c, thread_state *t, int64_t ts, int64_t dur)
     return false;
 }
 
+static inline bool pend_before(const pending *a, const pending *b)
+{
+    return a->ts < b->ts || (a->ts == b->ts && a->dur > b->dur);
+}
+
+ADAPTIVE_SORT(sort_pending, pending, pend_before)
+
+/* pend in start order, the longer first, then arrival: the order an
+ * insertion after its equals keeps (a stable sort gives it at once; the
+ * insertions moved ~1,400 spans each when steps follow their children). */
+static void sort_pend(thread_state *t)
+{
+    if (!t->pend_unsorted) return;
+    size_t aside = sort_pending_aside(t->pend, t->npend);
+    if (aside > t->cpend_tmp) {
+        free(t->pend_tmp);
+        if (!(t->pend_tmp = malloc(aside * sizeof *t->pend_tmp))) abort();
+        t->cpend_tmp = aside;
+    }
+    if (aside) sort_pending(t->pend, t->npend, t->pend_tmp);
+    t->pend_unsorted = false;
+}
+
 static void flush_pending(run_ctx *c, thread_state *t, size_t n)
 {
     if (!n) return;  /* pend may be NULL */
+    sort_pend(t);
     for (size_t i = 0; i < n; i++)
         nest_span(c, t, &t->pend[i]);
     t->flushed_ts = t->pend[n - 1].ts;
     t->flushed_any = true;
     memmove(t->pend, t->pend + n, (t->npend - n) * sizeof *t->pend);
     t->npend -= n;
-}
-
-static bool pend_before(const pending *a, const pending *b)
-{
-    return a->ts < b->ts || (a->ts == b->ts && a->dur > b->dur);
+    if (t->npend) t->pend_min_ts = t->pend[0].ts;
 }
 
 /* First record starting at or after ts (records are in start order). */
@@ -308,7 +332,7 @@ static bool holds_earlier_spans(const thread_state *t, int64_t ts, int64_t dur)
     size_t i = first_rec_from(t, ts);
     if (i < t->nrecs && t->recs[i].start < ts + dur) return true;
     if (i == 0 && t->rec_base > 0) return true;  /* dropped records: unknown */
-    return t->npend && t->pend[0].ts < ts + dur;
+    return t->npend && t->pend_min_ts < ts + dur;
 }
 
 /* How many spans of t that arrived before a late span starting at ts
@@ -340,21 +364,9 @@ static void host_span(run_ctx *c, int64_t pid, int64_t tid, int64_t ts, int64_t 
         return;
     }
     GROW(t->pend, t->npend, t->cpend);
-    /* pend is sorted: sp goes before the suffix it sorts before. In order
-     * is the usual case; otherwise a binary search (traces written by end
-     * time arrive nearly reversed, and the window holds thousands). */
-    size_t i = t->npend;
-    if (i > 0 && pend_before(&sp, &t->pend[i - 1])) {
-        size_t lo = 0, hi = i - 1;  /* the answer lies in [lo, hi] */
-        while (lo < hi) {
-            size_t mid = (lo + hi) / 2;
-            if (pend_before(&sp, &t->pend[mid])) hi = mid; else lo = mid + 1;
-        }
-        i = lo;
-    }
-    memmove(t->pend + i + 1, t->pend + i, (t->npend - i) * sizeof sp);
-    t->pend[i] = sp;
-    t->npend++;
+    if (!t->npend || ts < t->pend_min_ts) t->pend_min_ts = ts;
+    if (t->npend && pend_before(&sp, &t->pend[t->npend - 1])) t->pend_unsorted = true;
+    t->pend[t->npend++] = sp;
     if (t->npend >= t->window)
         flush_pending(c, t, t->npend / 2);
 }
@@ -388,6 +400,7 @@ static void finish_threads(run_ctx *c)
         while (t->nstack) close_top(c, t);
         plan_window(c, t);
         free(t->pend);
+        free(t->pend_tmp);
         free(t->stack);
         free(t->begins);
         free(t->recs);
