@@ -35,8 +35,8 @@ static void *reserve(void *buf, size_t *cap, size_t n, size_t size)
     return buf;
 }
 
-/* The chunk's sorts' scratch, room for bytes: one buffer for the host
- * spans' sort and the device index's (one after the other). */
+/* The host sort's scratch, room for bytes (the device index has its own:
+ * at->ktmp). */
 static void *scratch(tpa_attrib *at, size_t bytes)
 {
     at->htmp = reserve(at->htmp, &at->chtmp, (bytes + sizeof(hrec) - 1) / sizeof(hrec), sizeof(hrec));
@@ -81,22 +81,33 @@ static size_t seek(const keyed *a, size_t n, uint64_t key, size_t *hint)
     return *hint = lo;
 }
 
-/* Indexes the chunk's device records: by correlation (those a runtime call
- * of the chunk launched) and by External id (the others). */
-static void index_gpu(tpa_attrib *at)
+/* The chunk's runtime calls' correlation ids (the odd lists of
+ * HOST_LIST), in list order, into at->corrs; returns how many. */
+static size_t collect_corrs(tpa_attrib *at)
 {
-    size_t nc = 0, n_corr = 0, n_ext = 0, hint = 0;
-    for (size_t t = 1; t < at->work.nlists; t += 2)  /* the runtime calls' lists (HOST_LIST) */
+    size_t nc = 0;
+    for (size_t t = 1; t < at->work.nlists; t += 2)
         for (size_t i = 0; i < at->work.host[t].n; i++)
             nc += at->work.host[t].r[i].has_corr;
-    keyed *tmp = scratch(at, (nc > at->work.ngpu ? nc : at->work.ngpu) * sizeof *tmp);
     keyed *corrs = at->corrs = reserve(at->corrs, &at->ccorrs, nc, sizeof *corrs);
-    /* by correlation from the front, by External id from the back */
-    keyed *dev = at->by_dev = reserve(at->by_dev, &at->cby_dev, at->work.ngpu, sizeof *dev);
     nc = 0;
     for (size_t t = 1; t < at->work.nlists; t += 2)
         for (size_t i = 0; i < at->work.host[t].n; i++)
             if (at->work.host[t].r[i].has_corr) corrs[nc++] = (keyed){ at->work.host[t].r[i].corr, 0 };
+    return nc;
+}
+
+/* Indexes the chunk's device records: by correlation (those a runtime call
+ * of the chunk launched: the nc of collect_corrs) and by External id (the
+ * others). Reads no host list and sorts through a scratch of its own
+ * (at->ktmp), so the host sort may run beside it. */
+static void index_gpu(tpa_attrib *at, size_t nc)
+{
+    size_t n_corr = 0, n_ext = 0, hint = 0;
+    keyed *tmp = at->ktmp = reserve(at->ktmp, &at->cktmp, nc > at->work.ngpu ? nc : at->work.ngpu, sizeof *tmp);
+    keyed *corrs = at->corrs;
+    /* by correlation from the front, by External id from the back */
+    keyed *dev = at->by_dev = reserve(at->by_dev, &at->cby_dev, at->work.ngpu, sizeof *dev);
     sort_keyed(corrs, nc, tmp);
     for (size_t i = 0; i < at->work.ngpu; i++) {
         grec *g = &at->work.gpu[i];
@@ -253,18 +264,17 @@ void tpa__at_drop_scratch(tpa_attrib *at)
     free(at->htmp);
     free(at->corrs);
     free(at->by_dev);
+    free(at->ktmp);
     at->htmp = NULL;
-    at->corrs = at->by_dev = at->by_corr = at->by_ext = NULL;
-    at->chtmp = at->ccorrs = at->cby_dev = 0;
+    at->corrs = at->by_dev = at->by_corr = at->by_ext = at->ktmp = NULL;
+    at->chtmp = at->ccorrs = at->cby_dev = at->cktmp = 0;
 }
 
-/* Nests the work chunk, hands its nodes and device records to the
- * visitors and empties it (its buffers and the sorts' scratch are kept
- * for the next chunk). */
-static void nest_work(tpa_attrib *at)
+/* Nests the sorted and indexed work chunk, hands its nodes and device
+ * records to the visitors and empties it (its buffers and the sorts'
+ * scratch are kept for the next chunk). */
+static void finish_chunk(tpa_attrib *at)
 {
-    index_gpu(at);
-    sort_host(at);
     nest_all(at);
     emit_gpu(at);
     for (size_t t = 0; t < at->work.nlists; t++) {
@@ -275,6 +285,13 @@ static void nest_work(tpa_attrib *at)
     at->nby_corr = at->nby_ext = 0;
 }
 
+static void nest_work(tpa_attrib *at)
+{
+    index_gpu(at, collect_corrs(at));
+    sort_host(at);
+    finish_chunk(at);
+}
+
 /* ---- the nester thread -------------------------------------------------------- */
 
 /* With threads to spare, a full chunk is nested on a thread of its own
@@ -283,6 +300,19 @@ static void nest_work(tpa_attrib *at)
  * end. One chunk at a time, in file order, so the visitors see what they
  * saw on one thread. */
 static void nest_work_job(void *at) { nest_work(at); }
+static void sort_host_job(void *at) { sort_host(at); }
+
+/* A file's last chunk, which the feeding thread waits for: the nester
+ * thread sorts the host lists while this one indexes the device records
+ * (the correlation ids read first, before the runtime lists move). */
+static void nest_work_beside(tpa_attrib *at)
+{
+    size_t nc = collect_corrs(at);
+    tpa_worker_post(at->nester, sort_host_job, at);
+    index_gpu(at, nc);
+    tpa_worker_wait(at->nester);
+    finish_chunk(at);
+}
 
 void tpa__at_hand_over(tpa_attrib *at, bool last)
 {
@@ -290,11 +320,14 @@ void tpa__at_hand_over(tpa_attrib *at, bool last)
     at_chunk full = at->fill;
     at->fill = at->work;  /* nested and empty: the feed goes on in its buffers */
     at->work = full;
-    if (!last && at->may_thread && !at->nester) at->nester = tpa_worker_start(1);
-    if (last || !at->nester) {
+    if (at->may_thread && !at->nester) at->nester = tpa_worker_start(1);
+    if (!at->nester) {
         nest_work(at);
-        if (last) tpa__at_drop_scratch(at);
+    } else if (last) {
+        nest_work_beside(at);
+    } else {
+        tpa_worker_post(at->nester, nest_work_job, at);
         return;
     }
-    tpa_worker_post(at->nester, nest_work_job, at);
+    if (last) tpa__at_drop_scratch(at);
 }

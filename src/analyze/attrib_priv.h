@@ -124,10 +124,12 @@ struct tpa_attrib {
     uint32_t step_name, other_name;
     bool chunked_file;   /* this file needed more than one chunk */
     frame *stack; size_t nstack, cstack;
-    hrec *htmp; size_t chtmp;           /* the chunk's sorts' scratch (scratch()); these three */
+    hrec *htmp; size_t chtmp;           /* the host sort's scratch (scratch()); these four */
     keyed *corrs; size_t ccorrs;         /* the chunk's runtime correlations, sorted */
     keyed *by_dev; size_t cby_dev;       /* device records by key: by_corr and by_ext point in;
                                             freed at the chunk's end (tpa__at_drop_scratch) */
+    keyed *ktmp; size_t cktmp;           /* the device index's sorts' scratch (not the host
+                                            sort's: the two may run side by side) */
     keyed *by_corr, *by_ext; size_t nby_corr, nby_ext, hint_corr, hint_ext;
     tpa_at_visitor vis[MAX_VISITORS]; int nvis;
     tpa_at_stats stats;
@@ -145,10 +147,11 @@ struct tpa_attrib {
 uint32_t tpa__at_pair_id(pairtab *t, uint32_t parent, uint32_t name);
 /* Hands the fill chunk over to be nested (attrib_nest.c): it becomes the
  * work chunk, nested on the nester thread (started at the first chunk
- * when may_thread) or, when last or without one, here before the return.
- * Waits first for the chunk handed over before. The last chunk of a file
- * also frees the sorts' scratch (kept, it raised the page's peak by what
- * the other views then allocated beside it). */
+ * when may_thread) or, when last or without one, here before the return
+ * (a last chunk's host sort then on the nester thread, beside the device
+ * index here). Waits first for the chunk handed over before. The last
+ * chunk of a file also frees the sorts' scratch (kept, it raised the
+ * page's peak by what the other views then allocated beside it). */
 void tpa__at_hand_over(tpa_attrib *at, bool last);
 void tpa__at_drop_scratch(tpa_attrib *at);
 
