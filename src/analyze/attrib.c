@@ -358,7 +358,7 @@ static void take_arg(args_ctx *c, int which, const char *v, const char *end)
     case TPA_ARG_CORRELATION:
         if (value_u64(v, end, &x)) {
             if (c->gpu) { c->g->corr = x; c->g->has_corr = true; }
-            else { c->h->corr = x; c->h->has_corr = true; }
+            else if (c->h->kind == TPA_AT_RUNTIME) { c->h->key = x; c->h->has_key = true; }
         }
         c->need &= ~(unsigned)NEED_CORR;
         break;
@@ -366,13 +366,13 @@ static void take_arg(args_ctx *c, int which, const char *v, const char *end)
     case TPA_ARG_EXTERNAL_ID_LC:
         if (value_u64(v, end, &x)) {
             if (c->gpu) { c->g->ext = x; c->g->has_ext = true; }
-            else { c->h->ext = x; c->h->has_ext = true; }
+            else if (c->h->kind != TPA_AT_RUNTIME) { c->h->key = x; c->h->has_key = true; }
         }
         c->need &= ~(unsigned)NEED_EXT;
         break;
     case TPA_ARG_INPUT_DIMS:
         if (!c->gpu && (c->need & NEED_SHAPES)) {
-            c->h->shapes = intern(c->at, v, (size_t)(end - v));
+            c->h->u.shapes = intern(c->at, v, (size_t)(end - v));
             c->need &= ~(unsigned)NEED_SHAPES;
         }
         break;
@@ -448,7 +448,7 @@ static void parse_args(tpa_attrib *at, const tpa_event *ev, hrec *h, grec *g, un
         at_chunk *k = &at->fill;
         GROW(k->launches, k->nlaunches, k->claunches);
         k->launches[k->nlaunches++] = c.launch;
-        h->launch = (uint32_t)k->nlaunches;
+        h->u.launch = (uint32_t)k->nlaunches;  /* a runtime call's (has_launch) */
     }
 }
 
@@ -464,12 +464,13 @@ static uint8_t host_kind(const tpa_event *ev, int kind)
     return TPA_AT_OP;
 }
 
-static void fill_host(tpa_attrib *at, const tpa_event *ev, int kind, hrec *h)
+/* Fills h from ev; returns the index of its thread. */
+static uint32_t fill_host(tpa_attrib *at, const tpa_event *ev, int kind, hrec *h)
 {
     memset(h, 0, sizeof *h);
     h->kind = host_kind(ev, kind);
     h->start = ev->ts_ns;
-    h->thread = thread_index(at, ev->pid, ev->tid);
+    uint32_t thread = thread_index(at, ev->pid, ev->tid);
     h->seq = at->seq++;
     int64_t num;
     if (h->kind == TPA_AT_STEP || tpa_step_number(ev->name, &num)) {
@@ -485,13 +486,14 @@ static void fill_host(tpa_attrib *at, const tpa_event *ev, int kind, hrec *h)
         parse_args(at, ev, h, NULL, NEED_CORR | NEED_EXT | NEED_ALL);
     else if (h->kind != TPA_AT_PYTHON)
         parse_args(at, ev, h, NULL, NEED_EXT | NEED_SHAPES);
+    return thread;
 }
 
-static void add_host(tpa_attrib *at, const hrec *h)
+static void add_host(tpa_attrib *at, const hrec *h, uint32_t thread)
 {
     at_chunk *k = &at->fill;
     if (k->nhost >= at->host_budget) { tpa__at_hand_over(at, false); at->chunked_file = true; }
-    size_t li = HOST_LIST(h->thread, h->kind == TPA_AT_RUNTIME);
+    size_t li = HOST_LIST(thread, h->kind == TPA_AT_RUNTIME);
     while (k->nlists <= li) {
         GROW(k->host, k->nlists, k->clists);
         k->host[k->nlists++] = (host_list){ NULL, 0, 0, false };
@@ -534,22 +536,23 @@ void tpa_attrib_feed(tpa_attrib *at, const tpa_event *ev, int kind)
         }
         if (ev->cat.n == 5 && memcmp(ev->cat.p, "Trace", 5) == 0) return;  /* Kineto's whole-profile span */
         hrec h;
-        fill_host(at, ev, kind, &h);
+        uint32_t thread = fill_host(at, ev, kind, &h);
         int64_t dur = ev->has_dur && ev->dur_ns > 0 ? ev->dur_ns : 0;
         h.end = tpa_sat_add(h.start, dur);
-        add_host(at, &h);
+        add_host(at, &h, thread);
     } else if (ev->ph == 'B' && !tpa_kind_is_gpu(kind)) {
         hrec h;
-        fill_host(at, ev, kind, &h);
-        thread_ent *t = &at->threads[h.thread];
+        uint32_t thread = fill_host(at, ev, kind, &h);  /* may move at->threads */
+        thread_ent *t = &at->threads[thread];
         GROW(t->begins, t->nbegins, t->cbegins);
         t->begins[t->nbegins++].r = h;
     } else if (ev->ph == 'E' && !tpa_kind_is_gpu(kind)) {
-        thread_ent *t = &at->threads[thread_index(at, ev->pid, ev->tid)];
+        uint32_t thread = thread_index(at, ev->pid, ev->tid);
+        thread_ent *t = &at->threads[thread];
         if (!t->nbegins) return;
         hrec h = t->begins[--t->nbegins].r;
         h.end = ev->ts_ns > h.start ? ev->ts_ns : h.start;
-        add_host(at, &h);
+        add_host(at, &h, thread);
     }
 }
 
@@ -561,7 +564,7 @@ void tpa_attrib_file_end(tpa_attrib *at)
         while (t->nbegins) {
             hrec h = t->begins[--t->nbegins].r;
             h.end = h.start;
-            add_host(at, &h);
+            add_host(at, &h, (uint32_t)i);
         }
     }
     if (at->chunked_file) at->stats.chunks++;

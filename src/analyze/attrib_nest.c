@@ -88,12 +88,12 @@ static size_t collect_corrs(tpa_attrib *at)
     size_t nc = 0;
     for (size_t t = 1; t < at->work.nlists; t += 2)
         for (size_t i = 0; i < at->work.host[t].n; i++)
-            nc += at->work.host[t].r[i].has_corr;
+            nc += at->work.host[t].r[i].has_key;
     keyed *corrs = at->corrs = reserve(at->corrs, &at->ccorrs, nc, sizeof *corrs);
     nc = 0;
     for (size_t t = 1; t < at->work.nlists; t += 2)
         for (size_t i = 0; i < at->work.host[t].n; i++)
-            if (at->work.host[t].r[i].has_corr) corrs[nc++] = (keyed){ at->work.host[t].r[i].corr, 0 };
+            if (at->work.host[t].r[i].has_key) corrs[nc++] = (keyed){ at->work.host[t].r[i].key, 0 };
     return nc;
 }
 
@@ -192,7 +192,8 @@ static void push_span(tpa_attrib *at, const hrec *r)
     /* field by field: a memset of the whole frame (its pending node
      * included, read only once set) was a rep stos per span */
     f->n = (tpa_at_node){ .start_ns = r->start, .dur_ns = r->end - r->start, .name = r->name,
-                          .shapes = r->shapes, .kind = r->kind, .is_module = r->is_module };
+                          .shapes = r->kind == TPA_AT_RUNTIME ? 0 : r->u.shapes, .kind = r->kind,
+                          .is_module = r->is_module };
     f->end = r->end;
     f->child_sum = f->dev_own = f->dev_child = 0;
     f->nchild = 0;
@@ -209,11 +210,11 @@ static void push_span(tpa_attrib *at, const hrec *r)
     f->n.module = f->ctx_module;
     if (r->kind == TPA_AT_OP || r->kind == TPA_AT_ANNOTATION || r->kind == TPA_AT_STEP) {
         f->op_frame = (uint32_t)at->nstack;
-        if (r->has_ext && at->nby_ext)
-            f->dev_own = attribute(at, r->ext, true, r->name, 0, NULL);
-    } else if (r->kind == TPA_AT_RUNTIME && r->has_corr) {
+        if (r->has_key && at->nby_ext)
+            f->dev_own = attribute(at, r->key, true, r->name, 0, NULL);
+    } else if (r->kind == TPA_AT_RUNTIME && r->has_key) {
         uint32_t opn = f->op_frame == NO_FRAME ? 0 : at->stack[f->op_frame].n.name;
-        int64_t t = attribute(at, r->corr, false, opn, r->name, r->launch ? &at->work.launches[r->launch - 1] : NULL);
+        int64_t t = attribute(at, r->key, false, opn, r->name, r->u.launch ? &at->work.launches[r->u.launch - 1] : NULL);
         if (f->op_frame != NO_FRAME)
             at->stack[f->op_frame].dev_own = tpa_sat_add(at->stack[f->op_frame].dev_own, t);
     }

@@ -39,14 +39,22 @@ typedef struct pairtab {
     uint32_t *slots; size_t nslots;
 } pairtab;
 
+/* A host span of a chunk (40 bytes: a chunk holds a million). Its thread
+ * is the list it is in (HOST_LIST). A runtime call reads its correlation
+ * id and may carry a launch configuration; the other kinds read their
+ * External id and input shapes: each keeps one key and one of the two. */
 typedef struct hrec {
     int64_t start, end;
-    uint64_t corr, ext;
-    uint32_t name, shapes, thread, seq;
-    uint32_t launch;    /* launches[] index + 1 of a runtime call with a launch configuration */
+    uint64_t key;       /* runtime call: correlation id; else External id (has_key) */
+    uint32_t name, seq;
+    union {
+        uint32_t shapes;  /* not a runtime call: the Input Dims string */
+        uint32_t launch;  /* runtime call: launches[] index + 1, 0 without a configuration */
+    } u;
     uint8_t kind;
-    bool is_module, has_corr, has_ext;
+    bool is_module, has_key;
 } hrec;
+_Static_assert(sizeof(hrec) == 40, "a chunk's host span stays at 40 bytes");
 
 /* The launch configuration a runtime call carries (HIP writes grid, block
  * and shared memory on hipLaunchKernel, not on the kernel). */
@@ -68,11 +76,10 @@ typedef struct thread_ent {
     begin_rec *begins; size_t nbegins, cbegins;
 } thread_ent;
 
-/* Thread, then start, then the longer one first, then arrival: a total
- * order, the nesting's. */
+/* Of one thread's spans: start, then the longer one first, then arrival:
+ * a total order, the nesting's. */
 static inline bool tpa__at_host_before(const hrec *x, const hrec *y)
 {
-    if (x->thread != y->thread) return x->thread < y->thread;
     if (x->start != y->start) return x->start < y->start;
     if (x->end != y->end) return x->end > y->end;
     return x->seq < y->seq;
