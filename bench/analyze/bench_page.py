@@ -8,9 +8,15 @@ alike: `trainprof report TRACE` (text to /dev/null) and `trainprof report
 --html PAGE TRACE`, best of --runs each, and their ratios in wall time and
 in CPU time (user + system of every thread); the page's size;
 and the time headless Chromium takes to load it and draw every view
-(performance.now() when the page's start() returns)."""
+(performance.now() when the page's start() returns).
+
+--against OTHER (repeatable) times another build in the same rounds, in
+turn with --bin (each round: every binary's report, then its page), and
+prints each one's best and median and their ratios: a change measured side
+by side with the build before it."""
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -58,15 +64,20 @@ def main():
     ap.add_argument("--size-mb", type=int, default=1024)
     ap.add_argument("--dir", required=True)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--against", action="append", default=[], help="another build, timed in the same rounds")
     a = ap.parse_args()
     trace = os.path.join(a.dir, f"bench_page_{a.size_mb}mb.json")
     if not os.path.exists(trace) or os.path.getsize(trace) < a.size_mb * 1e6 * 0.9:
         subprocess.run([a.gen, a.fixture, trace, str(a.size_mb)], check=True)
     page = os.path.join(a.dir, "bench_page.html")
     rep, html = [], []
+    others = {b: ([], []) for b in a.against}
     for _ in range(a.runs):
         rep.append(timed([a.bin, "report", trace]))
         html.append(timed([a.bin, "report", "--html", page, trace]))
+        for b, (r, h) in others.items():
+            r.append(timed([b, "report", trace]))
+            h.append(timed([b, "report", "--html", os.path.join(a.dir, "bench_page_against.html"), trace]))
     size = os.path.getsize(page)
     ms = chromium_ms(page, a.runs)
     print(f"trace: {trace} ({os.path.getsize(trace) / 1e6:.0f} MB)")
@@ -75,6 +86,12 @@ def main():
         print(f"{what}: trainprof report:        best {min(r):.2f} s of {a.runs} ({', '.join(f'{t:.2f}' for t in r)})")
         print(f"{what}: trainprof report --html: best {min(h):.2f} s of {a.runs} ({', '.join(f'{t:.2f}' for t in h)})")
         print(f"{what}: ratio (best / best):     {min(h) / min(r):.2f}x")
+    for b, (r, h) in [(a.bin, (rep, html))] + list(others.items()) if others else []:
+        rw, hw = [x[0] for x in r], [x[0] for x in h]
+        print(f"side by side: {b}: report best {min(rw):.2f} / median {statistics.median(rw):.2f} s, "
+              f"--html best {min(hw):.2f} / median {statistics.median(hw):.2f} s, "
+              f"ratio {min(hw) / min(rw):.2f}x / {statistics.median(hw) / statistics.median(rw):.2f}x, "
+              f"--html CPU best {min(x[1] for x in h):.2f} s")
     print(f"page: {size / 1e6:.2f} MB")
     print(f"chromium load + draw:    best {min(ms):.0f} ms of {a.runs} ({', '.join(f'{t:.0f}' for t in ms)})")
 
