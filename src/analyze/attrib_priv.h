@@ -90,10 +90,11 @@ static inline bool tpa__at_host_before(const hrec *x, const hrec *y)
  * one before it (host_before). */
 typedef struct host_list { hrec *r; size_t n, cap; bool unsorted; } host_list;
 
-/* The list of thread t's runtime calls (RUNTIME_LIST) or other spans:
- * Kineto writes a thread's runtime calls after its operators, each sort
- * in time order, so two lists are each in order as they arrive, and the
- * nesting merges them as it walks instead of sorting their union. */
+/* The list of thread t's runtime calls (runtime true) or other spans.
+ * Kineto writes a thread's runtime calls after all its operators (and
+ * in runs of their own order), so apart the operators mostly arrive in
+ * order and need no sort, the runtime calls are sorted among themselves
+ * only, and the nesting merges the two lists as it walks. */
 #define HOST_LIST(thread, runtime) ((size_t)(thread) * 2 + ((runtime) ? 1 : 0))
 
 /* One chunk: the spans (two lists per thread index: the nesting's
