@@ -86,7 +86,8 @@ def main():
         print(f"{what}: trainprof report:        best {min(r):.2f} s of {a.runs} ({', '.join(f'{t:.2f}' for t in r)})")
         print(f"{what}: trainprof report --html: best {min(h):.2f} s of {a.runs} ({', '.join(f'{t:.2f}' for t in h)})")
         print(f"{what}: ratio (best / best):     {min(h) / min(r):.2f}x")
-    for b, (r, h) in [(a.bin, (rep, html))] + list(others.items()) if others else []:
+    side_by_side = [(a.bin, (rep, html))] + list(others.items()) if others else []
+    for b, (r, h) in side_by_side:
         rw, hw = [x[0] for x in r], [x[0] for x in h]
         print(f"side by side: {b}: report best {min(rw):.2f} / median {statistics.median(rw):.2f} s, "
               f"--html best {min(hw):.2f} / median {statistics.median(hw):.2f} s, "

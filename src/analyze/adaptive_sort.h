@@ -5,6 +5,7 @@
 #define TRAINPROF_ANALYZE_ADAPTIVE_SORT_H
 
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ADAPTIVE_SORT(name, type, before) defines name(a, n, tmp), which sorts
@@ -65,6 +66,20 @@
         name_##_runs(tmp, s, a + m);  /* a[m..n) is free: s items of scratch */               \
         size_t i = m, j = s, k = n;                                                            \
         while (j) a[--k] = i && before_(&tmp[j - 1], &a[i - 1]) ? a[--i] : tmp[--j];           \
+    }                                                                                          \
+    /* name_ with the scratch it needs in *tmp (room for *cap items), grown                    \
+     * when short (its contents not kept); none when a is in order */                          \
+    __attribute__((unused)) static void name_##_scratched(type_ *a, size_t n, type_ **tmp,    \
+                                                          size_t *cap)                         \
+    {                                                                                          \
+        size_t aside = name_##_aside(a, n);                                                    \
+        if (!aside) return;                                                                    \
+        if (aside > *cap) {                                                                    \
+            free(*tmp);                                                                        \
+            if (!(*tmp = malloc(aside * sizeof **tmp))) abort();                               \
+            *cap = aside;                                                                      \
+        }                                                                                      \
+        name_(a, n, *tmp);                                                                     \
     }
 
 #endif

@@ -35,24 +35,14 @@ static void *reserve(void *buf, size_t *cap, size_t n, size_t size)
     return buf;
 }
 
-/* The host sort's scratch, room for bytes (the device index has its own:
- * at->ktmp). */
-static void *scratch(tpa_attrib *at, size_t bytes)
-{
-    at->htmp = reserve(at->htmp, &at->chtmp, (bytes + sizeof(hrec) - 1) / sizeof(hrec), sizeof(hrec));
-    return at->htmp;
-}
-
 /* Each list in host_before order (the feed grouped them by thread and
- * noted the lists that arrived out of order): the sort's scratch holds
- * only the spans far from their place. */
+ * noted the lists that arrived out of order): the sort's scratch (at->htmp;
+ * the device index has its own) holds only the spans far from their place. */
 static void sort_host(tpa_attrib *at)
 {
     for (size_t t = 0; t < at->work.nlists; t++) {
         host_list *l = &at->work.host[t];
-        if (!l->unsorted) continue;
-        size_t aside = sort_hrecs_aside(l->r, l->n);
-        if (aside) sort_hrecs(l->r, l->n, scratch(at, aside * sizeof(hrec)));
+        if (l->unsorted) sort_hrecs_scratched(l->r, l->n, &at->htmp, &at->chtmp);
     }
 }
 
@@ -85,12 +75,9 @@ static size_t seek(const keyed *a, size_t n, uint64_t key, size_t *hint)
  * HOST_LIST), in list order, into at->corrs; returns how many. */
 static size_t collect_corrs(tpa_attrib *at)
 {
-    size_t nc = 0;
-    for (size_t t = 1; t < at->work.nlists; t += 2)
-        for (size_t i = 0; i < at->work.host[t].n; i++)
-            nc += at->work.host[t].r[i].has_key;
-    keyed *corrs = at->corrs = reserve(at->corrs, &at->ccorrs, nc, sizeof *corrs);
-    nc = 0;
+    size_t calls = 0, nc = 0;
+    for (size_t t = 1; t < at->work.nlists; t += 2) calls += at->work.host[t].n;
+    keyed *corrs = at->corrs = reserve(at->corrs, &at->ccorrs, calls, sizeof *corrs);
     for (size_t t = 1; t < at->work.nlists; t += 2)
         for (size_t i = 0; i < at->work.host[t].n; i++)
             if (at->work.host[t].r[i].has_key) corrs[nc++] = (keyed){ at->work.host[t].r[i].key, 0 };

@@ -289,14 +289,7 @@ ADAPTIVE_SORT(sort_pending, pending, pend_before)
  * insertions moved ~1,400 spans each when steps follow their children). */
 static void sort_pend(thread_state *t)
 {
-    if (!t->pend_unsorted) return;
-    size_t aside = sort_pending_aside(t->pend, t->npend);
-    if (aside > t->cpend_tmp) {
-        free(t->pend_tmp);
-        if (!(t->pend_tmp = malloc(aside * sizeof *t->pend_tmp))) abort();
-        t->cpend_tmp = aside;
-    }
-    if (aside) sort_pending(t->pend, t->npend, t->pend_tmp);
+    if (t->pend_unsorted) sort_pending_scratched(t->pend, t->npend, &t->pend_tmp, &t->cpend_tmp);
     t->pend_unsorted = false;
 }
 

@@ -172,11 +172,9 @@ ADAPTIVE_SORT(sort_edges, sm_edge, edge_before)
 /* o->edges sorted: kernels come in order of start, their ends mostly too. */
 static void sort_all_edges(overview *o)
 {
-    size_t aside = sort_edges_aside(o->edges, o->n_edges);
-    if (!aside) return;
-    sm_edge *tmp = malloc(aside * sizeof *tmp);
-    if (!tmp) abort(); /* the analyzer's policy (ranks_map.c) */
-    sort_edges(o->edges, o->n_edges, tmp);
+    sm_edge *tmp = NULL;
+    size_t cap = 0;
+    sort_edges_scratched(o->edges, o->n_edges, &tmp, &cap);
     free(tmp);
 }
 
