@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analyze/ranks.h"
+#include "analyze/ranks/ranks.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/html.h"
-#include "analyze/json_scan.h"
+#include "analyze/page/html.h"
+#include "analyze/trace/json_scan.h"
 
 static volatile size_t sink;
 

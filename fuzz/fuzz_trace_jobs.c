@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "util/hash.h"
-#include "analyze/analyze.h"
-#include "analyze/parallel.h"
+#include "analyze/trace/analyze.h"
+#include "analyze/trace/parallel.h"
 
 typedef struct digest {
     uint64_t h, n;

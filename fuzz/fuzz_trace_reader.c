@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/analyze.h"
+#include "analyze/trace/analyze.h"
 
 /* Results are summed here so the compiler keeps every read. */
 static volatile uint64_t sink;

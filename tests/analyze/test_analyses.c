@@ -1,8 +1,8 @@
 /* test_analyses.c - report, steps, diff, slice, fix and merge on small
  * hand-written traces whose answers are known. */
-#include "analyze/analyze.h"
-#include "analyze/html.h"
-#include "analyze/render.h"
+#include "analyze/trace/analyze.h"
+#include "analyze/page/html.h"
+#include "analyze/text/render.h"
 #include "tp_test.h"
 
 #include <stdlib.h>

@@ -7,11 +7,11 @@
  * Also `report` over several files at once (report_jobs.c). Runs under TSan
  * (label concurrency). */
 #include "util/hash.h"
-#include "analyze/analyze.h"
-#include "analyze/event_parse.h"
-#include "analyze/parallel.h"
-#include "analyze/split.h"
-#include "analyze/worker.h"
+#include "analyze/trace/analyze.h"
+#include "analyze/trace/event_parse.h"
+#include "analyze/trace/parallel.h"
+#include "analyze/trace/split.h"
+#include "analyze/trace/worker.h"
 #include "tp_test.h"
 
 #include <stdatomic.h>

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/ranks.h"
+#include "analyze/ranks/ranks.h"
 #include "tp_test.h"
 
 enum { WORLD = 4, STEPS = 10 };

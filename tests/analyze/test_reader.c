@@ -1,7 +1,7 @@
 /* test_reader.c - the streaming reader on small in-memory documents, read
  * with every chunk size from 1 byte up so each refill path runs. */
-#include "analyze/analyze.h"
-#include "analyze/json_scan.h"
+#include "analyze/trace/analyze.h"
+#include "analyze/trace/json_scan.h"
 #include "tp_test.h"
 
 #include <stdlib.h>

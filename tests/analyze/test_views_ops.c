@@ -6,9 +6,9 @@
  * "modules":…} as the page would carry them (tests/analyze/
  * test_views_ops_torch.py compares that with torch's and HTA's numbers).
  */
-#include "analyze/analyze.h"
-#include "analyze/attrib.h"
-#include "analyze/view.h"
+#include "analyze/trace/analyze.h"
+#include "analyze/attrib/attrib.h"
+#include "analyze/page/view.h"
 #include "tp_test.h"
 #include "util/buf.h"
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/view_timeline.h"
+#include "analyze/page/view_timeline.h"
 #include "tp_test.h"
 
 #define US 1000LL

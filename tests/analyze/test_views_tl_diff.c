@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/view_diff.h"
+#include "analyze/page/view_diff.h"
 #include "tp_test.h"
 
 static long long num_after(const char *p, const char *key)

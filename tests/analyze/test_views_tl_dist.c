@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/ranks.h"
-#include "analyze/view.h"
+#include "analyze/ranks/ranks.h"
+#include "analyze/page/view.h"
 #include "tp_test.h"
 
 

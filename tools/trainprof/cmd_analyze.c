@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/ranks.h"
-#include "analyze/render.h"
+#include "analyze/ranks/ranks.h"
+#include "analyze/text/render.h"
 #include "cli_common.h"
 #include "commands.h"
 

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/render.h"
-#include "analyze/view_diff.h"
+#include "analyze/text/render.h"
+#include "analyze/page/view_diff.h"
 #include "cli_common.h"
 #include "commands.h"
 

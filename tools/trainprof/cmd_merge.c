@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/ranks.h"
+#include "analyze/ranks/ranks.h"
 #include "cli_common.h"
 #include "commands.h"
 

@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/ranks.h"
-#include "analyze/html.h"
-#include "analyze/render.h"
+#include "analyze/ranks/ranks.h"
+#include "analyze/page/html.h"
+#include "analyze/text/render.h"
 #include "trainprof.h"
 #include "cli_common.h"
 #include "commands.h"

@@ -1,0 +1,542 @@
+/* view_memory.c - the Memory view's collector (key "memory").
+ *
+ * Of traces recorded with profile_memory=True: the "[memory]" instant events
+ * (args: Bytes, Total Allocated, Total Reserved, Addr, Device Type, Device
+ * Id). Each is attributed to the host operator running innermost on its
+ * thread at its time (torch writes the operators before the memory events,
+ * so the operators' intervals are held until the end of the file, then
+ * swept per thread): per-operator allocations, bytes, self increase (the
+ * operator's own events) and total increase (its and its children's), as
+ * torch's key_averages self_cpu_memory_usage / cpu_memory_usage. Then the
+ * allocation/free pairs (matched by device and address), the peak per
+ * device with what was alive at it, and the allocated / reserved curves.
+ * Everything held is capped (MEV_CAP events, OPS_CAP operators, NAMES_CAP
+ * names); the page says what a cap left out.
+ *
+ * Of a run directory: trainprof's own samples (RSS, system memory, each
+ * GPU's allocated / reserved / peak) from memory_profile.json. */
+#include "analyze/page/html.h"
+#include "analyze/page/view.h"
+#include "analyze/trace/event_parse.h"
+#include "util/hash.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MEV_CAP (1u << 19)     /* [memory] events held */
+#define OPS_CAP (1u << 20)     /* operator intervals held per file */
+#define NAMES_CAP (1u << 16)   /* distinct operator names */
+#define NAME_MAX_BYTES 1024    /* a name kept longer is cut (UTF-8 safe) */
+#define CURVE_POINTS 2000      /* per device: buckets of the allocated curve */
+#define PAIRS_LARGEST 200      /* allocation/free pairs kept: the largest ... */
+#define PAIRS_AT_PEAK 300      /* ... and those alive at each device's peak */
+#define EVENTS_MAX 50000       /* events listed for range filtering, when no more */
+#define MAX_DEVICES 16
+#define MAX_DEPTH 512
+#define RECENT_NAMES 1024      /* a power of 2 */
+
+typedef struct mev {
+    int64_t ts, bytes, alloc, reserved;
+    uint64_t addr;
+    int64_t thr;
+    int32_t op;                /* name id of the innermost operator, -1: none */
+    int16_t dev;
+} mev;
+
+typedef struct opiv { int64_t start, end, thr; uint32_t name; } opiv;
+
+typedef struct opstat { uint64_t allocs, frees; int64_t alloc_bytes, free_bytes, self_inc, total_inc; } opstat;
+
+typedef struct pair { int64_t bytes, t_alloc, t_free; int32_t op; int16_t dev; } pair;
+
+typedef struct memview {
+    tpa_view_input in;
+    tpa_html_model own, *m;    /* memory_profile.json: the builder's (view.h), or own */
+    mev *ev; size_t n_ev, file_ev0;
+    opiv *ops; size_t n_ops, cap_ops;
+    char **names; uint32_t *name_len; uint32_t n_names;
+    uint32_t *slots; size_t n_slots;   /* name hash -> id + 1 */
+    uint32_t recent[RECENT_NAMES];     /* id + 1 by tpu_hash_mark: an operator's name repeats */
+    opstat *stats;
+    int64_t t0;                /* the earliest timestamp of the traces */
+    bool have_t0;
+    uint64_t ev_dropped, ops_dropped, names_dropped;
+    char devices[MAX_DEVICES][24]; int16_t dev_type[MAX_DEVICES], dev_id[MAX_DEVICES]; int n_devices;
+} memview;
+
+static void *xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q) abort();
+    return q;
+}
+
+static void *mem_begin(const tpa_view_input *in)
+{
+    memview *v = calloc(1, sizeof *v);
+    if (!v) return NULL;
+    v->in = *in;
+    v->m = in->run_files;
+    if (!v->m) {
+        tpa_html_model_init(&v->own, in->input);
+        v->m = &v->own;
+    }
+    v->n_slots = 1024;
+    v->slots = calloc(v->n_slots, sizeof *v->slots);
+    if (!v->slots) abort();
+    return v;
+}
+
+/* ---- names ------------------------------------------------------------------------ */
+
+static void grow_slots(memview *v)
+{
+    size_t n = v->n_slots * 2;
+    uint32_t *s = calloc(n, sizeof *s);
+    if (!s) abort();
+    for (uint32_t id = 0; id < v->n_names; id++) {
+        size_t i = tpu_hash_bytes(v->names[id], v->name_len[id]) & (n - 1);
+        while (s[i]) i = (i + 1) & (n - 1);
+        s[i] = id + 1;
+    }
+    free(v->slots);
+    v->slots = s;
+    v->n_slots = n;
+}
+
+/* The id of name (ProfilerStep#N grouped as ProfilerStep*, as torch does); -1 when full. */
+static int64_t name_id(memview *v, tpa_sv name)
+{
+    int64_t num;
+    if (tpa_step_number(name, &num)) name = (tpa_sv){ "ProfilerStep*", 13 };
+    size_t n = name.n;
+    if (n > NAME_MAX_BYTES) {
+        n = NAME_MAX_BYTES;
+        while (n && ((unsigned char)name.p[n] & 0xC0) == 0x80) n--;
+    }
+    if (n == 0) name.p = "";
+    uint32_t *recent = &v->recent[tpu_hash_mark(name.p, n ? n : 1) & (RECENT_NAMES - 1)];
+    if (*recent && v->name_len[*recent - 1] == n && memcmp(v->names[*recent - 1], name.p, n) == 0)
+        return *recent - 1;
+    size_t i = tpu_hash_bytes(name.p, n) & (v->n_slots - 1);
+    for (; v->slots[i]; i = (i + 1) & (v->n_slots - 1)) {
+        uint32_t id = v->slots[i] - 1;
+        if (v->name_len[id] == n && memcmp(v->names[id], name.p, n) == 0) {
+            *recent = id + 1;
+            return id;
+        }
+    }
+    if (v->n_names == NAMES_CAP) { v->names_dropped++; return -1; }
+    char *copy = malloc(n + 1);
+    if (!copy) abort();
+    memcpy(copy, name.p, n);
+    copy[n] = 0;
+    if ((v->n_names & (v->n_names - 1)) == 0) {  /* grow at powers of two */
+        size_t cap = v->n_names ? 2 * (size_t)v->n_names : 16;
+        v->names = xrealloc(v->names, cap * sizeof *v->names);
+        v->name_len = xrealloc(v->name_len, cap * sizeof *v->name_len);
+        v->stats = xrealloc(v->stats, cap * sizeof *v->stats);
+    }
+    memset(&v->stats[v->n_names], 0, sizeof *v->stats);
+    v->names[v->n_names] = copy;
+    v->name_len[v->n_names] = (uint32_t)n;
+    v->slots[i] = ++v->n_names;
+    *recent = v->n_names;
+    if (2 * (size_t)v->n_names > v->n_slots) grow_slots(v);
+    return v->n_names - 1;
+}
+
+/* ---- feed ------------------------------------------------------------------------- */
+
+/* One number per (pid, tid) (ids may be hashes of strings: wrap, never overflow). */
+static int64_t thr_key(const tpa_event *ev)
+{
+    return (int64_t)((uint64_t)ev->tid * 1000003u ^ (uint64_t)ev->pid);
+}
+
+static int64_t arg_i64(const char *args, const char *end, const char *key, int64_t dflt)
+{
+    double d;
+    if (!tpa_value_f64(tpa_obj_find(args, end, key), end, &d)) return dflt;
+    return (int64_t)d;
+}
+
+static int device_slot(memview *v, int64_t type, int64_t id)
+{
+    for (int i = 0; i < v->n_devices; i++)
+        if (v->dev_type[i] == type && v->dev_id[i] == id) return i;
+    if (v->n_devices == MAX_DEVICES) return -1;
+    int i = v->n_devices++;
+    v->dev_type[i] = (int16_t)type;
+    v->dev_id[i] = (int16_t)id;
+    if (type == 0) snprintf(v->devices[i], sizeof v->devices[i], "CPU");
+    else if (type == 1) snprintf(v->devices[i], sizeof v->devices[i], "cuda:%d", (int)id);
+    else snprintf(v->devices[i], sizeof v->devices[i], "device type %d:%d", (int)type, (int)id);
+    return i;
+}
+
+static void memory_event(memview *v, const tpa_event *ev)
+{
+    const char *end = ev->raw.p + ev->raw.n;
+    const char *args = tpa_event_args(ev, NULL);
+    if (!args) return;
+    if (v->n_ev == MEV_CAP) { v->ev_dropped++; return; }
+    int dev = device_slot(v, arg_i64(args, end, "Device Type", 0), arg_i64(args, end, "Device Id", -1));
+    if (dev < 0) { v->ev_dropped++; return; }
+    if ((v->n_ev & (v->n_ev - 1)) == 0)
+        v->ev = xrealloc(v->ev, (v->n_ev ? 2 * v->n_ev : 64) * sizeof *v->ev);
+    mev *e = &v->ev[v->n_ev++];
+    e->ts = ev->ts_ns;
+    e->bytes = arg_i64(args, end, "Bytes", 0);
+    e->alloc = arg_i64(args, end, "Total Allocated", -1);
+    e->reserved = arg_i64(args, end, "Total Reserved", -1);
+    e->addr = (uint64_t)arg_i64(args, end, "Addr", 0);
+    e->thr = thr_key(ev);
+    e->op = -1;
+    e->dev = (int16_t)dev;
+}
+
+static void mem_feed(void *state, const tpa_event *ev, int kind)
+{
+    memview *v = state;
+    if (ev->has_ts && (!v->have_t0 || ev->ts_ns < v->t0) && ev->ph != 'M') { v->t0 = ev->ts_ns; v->have_t0 = true; }
+    if (ev->ph == 'X') {
+        if ((kind != TPA_K_CPU && kind != TPA_K_ANNOTATION && kind != TPA_K_STEP) || !ev->has_dur || ev->on_device) return;
+        if (v->n_ops == OPS_CAP) { v->ops_dropped++; return; }
+        int64_t id = name_id(v, ev->name);
+        if (id < 0) return;
+        if (v->n_ops == v->cap_ops) {
+            v->cap_ops = v->cap_ops ? 2 * v->cap_ops : 1024;
+            v->ops = xrealloc(v->ops, v->cap_ops * sizeof *v->ops);
+        }
+        v->ops[v->n_ops++] = (opiv){ ev->ts_ns, tpa_sat_add(ev->ts_ns, ev->dur_ns), thr_key(ev), (uint32_t)id };
+    } else if ((ev->ph == 'i' || ev->ph == 'I') && ev->name.n == 8 && memcmp(ev->name.p, "[memory]", 8) == 0) {
+        memory_event(v, ev);
+    }
+}
+
+/* ---- attribution at the end of each file -------------------------------------------- */
+
+static int op_cmp(const void *a, const void *b)
+{
+    const opiv *x = a, *y = b;
+    if (x->thr != y->thr) return x->thr < y->thr ? -1 : 1;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    return x->end > y->end ? -1 : x->end < y->end;   /* outer first */
+}
+
+static int mev_thr_cmp(const void *a, const void *b)
+{
+    const mev *x = a, *y = b;
+    if (x->thr != y->thr) return x->thr < y->thr ? -1 : 1;
+    return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+static int mev_ts_cmp(const void *a, const void *b)
+{
+    const mev *x = a, *y = b;
+    return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+static void charge(memview *v, const mev *e, const uint32_t *stack, int depth)
+{
+    if (depth == 0) return;
+    opstat *s = &v->stats[stack[depth - 1]];
+    if (e->bytes > 0) { s->allocs++; s->alloc_bytes += e->bytes; }
+    else if (e->bytes < 0) { s->frees++; s->free_bytes -= e->bytes; }
+    s->self_inc += e->bytes;
+    for (int i = 0; i < depth; i++) v->stats[stack[i]].total_inc += e->bytes;
+}
+
+/* Keeps the open operators that have not ended before t. Not only from the
+ * top: a span that starts inside another and outlives it (ProfilerStep#N
+ * opened inside record_function's __enter__) leaves its parent closed below it. */
+static int drop_ended(uint32_t *stack, int64_t *ends, int depth, int64_t t)
+{
+    int k = 0;
+    for (int i = 0; i < depth; i++)
+        if (ends[i] >= t) { stack[k] = stack[i]; ends[k++] = ends[i]; }
+    return k;
+}
+
+/* Sweeps one file's events and operators thread by thread: each event goes
+ * to the operators open at its time (an operator is open on [start, end]). */
+static void attribute(memview *v)
+{
+    mev *ev = v->ev + v->file_ev0;
+    size_t n = v->n_ev - v->file_ev0;
+    if (v->n_ops) qsort(v->ops, v->n_ops, sizeof *v->ops, op_cmp);
+    if (n) qsort(ev, n, sizeof *ev, mev_thr_cmp);
+    uint32_t stack[MAX_DEPTH];
+    int64_t ends[MAX_DEPTH];
+    size_t o = 0;
+    int depth = 0;
+    int64_t thr = 0;
+    for (size_t i = 0; i < n; i++) {
+        mev *e = &ev[i];
+        if (i == 0 || e->thr != thr) { thr = e->thr; depth = 0; }
+        while (o < v->n_ops && (v->ops[o].thr < thr || (v->ops[o].thr == thr && v->ops[o].start <= e->ts))) {
+            const opiv *p = &v->ops[o++];
+            if (p->thr != thr) continue;
+            depth = drop_ended(stack, ends, depth, p->start);
+            if (depth < MAX_DEPTH) { stack[depth] = p->name; ends[depth++] = p->end; }
+        }
+        depth = drop_ended(stack, ends, depth, e->ts);
+        e->op = depth ? (int32_t)stack[depth - 1] : -1;
+        charge(v, e, stack, depth);
+    }
+    if (n) qsort(ev, n, sizeof *ev, mev_ts_cmp);
+}
+
+static void mem_file_begin(void *state, int file, const char *path)
+{
+    memview *v = state;
+    (void)file; (void)path;
+    v->file_ev0 = v->n_ev;
+    v->n_ops = 0;
+}
+
+static void mem_file_end(void *state, int file, const tpa_meta *meta)
+{
+    memview *v = state;
+    (void)file; (void)meta;
+    if (v->n_ev > v->file_ev0) attribute(v);
+    v->n_ops = 0;
+}
+
+/* ---- pairs, peaks, curves ------------------------------------------------------------ */
+
+typedef struct pending { uint64_t key; size_t ev; } pending;
+
+/* Allocation/free pairs in time order (events sorted by time per file, files
+ * in order): an allocation is matched by the next free of its device and
+ * address. Returns the pairs (*n of them); a free with no allocation seen
+ * (allocated before the profiler started) makes none. */
+static pair *make_pairs(const memview *v, size_t *n_out)
+{
+    size_t cap = 64, n = 0, slots = 64;
+    while (slots < 2 * v->n_ev) slots *= 2;
+    pair *pairs = malloc(cap * sizeof *pairs);
+    pending *tab = calloc(slots, sizeof *tab);  /* key 0: empty; open addressing with tombstones as key 1 */
+    if (!pairs || !tab) abort();
+    for (size_t i = 0; i < v->n_ev; i++) {
+        const mev *e = &v->ev[i];
+        uint64_t key = (e->addr * 0x9E3779B97F4A7C15ull ^ (uint64_t)e->dev) | 2;  /* never 0 or 1 */
+        size_t h = (size_t)(key >> 7) & (slots - 1);
+        if (e->bytes > 0) {
+            while (tab[h].key > 1 && tab[h].key != key) h = (h + 1) & (slots - 1);
+            if (n == cap) pairs = xrealloc(pairs, (cap *= 2) * sizeof *pairs);
+            pairs[n] = (pair){ e->bytes, e->ts, -1, e->op, e->dev };
+            tab[h] = (pending){ key, n++ };   /* a second allocation at one address replaces the first */
+        } else if (e->bytes < 0) {
+            for (; tab[h].key; h = (h + 1) & (slots - 1))
+                if (tab[h].key == key) {
+                    pairs[tab[h].ev].t_free = e->ts;
+                    tab[h].key = 1;
+                    break;
+                }
+        }
+    }
+    free(tab);
+    *n_out = n;
+    return pairs;
+}
+
+static int pair_size_cmp(const void *a, const void *b)
+{
+    const pair *x = a, *y = b;
+    return x->bytes > y->bytes ? -1 : x->bytes < y->bytes;
+}
+
+static void pair_json(const memview *v, tpu_json *j, const pair *p)
+{
+    tpu_json_begin_array(j);
+    tpu_json_int(j, p->dev);
+    tpu_json_int(j, p->op);
+    tpu_json_int(j, p->bytes);
+    tpu_json_int(j, p->t_alloc - v->t0);
+    if (p->t_free >= 0) tpu_json_int(j, p->t_free - v->t0);
+    else tpu_json_null(j);
+    tpu_json_end_array(j);
+}
+
+/* The peak of device d: the event with the highest Total Allocated. */
+static const mev *peak_of(const memview *v, int d)
+{
+    const mev *best = NULL;
+    for (size_t i = 0; i < v->n_ev; i++)
+        if (v->ev[i].dev == d && (!best || v->ev[i].alloc > best->alloc)) best = &v->ev[i];
+    return best;
+}
+
+static bool alive_at(const pair *p, int d, int64_t t)
+{
+    return p->dev == d && p->t_alloc <= t && (p->t_free < 0 || p->t_free > t);
+}
+
+/* pairs: the largest, then those alive at each peak (each pair once) */
+static void pairs_json(const memview *v, tpu_json *j)
+{
+    size_t n;
+    pair *pairs = make_pairs(v, &n);
+    if (n) qsort(pairs, n, sizeof *pairs, pair_size_cmp);
+    tpu_json_kv_uint(j, "n_pairs", n);
+    tpu_json_key(j, "pairs");
+    tpu_json_begin_array(j);
+    for (size_t i = 0; i < n && i < PAIRS_LARGEST; i++) pair_json(v, j, &pairs[i]);
+    for (int d = 0; d < v->n_devices; d++) {
+        const mev *pk = peak_of(v, d);
+        int kept = 0;
+        for (size_t i = PAIRS_LARGEST; pk && i < n && kept < PAIRS_AT_PEAK; i++)
+            if (alive_at(&pairs[i], d, pk->ts)) { pair_json(v, j, &pairs[i]); kept++; }
+    }
+    tpu_json_end_array(j);
+    free(pairs);
+}
+
+/* Per device: its peak, and the curves [t, allocated, reserved], at most
+ * 2 x CURVE_POINTS points (the lowest and the highest point of each time bucket). */
+static void device_json(const memview *v, tpu_json *j, int d)
+{
+    tpu_json_begin_object(j);
+    tpu_json_kv_string(j, "name", v->devices[d]);
+    const mev *pk = peak_of(v, d);
+    size_t n = 0;
+    int64_t lo = 0, hi = 0;
+    for (size_t i = 0; i < v->n_ev; i++)
+        if (v->ev[i].dev == d) {
+            if (!n++) lo = v->ev[i].ts;
+            hi = v->ev[i].ts;
+        }
+    tpu_json_kv_uint(j, "events", n);
+    if (pk) {
+        tpu_json_kv_int(j, "peak_bytes", pk->alloc);
+        tpu_json_kv_int(j, "peak_t", pk->ts - v->t0);
+    }
+    tpu_json_key(j, "curve");
+    tpu_json_begin_array(j);
+    int64_t width = n > 2 * CURVE_POINTS ? (hi - lo) / CURVE_POINTS + 1 : 0;
+    const mev *bmin = NULL, *bmax = NULL;
+    int64_t bucket = -1;
+    for (size_t i = 0; i <= v->n_ev; i++) {
+        const mev *e = i < v->n_ev ? &v->ev[i] : NULL;
+        if (e && e->dev != d) continue;
+        int64_t b = e && width ? (e->ts - lo) / width : (int64_t)i;
+        if (b != bucket || !e) {  /* flush the bucket: its low and high points in time order */
+            const mev *pts[2] = { bmin, bmax };
+            if (bmin && bmax && bmax->ts < bmin->ts) { pts[0] = bmax; pts[1] = bmin; }
+            for (int k = 0; k < 2; k++) {
+                if (!pts[k] || (k == 1 && pts[1] == pts[0])) continue;
+                tpu_json_begin_array(j);
+                tpu_json_int(j, pts[k]->ts - v->t0);
+                tpu_json_int(j, pts[k]->alloc);
+                tpu_json_int(j, pts[k]->reserved);
+                tpu_json_end_array(j);
+            }
+            bmin = bmax = NULL;
+            bucket = b;
+        }
+        if (!e) break;
+        if (!bmin || e->alloc < bmin->alloc) bmin = e;
+        if (!bmax || e->alloc > bmax->alloc) bmax = e;
+    }
+    tpu_json_end_array(j);
+    tpu_json_end_object(j);
+}
+
+static void ops_json(const memview *v, tpu_json *j)
+{
+    tpu_json_key(j, "ops");
+    tpu_json_begin_array(j);
+    for (uint32_t i = 0; i < v->n_names; i++) {
+        const opstat *s = &v->stats[i];
+        tpu_json_begin_object(j);
+        tpu_json_kv_string(j, "name", v->names[i]);
+        tpu_json_kv_uint(j, "allocs", s->allocs);
+        tpu_json_kv_int(j, "alloc_bytes", s->alloc_bytes);
+        tpu_json_kv_uint(j, "frees", s->frees);
+        tpu_json_kv_int(j, "free_bytes", s->free_bytes);
+        tpu_json_kv_int(j, "self_inc", s->self_inc);
+        tpu_json_kv_int(j, "total_inc", s->total_inc);
+        tpu_json_end_object(j);
+    }
+    tpu_json_end_array(j);
+}
+
+static void events_json(const memview *v, tpu_json *j)
+{
+    tpu_json_key(j, "events");
+    if (v->n_ev > EVENTS_MAX) { tpu_json_null(j); return; }
+    tpu_json_begin_array(j);
+    for (size_t i = 0; i < v->n_ev; i++) {
+        const mev *e = &v->ev[i];
+        tpu_json_begin_array(j);
+        tpu_json_int(j, e->ts - v->t0);
+        tpu_json_int(j, e->bytes);
+        tpu_json_int(j, e->op);
+        tpu_json_int(j, e->dev);
+        tpu_json_end_array(j);
+    }
+    tpu_json_end_array(j);
+}
+
+static void mem_json(void *state, tpu_json *j)
+{
+    memview *v = state;
+    if (!v->m->memory.points && !v->n_ev) { tpu_json_null(j); return; }
+    tpu_json_begin_object(j);
+    if (v->m->memory.points) tpa_html_memory_members(v->m, j);
+    tpu_json_kv_uint(j, "n_events", v->n_ev);
+    if (v->n_ev) {
+        tpu_json_key(j, "devices_traced");
+        tpu_json_begin_array(j);
+        for (int d = 0; d < v->n_devices; d++) device_json(v, j, d);
+        tpu_json_end_array(j);
+        ops_json(v, j);
+        pairs_json(v, j);
+        events_json(v, j);
+    }
+    tpu_json_key(j, "left_out");
+    tpu_json_begin_array(j);
+    char line[200];
+    if (v->ev_dropped) {
+        snprintf(line, sizeof line, "%llu [memory] events past the first %u", (unsigned long long)v->ev_dropped, MEV_CAP);
+        tpu_json_string(j, line);
+    }
+    if (v->ops_dropped) {
+        snprintf(line, sizeof line, "%llu operators past the first %u of a file: later events are not attributed",
+                 (unsigned long long)v->ops_dropped, OPS_CAP);
+        tpu_json_string(j, line);
+    }
+    if (v->names_dropped) {
+        snprintf(line, sizeof line, "%llu operators with names past the first %u distinct ones",
+                 (unsigned long long)v->names_dropped, NAMES_CAP);
+        tpu_json_string(j, line);
+    }
+    tpu_json_end_array(j);
+    tpu_json_end_object(j);
+}
+
+static void mem_free(void *state)
+{
+    memview *v = state;
+    if (v->m == &v->own) tpa_html_model_free(&v->own);
+    for (uint32_t i = 0; i < v->n_names; i++) free(v->names[i]);
+    free(v->names);
+    free(v->name_len);
+    free(v->stats);
+    free(v->slots);
+    free(v->ev);
+    free(v->ops);
+    free(v);
+}
+
+const tpa_view_class tpa_view_memory = {
+    .key = "memory",
+    .begin = mem_begin,
+    .file_begin = mem_file_begin,
+    .feed = mem_feed,
+    .file_end = mem_file_end,
+    .json = mem_json,
+    .free = mem_free,
+};

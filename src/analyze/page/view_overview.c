@@ -1,0 +1,338 @@
+/* view_overview.c - the Overview view's collector (key "overview").
+ *
+ * Of every trace: the step breakdown into the TensorBoard plugin's
+ * categories (steps.c: each instant counted once, in the highest category
+ * running: Kernel > Memcpy > Memset > Communication > Runtime > DataLoader >
+ * CPU Exec > Other) per step and as a run total, the traced step windows,
+ * the GPUs of deviceProperties, GPU utilization, est. SM efficiency and
+ * est. achieved occupancy, and the last trace's findings (diagnose.c, fed
+ * from the builder's one read). Of a run directory: its own step time,
+ * throughput, zone breakdown, zone table, configuration and memory findings
+ * (html_model.c). */
+#include "analyze/page/html.h"
+#include "analyze/page/view.h"
+#include "analyze/trace/event_parse.h"
+#include "analyze/trace/json_scan.h"
+#include "analyze/trace/adaptive_sort.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STEP_COLUMNS 160      /* per-step bars kept (columns of a downsampler) */
+#define SM_EDGES_CAP (1u << 21) /* kernel starts and ends held per file for est. SM efficiency */
+#define MAX_GPUS 16
+
+typedef struct gpu_info {
+    char name[96];
+    double memory, sms, major, minor;
+} gpu_info;
+
+typedef struct sm_edge { int64_t t; float v; int16_t dev; } sm_edge;
+
+typedef struct overview {
+    tpa_view_input in;
+    tpa_html_model own, *m;            /* the run directory's files: the builder's (view.h), or own */
+    tpa_diagnosis cur, last;           /* the trace being read; the last one read */
+    tpa_diagnose_run *run;
+    bool have_last;
+    char last_path[400];
+    tpa_ds cat;                        /* per step: the categories (ns) */
+    int64_t cat_total[TPA_P_COUNT], steps_ns, gpu_busy_ns;
+    uint64_t n_steps;
+    int step_source;
+    char step_name[128];
+    int64_t windows[TPA_HTML_WINDOWS][2];
+    int n_windows;
+    gpu_info gpus[MAX_GPUS];
+    int n_gpus;
+    int64_t kernel_ns, occ_kernel_ns;  /* kernel time; of it with an achieved occupancy */
+    double occ_weighted;               /* sum of dur * occupancy */
+    sm_edge *edges;                    /* this file's kernels: +-min(blocks per SM, 1) at start / end */
+    size_t n_edges, cap_edges;
+    bool sm_cut;                       /* a file had more kernels than SM_EDGES_CAP / 2 */
+    double sm_busy_ns;                 /* integral of min(sum of the running kernels' values, 1) */
+    int64_t sm_span_ns;                /* step time of the devices that ran kernels with the value */
+    char run_error[400];               /* a run file that could not be read */
+} overview;
+
+static void *ov_begin(const tpa_view_input *in)
+{
+    overview *o = calloc(1, sizeof *o);
+    if (!o) return NULL;
+    o->in = *in;
+    o->m = in->run_files;
+    if (!o->m) {
+        tpa_html_model_init(&o->own, in->input);
+        o->m = &o->own;
+    }
+    snprintf(o->run_error, sizeof o->run_error, "%s", in->run_error ? in->run_error : "");
+    tpa_ds_init(&o->cat, TPA_P_COUNT, STEP_COLUMNS);
+    return o;
+}
+
+static void ov_file_begin(void *state, int file, const char *path)
+{
+    overview *o = state;
+    (void)file;
+    o->run = tpa_diagnose_begin(&o->cur, path);
+    snprintf(o->last_path, sizeof o->last_path, "%s", path);
+}
+
+/* args["blocks per SM"] of a kernel; -1 when absent */
+static double blocks_per_sm(const tpa_event *ev)
+{
+    double v;
+    if (!tpa_value_f64(tpa_event_arg(ev, TPA_ARG_BLOCKS_PER_SM, NULL), ev->raw.p + ev->raw.n, &v)) return -1;
+    return v;
+}
+
+static void ov_feed(void *state, const tpa_event *ev, int kind)
+{
+    overview *o = state;
+    tpa_diagnose_feed(o->run, ev, kind);
+    if ((kind != TPA_K_KERNEL && kind != TPA_K_COMM) || ev->ph != 'X' || !ev->has_dur || ev->dur_ns <= 0) return;
+    if (kind == TPA_K_KERNEL) o->kernel_ns = tpa_sat_add(o->kernel_ns, ev->dur_ns);
+    if (kind == TPA_K_KERNEL && ev->occupancy >= 0) {
+        o->occ_kernel_ns = tpa_sat_add(o->occ_kernel_ns, ev->dur_ns);
+        o->occ_weighted += ev->occupancy * (double)ev->dur_ns;
+    }
+    double b = blocks_per_sm(ev);
+    if (b < 0) return;
+    if (o->n_edges + 2 > SM_EDGES_CAP) { o->sm_cut = true; return; }
+    if (o->n_edges + 2 > o->cap_edges) {
+        o->cap_edges = o->cap_edges ? 2 * o->cap_edges : 1024;
+        if (!(o->edges = realloc(o->edges, o->cap_edges * sizeof *o->edges))) abort();
+    }
+    float v = (float)(b < 1 ? b : 1);
+    int16_t dev = (int16_t)(ev->device >= 0 && ev->device < 4096 ? ev->device : ev->pid & 0xfff);
+    o->edges[o->n_edges++] = (sm_edge){ ev->ts_ns, v, dev };
+    o->edges[o->n_edges++] = (sm_edge){ tpa_sat_add(ev->ts_ns, ev->dur_ns), -v, dev };
+}
+
+/* deviceProperties: [{"name", "totalGlobalMem", "numSms", "computeMajor", "computeMinor"}, ...] */
+static void read_gpus(overview *o, const tpa_meta *meta)
+{
+    for (size_t i = 0; i < meta->n_members && !o->n_gpus; i++) {
+        if (strcmp(meta->members[i].key, "deviceProperties") != 0) continue;
+        const char *p = meta->members[i].raw, *end = p + meta->members[i].raw_len;
+        while (p < end && *p != '[') p++;
+        for (p++; p < end && o->n_gpus < MAX_GPUS;) {
+            while (p < end && (*p == ' ' || *p == ',' || *p == '\n' || *p == '\r' || *p == '\t')) p++;
+            if (p >= end || *p != '{') break;
+            const char *obj = p;
+            tpa_scanerr e;
+            if (tpa_skip_value(&p, end, &e, 0) != SC_OK) break;
+            gpu_info *g = &o->gpus[o->n_gpus++];
+            if (!tpa_value_str(tpa_obj_find(obj, p, "name"), p, g->name, sizeof g->name)) g->name[0] = 0;
+            if (!tpa_value_f64(tpa_obj_find(obj, p, "totalGlobalMem"), p, &g->memory)) g->memory = NAN;
+            if (!tpa_value_f64(tpa_obj_find(obj, p, "numSms"), p, &g->sms)) g->sms = NAN;
+            if (!tpa_value_f64(tpa_obj_find(obj, p, "computeMajor"), p, &g->major)) g->major = NAN;
+            if (!tpa_value_f64(tpa_obj_find(obj, p, "computeMinor"), p, &g->minor)) g->minor = NAN;
+        }
+    }
+}
+
+static void add_steps(overview *o, const tpa_steps_result *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        const tpa_step_row *r = &s->rows[i];
+        double v[TPA_P_COUNT];
+        for (int p = 0; p < TPA_P_COUNT; p++) {
+            v[p] = (double)r->part_ns[p];
+            o->cat_total[p] = tpa_sat_add(o->cat_total[p], r->part_ns[p]);
+        }
+        tpa_ds_add(&o->cat, r->num, v);
+        o->steps_ns = tpa_sat_add(o->steps_ns, r->dur_ns);
+        o->gpu_busy_ns = tpa_sat_add(o->gpu_busy_ns, r->gpu_busy_ns);
+        o->n_steps++;
+        if (!o->in.run_dir) {  /* a run directory's own files give its step time */
+            double ms = (double)r->dur_ns / 1e6;
+            tpa_ds_add(&o->m->step_ms, r->num, &ms);
+        }
+    }
+    if (s->n && o->n_windows < TPA_HTML_WINDOWS) {
+        o->windows[o->n_windows][0] = s->rows[0].num;
+        o->windows[o->n_windows][1] = s->rows[s->n - 1].num;
+        o->n_windows++;
+    }
+    o->step_source = s->step_source;
+    snprintf(o->step_name, sizeof o->step_name, "%s", s->step_name);
+}
+
+/* By device, then time; equal ones in the order fed (the level's sums
+ * add up in that order). */
+static inline bool edge_before(const sm_edge *x, const sm_edge *y)
+{
+    return x->dev != y->dev ? x->dev < y->dev : x->t < y->t;
+}
+
+ADAPTIVE_SORT(sort_edges, sm_edge, edge_before)
+
+/* o->edges sorted: kernels come in order of start, their ends mostly too. */
+static void sort_all_edges(overview *o)
+{
+    sm_edge *tmp = NULL;
+    size_t cap = 0;
+    sort_edges_scratched(o->edges, o->n_edges, &tmp, &cap);
+    free(tmp);
+}
+
+/* est. SM efficiency as the TensorBoard plugin estimated it: at each
+ * instant, the sum of min(blocks per SM, 1) of the kernels running on a
+ * device, capped at 1, integrated over the file's steps, per device. */
+static void sm_sweep(overview *o, const tpa_steps_result *s)
+{
+    if (!s->n || !o->n_edges) { o->n_edges = 0; return; }
+    int64_t lo = s->rows[0].start_ns, hi = lo;
+    for (size_t i = 0; i < s->n; i++) {
+        int64_t end = tpa_sat_add(s->rows[i].start_ns, s->rows[i].dur_ns);
+        if (s->rows[i].start_ns < lo) lo = s->rows[i].start_ns;
+        if (end > hi) hi = end;
+    }
+    int64_t steps_ns = 0;
+    for (size_t i = 0; i < s->n; i++) steps_ns = tpa_sat_add(steps_ns, s->rows[i].dur_ns);
+    sort_all_edges(o);
+    double level = 0;
+    for (size_t i = 0; i < o->n_edges; i++) {
+        const sm_edge *e = &o->edges[i];
+        if (i == 0 || e->dev != o->edges[i - 1].dev) { level = 0; o->sm_span_ns = tpa_sat_add(o->sm_span_ns, steps_ns); }
+        level += e->v;
+        if (i + 1 < o->n_edges && o->edges[i + 1].dev == e->dev && level > 1e-6) {
+            int64_t a = e->t < lo ? lo : e->t, b = o->edges[i + 1].t > hi ? hi : o->edges[i + 1].t;
+            if (b > a) o->sm_busy_ns += (level < 1 ? level : 1) * (double)(b - a);
+        }
+    }
+    o->n_edges = 0;
+}
+
+static void ov_file_end(void *state, int file, const tpa_meta *meta)
+{
+    overview *o = state;
+    (void)file;
+    read_gpus(o, meta);
+    tpa_error err;
+    if (tpa_diagnose_end(o->run, meta, false, &err) != 0) { o->run = NULL; o->n_edges = 0; return; }
+    o->run = NULL;
+    sm_sweep(o, &o->cur.steps);
+    add_steps(o, &o->cur.steps);
+    if (o->have_last) tpa_diagnosis_free(&o->last);
+    o->last = o->cur;
+    o->have_last = true;
+}
+
+static void kv_num(tpu_json *j, const char *key, double v)
+{
+    if (isnan(v)) { tpu_json_key(j, key); tpu_json_null(j); }
+    else tpu_json_kv_double(j, key, v);
+}
+
+static void categories_json(const overview *o, tpu_json *j)
+{
+    tpu_json_key(j, "categories");
+    if (!o->n_steps) { tpu_json_null(j); return; }
+    tpu_json_begin_object(j);
+    tpu_json_key(j, "names");
+    tpu_json_begin_array(j);
+    for (int p = 0; p < TPA_P_COUNT; p++) tpu_json_string(j, tpa_part_names[p]);
+    tpu_json_end_array(j);
+    tpu_json_key(j, "total_ns");
+    tpu_json_begin_array(j);
+    for (int p = 0; p < TPA_P_COUNT; p++) tpu_json_int(j, o->cat_total[p]);
+    tpu_json_end_array(j);
+    tpu_json_kv_int(j, "steps_ns", o->steps_ns);
+    tpu_json_kv_uint(j, "n_steps", o->n_steps);
+    tpa_html_ds_member(j, "steps", &o->cat, TPA_P_COUNT);
+    tpu_json_end_object(j);
+}
+
+static void gpu_json(const overview *o, tpu_json *j)
+{
+    tpu_json_key(j, "gpus");
+    tpu_json_begin_array(j);
+    for (int i = 0; i < o->n_gpus; i++) {
+        const gpu_info *g = &o->gpus[i];
+        tpu_json_begin_object(j);
+        tpu_json_kv_string(j, "name", g->name);
+        kv_num(j, "memory_bytes", g->memory);
+        kv_num(j, "sms", g->sms);
+        kv_num(j, "cc_major", g->major);
+        kv_num(j, "cc_minor", g->minor);
+        tpu_json_end_object(j);
+    }
+    tpu_json_end_array(j);
+    tpu_json_key(j, "gpu");
+    bool any = o->have_last && (o->kernel_ns > 0 || o->last.has_gpu);
+    if (!any) { tpu_json_null(j); return; }
+    tpu_json_begin_object(j);
+    tpu_json_kv_int(j, "kernel_ns", o->kernel_ns);
+    kv_num(j, "utilization_pct", o->steps_ns > 0 ? 100.0 * (double)o->gpu_busy_ns / (double)o->steps_ns : NAN);
+    kv_num(j, "sm_efficiency_pct", o->sm_span_ns > 0 && !o->sm_cut ? 100.0 * o->sm_busy_ns / (double)o->sm_span_ns : NAN);
+    kv_num(j, "occupancy_pct", o->occ_kernel_ns > 0 ? o->occ_weighted / (double)o->occ_kernel_ns : NAN);
+    tpu_json_kv_int(j, "occupancy_kernel_ns", o->occ_kernel_ns);
+    tpu_json_end_object(j);
+}
+
+static void step_note(const overview *o, tpu_json *j)
+{
+    char buf[300] = "";
+    if (o->step_source == TPA_STEPS_ANNOTATION)
+        snprintf(buf, sizeof buf, "no ProfilerStep#N in the trace: steps are the repeated annotation \"%.200s\"", o->step_name);
+    else if (o->step_source == TPA_STEPS_STEP_NUM)
+        snprintf(buf, sizeof buf, "steps are the \"%.200s\" spans numbered by args.step_num", o->step_name);
+    tpu_json_kv_string(j, "step_note", buf);
+}
+
+static void ov_json(void *state, tpu_json *j)
+{
+    overview *o = state;
+    tpu_json_begin_object(j);
+    tpu_json_kv_bool(j, "run_dir", o->in.run_dir);
+    step_note(o, j);
+    tpu_json_kv_string(j, "findings_from", o->have_last ? o->last_path : "");
+    tpu_json_kv_string(j, "run_error", o->run_error);
+    tpa_html_model_members(o->m, j);
+    tpu_json_key(j, "windows");
+    tpu_json_begin_array(j);
+    for (int i = 0; i < o->n_windows && o->in.run_dir; i++) {
+        tpu_json_begin_array(j);
+        tpu_json_int(j, o->windows[i][0]);
+        tpu_json_int(j, o->windows[i][1]);
+        tpu_json_end_array(j);
+    }
+    tpu_json_end_array(j);
+    tpu_json_key(j, "findings");
+    tpu_json_begin_array(j);
+    for (size_t i = 0; o->have_last && i < o->last.n_findings; i++) tpa_html_finding_json(j, &o->last.findings[i]);
+    for (int i = 0; i < o->m->n_findings; i++) tpa_html_finding_json(j, &o->m->findings[i]);
+    tpu_json_end_array(j);
+    categories_json(o, j);
+    gpu_json(o, j);
+    tpu_json_end_object(j);
+}
+
+static void ov_free(void *state)
+{
+    overview *o = state;
+    if (o->run) {  /* a read stopped early: finish it to free it */
+        tpa_meta meta;
+        memset(&meta, 0, sizeof meta);
+        tpa_error err;
+        if (tpa_diagnose_end(o->run, &meta, true, &err) == 0) tpa_diagnosis_free(&o->cur);
+    }
+    if (o->have_last) tpa_diagnosis_free(&o->last);
+    if (o->m == &o->own) tpa_html_model_free(&o->own);
+    tpa_ds_free(&o->cat);
+    free(o->edges);
+    free(o);
+}
+
+const tpa_view_class tpa_view_overview = {
+    .key = "overview",
+    .begin = ov_begin,
+    .file_begin = ov_file_begin,
+    .feed = ov_feed,
+    .file_end = ov_file_end,
+    .json = ov_json,
+    .free = ov_free,
+};

@@ -1,0 +1,478 @@
+/* view_timeline.c - the Timeline view's collector: a bounded store of the
+ * events the page may draw, compacted around candidate steps when it fills
+ * (see view_timeline.h), and the final choice of steps. */
+#include "analyze/page/view_timeline.h"
+#include "analyze/trace/event_parse.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void tpa_tl_init(tpa_tl *t, const tpa_view_input *in)
+{
+    memset(t, 0, sizeof *t);
+    t->n_files = in && in->n_traces > 0 ? in->n_traces : 1;
+    t->paths = in ? in->traces : NULL;
+    t->max_end = malloc((size_t)t->n_files * sizeof *t->max_end);
+    t->cut = malloc((size_t)t->n_files * sizeof *t->cut);
+    if (!t->max_end || !t->cut) abort();
+    t->new_sorted = true;
+    for (int f = 0; f < t->n_files; f++) t->max_end[f] = t->cut[f] = INT64_MIN;
+    t->new_lo = INT64_MAX;
+    for (int f = 0; f < 64; f++) t->min_ts[f] = INT64_MAX;
+    t->store_events = TPA_TL_STORE_EVENTS;
+    t->store_bytes = TPA_TL_STORE_BYTES;
+    t->carry = TPA_TL_CARRY;
+}
+
+void tpa_tl_free(tpa_tl *t)
+{
+    free(t->rec);
+    free(t->arena);
+    free(t->steps);
+    free(t->meta);
+    free(t->max_end);
+    free(t->cut);
+    memset(t, 0, sizeof *t);
+}
+
+static void *grow(void *p, size_t *cap, size_t need, size_t elem, size_t limit)
+{
+    if (need <= *cap) return p;
+    size_t c = *cap ? *cap * 2 : 256;
+    while (c < need) c *= 2;
+    if (limit && c > limit) c = limit;
+    void *q = realloc(p, c * elem);
+    if (!q) abort(); /* the analyzer's policy (ranks_map.c): CLI and session close only */
+    *cap = c;
+    return q;
+}
+
+/* ---- candidate steps ---------------------------------------------------------------- */
+
+/* Orders of steps: `before(a, b, med)` is true when a comes first. Of equal
+ * durations the earlier step (by file, then start, then number) comes first
+ * in each, so a later step that only ties one never displaces it. */
+typedef bool (*step_order)(const tpa_tl_step *a, const tpa_tl_step *b, int64_t med);
+
+static bool earlier(const tpa_tl_step *a, const tpa_tl_step *b)
+{
+    if (a->file != b->file) return a->file < b->file;
+    return a->start != b->start ? a->start < b->start : a->num < b->num;
+}
+
+static bool faster(const tpa_tl_step *a, const tpa_tl_step *b, int64_t med)
+{
+    (void)med;
+    return a->dur != b->dur ? a->dur < b->dur : earlier(a, b);
+}
+
+static bool slower(const tpa_tl_step *a, const tpa_tl_step *b, int64_t med)
+{
+    (void)med;
+    return a->dur != b->dur ? a->dur > b->dur : earlier(a, b);
+}
+
+/* Nearer the median duration med; the shorter first at equal distances. */
+static bool nearer(const tpa_tl_step *a, const tpa_tl_step *b, int64_t med)
+{
+    int64_t da = a->dur > med ? a->dur - med : med - a->dur, db = b->dur > med ? b->dur - med : med - b->dur;
+    return da != db ? da < db : faster(a, b, med);
+}
+
+/* Inserts step s into best[0..*n), the (at most k) steps first in `before`. */
+static void top_k(const tpa_tl *t, size_t *best, size_t *n, size_t k, size_t s, step_order before, int64_t med)
+{
+    const tpa_tl_step *x = &t->steps[s];
+    size_t i = *n;
+    if (i == k) {
+        if (!before(x, &t->steps[best[k - 1]], med)) return;
+        i = k - 1;
+    } else {
+        (*n)++;
+    }
+    for (; i > 0 && before(x, &t->steps[best[i - 1]], med); i--) best[i] = best[i - 1];
+    best[i] = s;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The median duration of all steps so far (the lower one of an even count). */
+static int64_t median_dur(const tpa_tl *t)
+{
+    if (!t->n_steps) return 0;
+    int64_t *d = malloc(t->n_steps * sizeof *d);
+    if (!d) abort();
+    for (size_t i = 0; i < t->n_steps; i++) d[i] = t->steps[i].dur;
+    qsort(d, t->n_steps, sizeof *d, by_value);
+    int64_t med = d[(t->n_steps - 1) / 2];
+    free(d);
+    return med;
+}
+
+enum { CAND_EDGE = 3, CAND_MID = 5, CAND_MAX = 2 * CAND_EDGE + CAND_MID };
+
+static void add_unique(size_t *out, size_t *k, size_t s)
+{
+    for (size_t c = 0; c < *k; c++)
+        if (out[c] == s) return;
+    out[(*k)++] = s;
+}
+
+/* The candidates kept at a compaction: the `edge` slowest and fastest steps
+ * and the `mid_n` intact steps nearest the median duration of all steps so
+ * far, so the kept middle follows the median as it drifts. */
+static size_t candidates(const tpa_tl *t, size_t out[CAND_MAX], size_t edge, size_t mid_n, size_t *n_edges,
+                         int64_t *median)
+{
+    size_t slow[CAND_EDGE], fast[CAND_EDGE], mid[CAND_MID], ns = 0, nf = 0, nm = 0, k = 0;
+    int64_t med = median_dur(t);
+    for (size_t i = 0; i < t->n_steps; i++) {
+        top_k(t, slow, &ns, edge, i, slower, med);
+        top_k(t, fast, &nf, edge, i, faster, med);
+        if (t->steps[i].intact) top_k(t, mid, &nm, mid_n, i, nearer, med);
+    }
+    for (size_t i = 0; i < ns; i++) add_unique(out, &k, slow[i]);
+    for (size_t i = 0; i < nf; i++) add_unique(out, &k, fast[i]);
+    *n_edges = k;
+    for (size_t i = 0; i < nm; i++) add_unique(out, &k, mid[i]);
+    *median = med;
+    return k;
+}
+
+static bool overlaps(const tpa_tl_rec *r, const tpa_tl_step *s)
+{
+    int64_t end = tpa_sat_add(r->ts, r->dur);
+    return r->file == s->file && r->ts < tpa_sat_add(s->start, s->dur) && end >= s->start;
+}
+
+/* ---- compaction --------------------------------------------------------------------- */
+
+static void keep_only(tpa_tl *t, const bool *keep)
+{
+    size_t w = 0, used = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        if (!keep[i]) { t->dropped++; continue; }
+        tpa_tl_rec r = t->rec[i];
+        size_t len = tpa_tl_rec_bytes(&r);
+        memmove(t->arena + used, t->arena + r.off, len); /* records are in arena order */
+        r.off = (uint32_t)used;
+        used += len;
+        t->rec[w++] = r;
+    }
+    t->n = w;
+    t->used = used;
+}
+
+static int by_ts_rec(const void *a, const void *b, void *ctx)
+{
+    const tpa_tl_rec *rec = ctx;
+    const tpa_tl_rec *x = &rec[*(const size_t *)a], *y = &rec[*(const size_t *)b];
+    return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+int tpa_tl_by_dur_desc(const void *a, const void *b, void *rec_array)
+{
+    const tpa_tl_rec *rec = rec_array;
+    const tpa_tl_rec *x = &rec[*(const size_t *)a], *y = &rec[*(const size_t *)b];
+    return x->dur > y->dur ? -1 : x->dur < y->dur;
+}
+
+/* Keeps the `limit` records first in the order cmp (ts or longest first). */
+static void keep_first(tpa_tl *t, size_t limit, int (*cmp)(const void *, const void *, void *), int64_t *last_ts)
+{
+    size_t *ix = malloc(t->n * sizeof *ix);
+    bool *keep = calloc(t->n ? t->n : 1, sizeof *keep);
+    if (!ix || !keep) abort();
+    for (size_t i = 0; i < t->n; i++) ix[i] = i;
+    qsort_r(ix, t->n, sizeof *ix, cmp, t->rec);
+    for (size_t i = 0; i < t->n && i < limit; i++) {
+        keep[ix[i]] = true;
+        if (last_ts) *last_ts = t->rec[ix[i]].ts;
+    }
+    keep_only(t, keep);
+    free(ix);
+    free(keep);
+}
+
+static bool too_full(const tpa_tl *t) { return t->n > t->store_events / 2 || t->used > t->store_bytes / 2; }
+
+/* The band of durations around the median that a new step must fall in
+ * to be kept (it may be the median shown): the middle candidates' span,
+ * and at least 0.5 % of the median either side. */
+static void set_band(tpa_tl *t, const size_t *mid, size_t n, int64_t med)
+{
+    int64_t lo = med, hi = med;
+    for (size_t i = 0; i < n; i++) {
+        int64_t d = t->steps[mid[i]].dur;
+        if (d < lo) lo = d;
+        if (d > hi) hi = d;
+    }
+    int64_t w = med / 200;
+    t->band_lo = lo < med - w ? lo : med - w;
+    t->band_hi = hi > med + w ? hi : med + w;
+    t->has_band = true;
+}
+
+static void keep_candidates(tpa_tl *t, size_t edge, size_t mid_n)
+{
+    size_t cand[CAND_MAX], n_edges;
+    int64_t med;
+    size_t nc = candidates(t, cand, edge, mid_n, &n_edges, &med);
+    set_band(t, cand + n_edges, nc - n_edges, med);
+    bool *is_cand = calloc(t->n_steps, sizeof *is_cand), *keep = calloc(t->n ? t->n : 1, sizeof *keep);
+    if (!is_cand || !keep) abort();
+    for (size_t c = 0; c < nc; c++) is_cand[cand[c]] = true;
+    for (size_t i = 0; i < t->n_steps; i++)
+        if (!is_cand[i]) t->steps[i].intact = false;
+    for (size_t i = 0; i < t->n; i++) {
+        const tpa_tl_rec *r = &t->rec[i];
+        keep[i] = r->file >= t->n_files || r->ts > t->max_end[r->file];
+        for (size_t c = 0; c < nc && !keep[i]; c++) keep[i] = overlaps(r, &t->steps[cand[c]]);
+    }
+    keep_only(t, keep);
+    free(is_cand);
+    free(keep);
+    memcpy(t->cand, cand, nc * sizeof *cand);
+    t->n_cand = nc;
+    memcpy(t->cut, t->max_end, (size_t)t->n_files * sizeof *t->cut);
+    t->new_lo = INT64_MAX;
+    t->first_new = t->n_steps;
+    t->n_new_intact = 0;
+    t->new_sorted = true;
+}
+
+static void compact(tpa_tl *t)
+{
+    t->compactions++;
+    if (t->n_steps == 0) {
+        /* no steps yet: the earliest events, up to what the page carries */
+        int64_t last = INT64_MAX;
+        keep_first(t, t->carry, by_ts_rec, &last);
+        t->no_steps_cut = true;
+        t->cutoff = last;
+        return;
+    }
+    /* the candidates; when their events still fill half the store, only
+     * the slowest, the fastest and the one nearest the median */
+    keep_candidates(t, CAND_EDGE, CAND_MID);
+    if (too_full(t)) keep_candidates(t, 1, 1);
+    /* still more than half full (one giant step): its longest events only */
+    if (too_full(t)) {
+        size_t before = t->n;
+        keep_first(t, t->store_events / 4, tpa_tl_by_dur_desc, NULL);
+        size_t used = 0;
+        for (size_t i = 0; i < t->n; i++) used += tpa_tl_rec_bytes(&t->rec[i]);
+        if (used > t->store_bytes / 2) keep_first(t, t->n / 4, tpa_tl_by_dur_desc, NULL);
+        t->thinned += before - t->n;
+    }
+}
+
+/* ---- feed --------------------------------------------------------------------------- */
+
+static void add_meta(tpa_tl *t, int file, const tpa_event *ev)
+{
+    bool thread = ev->name.n == 11 && memcmp(ev->name.p, "thread_name", 11) == 0;
+    bool process = ev->name.n == 12 && memcmp(ev->name.p, "process_name", 12) == 0;
+    if ((!thread && !process) || !ev->arg_name.n || t->n_meta >= TPA_TL_META_MAX) return;
+    t->meta = grow(t->meta, &t->meta_cap, t->n_meta + 1, sizeof *t->meta, 0);
+    tpa_tl_meta *m = &t->meta[t->n_meta++];
+    m->file = (uint16_t)file;
+    m->thread = thread;
+    m->pid = ev->pid;
+    m->tid = ev->tid;
+    size_t n = ev->arg_name.n < sizeof m->name - 1 ? ev->arg_name.n : sizeof m->name - 1;
+    memcpy(m->name, ev->arg_name.p, n);
+    m->name[n] = '\0';
+}
+
+/* Whether step x can be no candidate at the next compaction: 3 known steps
+ * come before it in each of slower and faster, and it is no middle one: its
+ * duration is outside the band, or CAND_MID intact steps (candidates, or
+ * read since) of the same duration come before it: they stay intact until
+ * then, and are nearer any median than x. */
+static bool never_candidate(const tpa_tl *t, const tpa_tl_step *x)
+{
+    if (!t->has_band || t->n_top3 < 3) return false;
+    if (!slower(&t->steps[t->slow3[2]], x, 0) || !faster(&t->steps[t->fast3[2]], x, 0)) return false;
+    if (x->dur < t->band_lo || x->dur > t->band_hi) return true;
+    size_t tied = 0;
+    for (size_t c = 0; c < t->n_cand + t->n_new_intact && tied < CAND_MID; c++) {
+        const tpa_tl_step *s = &t->steps[c < t->n_cand ? t->cand[c] : t->new_intact[c - t->n_cand]];
+        tied += s->intact && s->dur == x->dur && earlier(s, x);
+    }
+    return tied >= CAND_MID;
+}
+
+static void add_step(tpa_tl *t, int file, int64_t num, const tpa_event *ev)
+{
+    if (t->n_steps >= TPA_TL_MAX_STEPS) { t->steps_lost++; return; }
+    t->steps = grow(t->steps, &t->steps_cap, t->n_steps + 1, sizeof *t->steps, 0);
+    size_t i = t->n_steps++;
+    tpa_tl_step *x = &t->steps[i];
+    *x = (tpa_tl_step){num, ev->ts_ns, ev->dur_ns, (uint16_t)file, true};
+    x->intact = !never_candidate(t, x);
+    t->early += !x->intact;
+    if (x->intact && t->n_new_intact < TPA_TL_NEW_INTACT) t->new_intact[t->n_new_intact++] = i;
+    if (i > t->first_new) {
+        const tpa_tl_step *prev = &t->steps[i - 1];
+        if (prev->file > file || (prev->file == file && prev->start > ev->ts_ns)) t->new_sorted = false;
+    }
+    size_t n_fast = t->n_top3;
+    top_k(t, t->slow3, &t->n_top3, 3, i, slower, 0);
+    top_k(t, t->fast3, &n_fast, 3, i, faster, 0);
+    int64_t end = tpa_sat_add(ev->ts_ns, ev->dur_ns);
+    if (file < t->n_files && end > t->max_end[file]) t->max_end[file] = end;
+    if (ev->ts_ns < t->new_lo) t->new_lo = ev->ts_ns;
+}
+
+/* Whether [ts, end] lies inside a step read since the last compaction and
+ * left out on arrival (bisection over those steps, in start order). */
+static bool left_out_step(const tpa_tl *t, int file, int64_t ts, int64_t end)
+{
+    size_t lo = t->first_new, hi = t->n_steps;
+    if (lo == hi) return false;
+    if (!t->new_sorted) lo = hi - 1; /* out of order: the latest step only */
+    while (hi - lo > 1) { /* last step starting at or before (file, ts) */
+        size_t mid = lo + (hi - lo) / 2;
+        const tpa_tl_step *m = &t->steps[mid];
+        if (m->file < file || (m->file == file && m->start <= ts)) lo = mid;
+        else hi = mid;
+    }
+    const tpa_tl_step *s = &t->steps[lo];
+    return !s->intact && s->file == file && ts >= s->start && end <= tpa_sat_add(s->start, s->dur);
+}
+
+/* What the next compaction would drop (see tpa_tl.cut). */
+static bool doomed(const tpa_tl *t, int file, int64_t ts, int64_t dur)
+{
+    if (file >= t->n_files) return false;
+    int64_t end = tpa_sat_add(ts, dur);
+    if (left_out_step(t, file, ts, end)) return true;
+    if (ts > t->cut[file]) return false;
+    if (end >= t->new_lo) return false;
+    for (size_t c = 0; c < t->n_cand; c++) {
+        const tpa_tl_step *s = &t->steps[t->cand[c]];
+        if (s->file == file && ts < tpa_sat_add(s->start, s->dur) && end >= s->start) return false;
+    }
+    return true;
+}
+
+void tpa_tl_feed(tpa_tl *t, int file, const tpa_event *ev, int kind)
+{
+    if (ev->ph == 'M') { add_meta(t, file, ev); return; }
+    char ph = ev->ph == 'I' ? 'i' : ev->ph;
+    if (!ev->has_ts || (ph != 'X' && ph != 'i' && ph != 'C')) return;
+    if (ph == 'X' && (!ev->has_dur || ev->dur_ns < 0)) return;
+    t->seen++;
+    if (file < 64 && ev->ts_ns < t->min_ts[file]) t->min_ts[file] = ev->ts_ns;
+    int64_t num;
+    if (ph == 'X' && tpa_event_step(ev, kind, &num)) add_step(t, file, num, ev);
+    if (t->no_steps_cut && t->n_steps == 0 && ev->ts_ns > t->cutoff) { t->dropped++; return; }
+    int64_t dur = ph == 'X' ? ev->dur_ns : 0;
+    if (doomed(t, file, ev->ts_ns, dur)) { t->dropped++; return; }
+    size_t name_n = ev->name.n < TPA_TL_NAME_MAX ? ev->name.n : TPA_TL_NAME_MAX, args_n = 0;
+    const char *args = ev->raw.n <= TPA_TL_RAW_MAX ? tpa_event_args(ev, &args_n) : NULL;
+    if (!args || args_n <= 2) args_n = 0; /* "{}" is written as no args */
+    int64_t corr = 0;  /* read here, where the parser noted where it is */
+    const char *cv = args_n ? tpa_event_arg(ev, TPA_ARG_CORRELATION, NULL) : NULL;
+    if (cv && !tpa_value_i64(cv, ev->raw.p + ev->raw.n, &corr)) corr = 0;
+    size_t pid_n = ev->pid_str.n < TPA_TL_ID_MAX ? ev->pid_str.n : TPA_TL_ID_MAX;
+    size_t tid_n = ev->tid_str.n < TPA_TL_ID_MAX ? ev->tid_str.n : TPA_TL_ID_MAX;
+    size_t bytes = name_n + args_n + pid_n + tid_n;
+    if (t->n >= t->store_events || t->used + bytes > t->store_bytes) compact(t);
+    if (t->no_steps_cut && t->n_steps == 0 && ev->ts_ns > t->cutoff) { t->dropped++; return; }
+    if (t->n == t->cap) t->rec = grow(t->rec, &t->cap, t->n + 1, sizeof *t->rec, t->store_events);
+    if (t->used + bytes > t->arena_cap) t->arena = grow(t->arena, &t->arena_cap, t->used + bytes, 1, 0);
+    char *w = t->arena + t->used;
+    memcpy(w, ev->name.p, name_n);
+    if (args_n) memcpy(w + name_n, args, args_n);
+    if (pid_n) memcpy(w + name_n + args_n, ev->pid_str.p, pid_n);
+    if (tid_n) memcpy(w + name_n + args_n + pid_n, ev->tid_str.p, tid_n);
+    tpa_tl_rec *r = &t->rec[t->n++]; /* field by field: no struct copy per event */
+    r->ts = ev->ts_ns;
+    r->dur = dur;
+    r->pid = ev->pid;
+    r->tid = ev->tid;
+    r->corr = corr;
+    r->off = (uint32_t)t->used;
+    r->name_n = (uint16_t)name_n;
+    r->args_n = (uint16_t)args_n;
+    r->pid_n = (uint8_t)pid_n;
+    r->tid_n = (uint8_t)tid_n;
+    r->file = (uint16_t)file;
+    r->ph = ph;
+    r->kind = (uint8_t)kind;
+    t->used += bytes;
+}
+
+/* ---- the final choice --------------------------------------------------------------- */
+
+int tpa_tl_pick(const tpa_tl *t, long idx[3])
+{
+    idx[0] = idx[1] = idx[2] = -1;
+    size_t slow = 0, fast = 0, mid = 0, ns = 0, nf = 0, nm = 0;
+    int64_t med = median_dur(t);
+    for (size_t i = 0; i < t->n_steps; i++)
+        if (t->steps[i].intact) {
+            top_k(t, &slow, &ns, 1, i, slower, med);
+            top_k(t, &fast, &nf, 1, i, faster, med);
+            top_k(t, &mid, &nm, 1, i, nearer, med);
+        }
+    if (ns) idx[0] = (long)slow, idx[1] = (long)mid, idx[2] = (long)fast;
+    int distinct = 0;
+    for (int k = 0; k < 3; k++) {
+        bool dup = false;
+        for (int m = 0; m < k; m++) dup |= idx[m] == idx[k];
+        if (idx[k] >= 0 && !dup) distinct++;
+        else if (dup) idx[k] = -1;
+    }
+    return distinct;
+}
+
+/* ---- the view ----------------------------------------------------------------------- */
+
+typedef struct tl_view { tpa_tl t; int file; } tl_view;
+
+static void *tl_begin(const tpa_view_input *in)
+{
+    tl_view *v = calloc(1, sizeof *v);
+    if (v) tpa_tl_init(&v->t, in);
+    return v;
+}
+
+static void tl_file_begin(void *state, int file, const char *path)
+{
+    (void)path;
+    ((tl_view *)state)->file = file;
+}
+
+static void tl_feed(void *state, const tpa_event *ev, int kind)
+{
+    tl_view *v = state;
+    tpa_tl_feed(&v->t, v->file, ev, kind);
+}
+
+static void tl_json(void *state, tpu_json *j) { tpa_tl_json(&((tl_view *)state)->t, j); }
+
+static void tl_free(void *state)
+{
+    tl_view *v = state;
+    if (!v) return;
+    tpa_tl_free(&v->t);
+    free(v);
+}
+
+const tpa_view_class tpa_view_timeline = {
+    .key = "timeline",
+    .begin = tl_begin,
+    .file_begin = tl_file_begin,
+    .feed = tl_feed,
+    .json = tl_json,
+    .free = tl_free,
+    .lane = 1,            /* fed beside the attributor (view.h) */
+    .end_on_lane0 = true, /* its JSON beside the attributor's last nesting */
+};

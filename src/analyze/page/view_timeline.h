@@ -1,0 +1,120 @@
+/* view_timeline.h - the Timeline view's collector (view_timeline.c) and its
+ * JSON writer (view_timeline_json.c), which share the state below.
+ *
+ * The page carries a bounded, chosen part of the traces. While the events
+ * fit the store they are all kept; when the store fills, it is compacted:
+ * only events overlapping a few candidate steps (the slowest, the fastest
+ * and those nearest the median of the steps seen so far) and events later
+ * than every step seen so far (their step may be still to come) stay. The
+ * global slowest and fastest steps are therefore always intact at the end
+ * (each was a candidate at every compaction after it was seen, or came
+ * after the last one); the median shown is the intact step nearest the
+ * true median. Of steps of equal duration the earlier one (by file, then
+ * start) is the slower, the faster and the nearer the median, so a later
+ * step that only ties a candidate is left out on arrival. The store holds
+ * what the JSON writer uses: each event's name, args text and string ids.
+ * One pass, memory bounded by the store's caps.
+ */
+#ifndef TRAINPROF_ANALYZE_VIEW_TIMELINE_H
+#define TRAINPROF_ANALYZE_VIEW_TIMELINE_H
+
+#include "analyze/page/view.h"
+
+#ifdef TP_SMALL_LIMITS
+#define TPA_TL_STORE_EVENTS 256u         /* records held before a compaction */
+#define TPA_TL_STORE_BYTES (64u << 10)   /* names, args and string ids held */
+#define TPA_TL_CARRY 120u                /* events written into the page */
+#else
+#define TPA_TL_STORE_EVENTS (1u << 19)
+#define TPA_TL_STORE_BYTES (64u << 20)
+#define TPA_TL_CARRY 150000u
+#endif
+#define TPA_TL_NEW_INTACT 64u           /* steps read since a compaction looked at for ties */
+#define TPA_TL_MAX_STEPS (1u << 20)      /* steps remembered (24 bytes each) */
+#define TPA_TL_RAW_MAX 4096u             /* longer events keep their name, not their args */
+#define TPA_TL_ID_MAX 63u                /* string pid / tid bytes kept (the row label's) */
+#define TPA_TL_NAME_MAX 4096u            /* longer names are cut (in bytes) */
+#define TPA_TL_META_MAX 4096u            /* process/thread names kept */
+#define TPA_TL_ARGS_BYTES (4u << 20)     /* args text written into the page, in all */
+
+typedef struct tpa_tl_rec {
+    int64_t ts, dur;          /* ns on the file's own clock; dur 0 for instants and counters */
+    int64_t pid, tid;
+    int64_t corr;             /* args.correlation of an event whose args are kept, else 0 */
+    uint32_t off;             /* in the arena: name, args text, string pid, string tid */
+    uint16_t name_n;
+    uint16_t args_n;          /* the args object's text (0: none, empty or not kept) */
+    uint8_t pid_n, tid_n;     /* string ids as the trace spells them (0: numbers) */
+    uint16_t file;
+    char ph;
+    uint8_t kind;
+} tpa_tl_rec;
+
+/* Bytes a record holds in the arena. */
+static inline size_t tpa_tl_rec_bytes(const tpa_tl_rec *r)
+{
+    return (size_t)r->name_n + r->args_n + r->pid_n + r->tid_n;
+}
+
+typedef struct tpa_tl_step {
+    int64_t num, start, dur;
+    uint16_t file;
+    bool intact;              /* no compaction dropped events in its span */
+} tpa_tl_step;
+
+typedef struct tpa_tl_meta {
+    uint16_t file;
+    bool thread;              /* thread_name (else process_name) */
+    int64_t pid, tid;
+    char name[96];
+} tpa_tl_meta;
+
+typedef struct tpa_tl {
+    tpa_tl_rec *rec; size_t n, cap;
+    char *arena; size_t used, arena_cap;
+    tpa_tl_step *steps; size_t n_steps, steps_cap;
+    uint64_t steps_lost;      /* steps past TPA_TL_MAX_STEPS */
+    tpa_tl_meta *meta; size_t n_meta, meta_cap;
+    int64_t *max_end;         /* per file: end of the latest step seen */
+    /* what the last compaction kept, so feed drops at once what the next
+     * one would drop: events starting before the file's cut, overlapping
+     * no candidate and no step seen since (new_lo: earliest such start) */
+    int64_t *cut;
+    size_t cand[11]; size_t n_cand;
+    int64_t new_lo;
+    /* a new step that can be no candidate at the next compaction is left
+     * out at once (its events are not copied): 3 known steps slower and 3
+     * faster (slow3/fast3: the 3 slowest and fastest so far, indices into
+     * steps; equal durations: the earlier step counts as slower and as
+     * faster), and its duration outside the band around the median of the
+     * last compaction or tied with CAND_MID earlier candidates */
+    size_t slow3[3], fast3[3], n_top3;
+    size_t new_intact[TPA_TL_NEW_INTACT], n_new_intact; /* the first intact steps read since */
+    bool has_band; int64_t band_lo, band_hi;
+    size_t first_new;         /* steps[first_new..]: read since the last compaction */
+    bool new_sorted;          /* ... in order of start (then looked up by bisection) */
+    uint64_t early;           /* steps left out so */
+    int n_files;
+    const char *const *paths;
+    uint64_t seen, dropped;   /* events offered; dropped by compactions */
+    int compactions;
+    uint64_t thinned;         /* of dropped: the shortest events of candidate steps */
+    bool no_steps_cut; int64_t cutoff;  /* no steps: keep the earliest events */
+    int64_t min_ts[64];       /* per file (first 64), min ts seen, for the clock note */
+    /* limits (tests shrink them) */
+    size_t store_events, store_bytes, carry;
+} tpa_tl;
+
+/* The collector's steps (view_timeline.c), for the writer and the tests. */
+void tpa_tl_init(tpa_tl *t, const tpa_view_input *in);
+void tpa_tl_feed(tpa_tl *t, int file, const tpa_event *ev, int kind);
+void tpa_tl_free(tpa_tl *t);
+/* Picks the steps shown: idx[0..2] = slowest, median, fastest (indices into
+ * t->steps, -1 when none); returns how many distinct. */
+int tpa_tl_pick(const tpa_tl *t, long idx[3]);
+/* The view's JSON value (view_timeline_json.c). */
+void tpa_tl_json(tpa_tl *t, tpu_json *j);
+/* qsort_r comparator: indexes (size_t) into the tpa_tl_rec array rec_array, longest first. */
+int tpa_tl_by_dur_desc(const void *a, const void *b, void *rec_array);
+
+#endif

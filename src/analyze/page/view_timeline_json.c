@@ -1,0 +1,433 @@
+/* view_timeline_json.c - the Timeline view's JSON: the chosen events (all
+ * of them when they fit), one row per thread, GPU stream and counter, and
+ * exactly what was left out.
+ *
+ * "ev" is a flat array, 7 numbers per event: row, start (ns from t0_ns),
+ * duration (ns, 0 for instants), name index, kind (tpa_kind), correlation
+ * id (0: none; a launch and its kernel share one), args index (-1: none).
+ */
+#include "analyze/page/view_timeline.h"
+#include "analyze/trace/event_parse.h"
+#include "util/hash.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TL_MAX_SERIES 48
+#define TL_MAX_ROWS 4096
+
+typedef struct row_key { uint16_t file; bool gpu; int64_t pid, tid; size_t rec; } row_key;
+
+typedef struct series {
+    uint16_t file;
+    int64_t pid;
+    char name[128];
+    size_t first, n;          /* points, in the order of the sorted events */
+} series;
+
+typedef struct emit {
+    tpa_tl *t;
+    size_t *ix; size_t n;      /* chosen records, sorted by (file, ts) */
+    int64_t t0;
+    row_key rows[TL_MAX_ROWS]; size_t n_rows;
+    int32_t *row_of;           /* per chosen record; -1: counter or over the row cap */
+    uint64_t rows_lost;
+} emit;
+
+/* ---- choice ------------------------------------------------------------------------- */
+
+/* qsort_r comparator over indexes into the records (ctx). */
+static int by_file_ts(const void *a, const void *b, void *ctx)
+{
+    const tpa_tl_rec *rec = ctx;
+    const tpa_tl_rec *x = &rec[*(const size_t *)a], *y = &rec[*(const size_t *)b];
+    if (x->file != y->file) return x->file < y->file ? -1 : 1;
+    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+    return x->dur > y->dur ? -1 : x->dur < y->dur; /* parents before children */
+}
+
+static bool in_step(const tpa_tl_rec *r, const tpa_tl_step *s)
+{
+    return r->file == s->file && r->ts < tpa_sat_add(s->start, s->dur) && tpa_sat_add(r->ts, r->dur) >= s->start;
+}
+
+/* Marks up to `limit` records (longest first) among those `sel` accepts. */
+static uint64_t mark_longest(tpa_tl *t, bool *mark, const tpa_tl_step *s, size_t limit)
+{
+    size_t *ix = malloc((t->n ? t->n : 1) * sizeof *ix), m = 0;
+    if (!ix) abort();
+    for (size_t i = 0; i < t->n; i++)
+        if (!s || in_step(&t->rec[i], s)) ix[m++] = i;
+    uint64_t left = 0;
+    if (m > limit) {
+        qsort_r(ix, m, sizeof *ix, tpa_tl_by_dur_desc, t->rec);
+        left = m - limit;
+        m = limit;
+    }
+    for (size_t i = 0; i < m; i++) mark[ix[i]] = true;
+    free(ix);
+    return left;
+}
+
+/* ---- rows --------------------------------------------------------------------------- */
+
+static int32_t row_for(emit *e, const tpa_tl_rec *r)
+{
+    row_key k = {r->file, tpa_kind_is_gpu(r->kind), r->pid, r->tid, (size_t)(r - e->t->rec)};
+    for (size_t i = e->n_rows; i-- > 0;) /* few rows; the last one found is usually it */
+        if (e->rows[i].file == k.file && e->rows[i].pid == k.pid && e->rows[i].tid == k.tid &&
+            e->rows[i].gpu == k.gpu)
+            return (int32_t)i;
+    if (e->n_rows == TL_MAX_ROWS) { e->rows_lost++; return -1; }
+    e->rows[e->n_rows] = k;
+    return (int32_t)e->n_rows++;
+}
+
+static const char *meta_name(const tpa_tl *t, uint16_t file, bool thread, int64_t pid, int64_t tid)
+{
+    for (size_t i = 0; i < t->n_meta; i++) {
+        const tpa_tl_meta *m = &t->meta[i];
+        if (m->file == file && m->thread == thread && m->pid == pid && (!thread || m->tid == tid)) return m->name;
+    }
+    return NULL;
+}
+
+/* A string pid or tid as the trace spells it ("Spans", "Traces"), else n. */
+static void id_text(const tpa_tl *t, const tpa_tl_rec *r, bool tid, const char *word, int64_t n, char *out,
+                    size_t cap)
+{
+    const char *s = t->arena + r->off + r->name_n + r->args_n + (tid ? r->pid_n : 0);
+    size_t len = tid ? r->tid_n : r->pid_n;
+    if (len) snprintf(out, cap, "%.*s", (int)len, s);
+    else snprintf(out, cap, "%s %" PRId64, word, n);
+}
+
+static void json_rows(emit *e, tpu_json *j)
+{
+    tpu_json_key(j, "rows");
+    tpu_json_begin_array(j);
+    for (size_t i = 0; i < e->n_rows; i++) {
+        const row_key *k = &e->rows[i];
+        const char *pn = meta_name(e->t, k->file, false, k->pid, 0), *tn = meta_name(e->t, k->file, true, k->pid, k->tid);
+        char label[256];
+        char pbuf[64], tbuf[64];
+        id_text(e->t, &e->t->rec[k->rec], false, "pid", k->pid, pbuf, sizeof pbuf);
+        id_text(e->t, &e->t->rec[k->rec], true, k->gpu ? "stream" : "tid", k->tid, tbuf, sizeof tbuf);
+        snprintf(label, sizeof label, "%s / %s", pn && *pn ? pn : pbuf, tn && *tn ? tn : tbuf);
+        tpu_json_begin_object(j);
+        tpu_json_kv_string(j, "name", label);
+        tpu_json_kv_string(j, "kind", k->gpu ? "gpu" : "thread");
+        tpu_json_kv_int(j, "file", k->file);
+        tpu_json_kv_int(j, "pid", k->pid);
+        tpu_json_kv_int(j, "tid", k->tid);
+        tpu_json_end_object(j);
+    }
+    tpu_json_end_array(j);
+}
+
+/* ---- names, args, correlation ------------------------------------------------------- */
+
+typedef struct names { uint64_t *h; uint32_t *id; size_t cap; uint32_t n; } names;
+
+static uint32_t name_id(names *nm, tpu_json *j, const char *p, size_t n)
+{
+    uint64_t h = tpu_hash_bytes(p, n) | 1;
+    size_t i = h & (nm->cap - 1);
+    while (nm->h[i] && nm->h[i] != h) i = (i + 1) & (nm->cap - 1);
+    if (!nm->h[i]) { /* a 64-bit hash collision would merge two names: accepted */
+        nm->h[i] = h;
+        nm->id[i] = nm->n++;
+        tpu_json_string_n(j, p, n);
+    }
+    return nm->id[i];
+}
+
+/* The args object's text kept for an event, or NULL. */
+static const char *args_of(const tpa_tl *t, const tpa_tl_rec *r, size_t *len)
+{
+    if (!r->args_n) return NULL;
+    *len = r->args_n;
+    return t->arena + r->off + r->name_n;
+}
+
+/* ---- counters ----------------------------------------------------------------------- */
+
+typedef struct counter_ctx { emit *e; const tpa_tl_rec *r; series *s; size_t *n_s; tpu_buf *pts; } counter_ctx;
+
+static void add_point(counter_ctx *c, const char *name, size_t n, double v)
+{
+    series *s = NULL;
+    for (size_t i = 0; i < *c->n_s; i++)
+        if (c->s[i].file == c->r->file && c->s[i].pid == c->r->pid && strlen(c->s[i].name) == n &&
+            !memcmp(c->s[i].name, name, n)) s = &c->s[i];
+    if (!s) {
+        if (*c->n_s == TL_MAX_SERIES) return;
+        s = &c->s[(*c->n_s)++];
+        memset(s, 0, sizeof *s);
+        s->file = c->r->file;
+        s->pid = c->r->pid;
+        memcpy(s->name, name, n);
+    }
+    /* points go to one buffer tagged with their series; split when written */
+    double rec[3] = {(double)(s - c->s), (double)(c->r->ts - c->e->t0), v};
+    tpu_buf_append(c->pts, rec, sizeof rec);
+    s->n++;
+}
+
+static bool counter_member(const char *key, size_t key_n, const char *val, const char *val_end, void *user)
+{
+    counter_ctx *c = user;
+    double v;
+    if (!tpa_value_f64(val, val_end, &v)) return true;
+    const tpa_tl_rec *r = c->r;
+    char name[128];
+    int n = snprintf(name, sizeof name, "%.*s.%.*s", (int)(r->name_n < 60 ? r->name_n : 60), c->e->t->arena + r->off,
+                     (int)(key_n < 60 ? key_n : 60), key);
+    add_point(c, name, (size_t)n, v);
+    return true;
+}
+
+/* [memory] instants of profile_memory: allocated and reserved per device. */
+static void memory_point(counter_ctx *c, const char *args, size_t len)
+{
+    double alloc, resv, dev = -1;
+    const char *end = args + len, *a = tpa_obj_find(args, end, "Total Allocated"),
+               *b = tpa_obj_find(args, end, "Total Reserved"), *d = tpa_obj_find(args, end, "Device Id");
+    if (d) tpa_value_f64(d, end, &dev);
+    char name[64];
+    if (a && tpa_value_f64(a, end, &alloc)) {
+        int n = snprintf(name, sizeof name, "memory allocated (%s%.0f)", dev < 0 ? "CPU" : "GPU ", dev < 0 ? 0.0 : dev);
+        if (dev < 0) n = snprintf(name, sizeof name, "memory allocated (CPU)");
+        add_point(c, name, (size_t)n, alloc);
+    }
+    if (b && tpa_value_f64(b, end, &resv)) {
+        int n = dev < 0 ? snprintf(name, sizeof name, "memory reserved (CPU)")
+                        : snprintf(name, sizeof name, "memory reserved (GPU %.0f)", dev);
+        add_point(c, name, (size_t)n, resv);
+    }
+}
+
+static bool is_memory(const tpa_tl *t, const tpa_tl_rec *r)
+{
+    return r->ph == 'i' && r->name_n == 8 && !memcmp(t->arena + r->off, "[memory]", 8);
+}
+
+static void json_counters(emit *e, tpu_json *j)
+{
+    series s[TL_MAX_SERIES];
+    size_t n_s = 0;
+    tpu_buf pts = {0};
+    for (size_t k = 0; k < e->n; k++) {
+        const tpa_tl_rec *r = &e->t->rec[e->ix[k]];
+        counter_ctx c = {e, r, s, &n_s, &pts};
+        size_t len;
+        const char *args = (r->ph == 'C' || is_memory(e->t, r)) ? args_of(e->t, r, &len) : NULL;
+        if (!args) continue;
+        if (r->ph == 'C') tpa_obj_each(args, args + len, counter_member, &c);
+        else memory_point(&c, args, len);
+    }
+    const double *p = (const double *)pts.data;
+    size_t np = pts.len / (3 * sizeof(double));
+    tpu_json_key(j, "counters");
+    tpu_json_begin_array(j);
+    for (size_t i = 0; i < n_s; i++) {
+        tpu_json_begin_object(j);
+        tpu_json_kv_string(j, "name", s[i].name);
+        tpu_json_kv_int(j, "file", s[i].file);
+        tpu_json_kv_int(j, "pid", s[i].pid);
+        tpu_json_key(j, "t");
+        tpu_json_begin_array(j);
+        for (size_t q = 0; q < np; q++)
+            if ((size_t)p[3 * q] == i) tpu_json_int(j, (int64_t)p[3 * q + 1]);
+        tpu_json_end_array(j);
+        tpu_json_key(j, "v");
+        tpu_json_begin_array(j);
+        for (size_t q = 0; q < np; q++)
+            if ((size_t)p[3 * q] == i) tpu_json_double(j, p[3 * q + 2]);
+        tpu_json_end_array(j);
+        tpu_json_end_object(j);
+    }
+    tpu_json_end_array(j);
+    tpu_buf_free(&pts);
+}
+
+/* ---- events ------------------------------------------------------------------------- */
+
+static void json_events(emit *e, tpu_json *j)
+{
+    tpa_tl *t = e->t;
+    names nm = {0};
+    nm.cap = 64;
+    while (nm.cap < 2 * e->n + 2) nm.cap *= 2;
+    nm.h = calloc(nm.cap, sizeof *nm.h);
+    nm.id = calloc(nm.cap, sizeof *nm.id);
+    uint32_t *nid = malloc((e->n ? e->n : 1) * sizeof *nid);
+    if (!nm.h || !nm.id || !nid) abort();
+    tpu_json_key(j, "names");
+    tpu_json_begin_array(j);
+    for (size_t k = 0; k < e->n; k++) {
+        const tpa_tl_rec *r = &t->rec[e->ix[k]];
+        if (e->row_of[k] >= 0) nid[k] = name_id(&nm, j, t->arena + r->off, r->name_n);
+    }
+    tpu_json_end_array(j);
+    size_t args_bytes = 0, n_args = 0;
+    uint64_t args_left = 0;
+    tpu_json_key(j, "args");
+    tpu_json_begin_array(j);
+    int64_t *aid = malloc((e->n ? e->n : 1) * sizeof *aid), *corr = malloc((e->n ? e->n : 1) * sizeof *corr);
+    if (!aid || !corr) abort();
+    for (size_t k = 0; k < e->n; k++) {
+        const tpa_tl_rec *r = &t->rec[e->ix[k]];
+        size_t len = 0;
+        const char *a = e->row_of[k] >= 0 ? args_of(t, r, &len) : NULL;
+        aid[k] = -1;
+        corr[k] = a ? r->corr : 0;
+        if (!a || len <= 2) continue;
+        if (args_bytes + len > TPA_TL_ARGS_BYTES) { args_left++; continue; }
+        args_bytes += len;
+        tpu_json_string_n(j, a, len);
+        aid[k] = (int64_t)n_args++;
+    }
+    tpu_json_end_array(j);
+    tpu_json_kv_uint(j, "args_left_out", args_left);
+    /* 7 numbers per event, written without printf (tpu_json_int formats
+     * through it: ~700 instructions a number, the most of this view's JSON) */
+    tpu_buf flat = {0};
+    tpu_buf_putc(&flat, '[');
+    for (size_t k = 0; k < e->n; k++) {
+        const tpa_tl_rec *r = &t->rec[e->ix[k]];
+        if (e->row_of[k] < 0) continue;
+        long long v[7] = {e->row_of[k], r->ts - e->t0, r->dur, nid[k], r->kind, corr[k], aid[k]};
+        for (int q = 0; q < 7; q++) {
+            if (flat.len > 1) tpu_buf_putc(&flat, ',');
+            tpu_buf_put_i64(&flat, v[q]);
+        }
+    }
+    tpu_buf_putc(&flat, ']');
+    tpu_json_key(j, "ev");
+    if (flat.oom) tpu_json_null(j); /* never half an array */
+    else tpu_json_raw(j, flat.data, flat.len);
+    tpu_buf_free(&flat);
+    free(nm.h);
+    free(nm.id);
+    free(nid);
+    free(aid);
+    free(corr);
+}
+
+/* ---- steps and the note ------------------------------------------------------------- */
+
+static const char *const pick_names[3] = {"slowest", "median", "fastest"};
+
+static void json_step(tpu_json *j, const tpa_tl_step *s, int64_t t0, const char *pick, uint64_t left)
+{
+    tpu_json_begin_object(j);
+    tpu_json_kv_int(j, "num", s->num);
+    tpu_json_kv_int(j, "file", s->file);
+    tpu_json_kv_int(j, "start", s->start - t0);
+    tpu_json_kv_int(j, "dur", s->dur);
+    if (pick) tpu_json_kv_string(j, "pick", pick);
+    if (pick) tpu_json_kv_uint(j, "left_out", left);
+    tpu_json_end_object(j);
+}
+
+static void note(char *buf, size_t cap, const tpa_tl *t, size_t carried, const long pick[3], const uint64_t left[3],
+                 bool whole)
+{
+    int n = snprintf(buf, cap, "%zu of %" PRIu64 " events carried", carried, t->seen);
+    if (whole) { snprintf(buf + n, cap - (size_t)n, ": the whole trace."); return; }
+    if (pick[0] < 0 && pick[1] < 0 && pick[2] < 0) {
+        snprintf(buf + n, cap - (size_t)n, ": no steps in the trace, so the earliest events (longest first when more) "
+                                           "and %" PRIu64 " later ones left out.", t->seen - carried);
+        return;
+    }
+    n += snprintf(buf + n, cap - (size_t)n, ": every event overlapping");
+    const char *sep = " the";
+    for (int k = 0; k < 3; k++) {
+        if (pick[k] < 0 || (size_t)n >= cap) continue;
+        n += snprintf(buf + n, cap - (size_t)n, "%s %s step (#%" PRId64 ")", sep, pick_names[k], t->steps[pick[k]].num);
+        if (left[k] && (size_t)n < cap)
+            n += snprintf(buf + n, cap - (size_t)n, " but its %" PRIu64 " shortest", left[k]);
+        sep = ",";
+    }
+    if ((size_t)n < cap)
+        snprintf(buf + n, cap - (size_t)n, "; the other %zu steps' events are left out%s.", t->n_steps - (size_t)(pick[0] >= 0) -
+                 (size_t)(pick[1] >= 0) - (size_t)(pick[2] >= 0), t->thinned ? " (a step too big for the store: only its longest events)" : "");
+}
+
+/* ---- the value ---------------------------------------------------------------------- */
+
+void tpa_tl_json(tpa_tl *t, tpu_json *j)
+{
+    if (!t->seen) { tpu_json_null(j); return; }
+    bool whole = t->compactions == 0 && t->n <= t->carry;
+    long pick[3] = {-1, -1, -1};
+    uint64_t left[3] = {0};
+    bool *mark = calloc(t->n ? t->n : 1, sizeof *mark);
+    if (!mark) abort();
+    int np = tpa_tl_pick(t, pick);
+    if (whole) for (size_t i = 0; i < t->n; i++) mark[i] = true;
+    else if (!np) mark_longest(t, mark, NULL, t->carry);
+    else for (int k = 0; k < 3; k++)
+        if (pick[k] >= 0) left[k] = mark_longest(t, mark, &t->steps[pick[k]], t->carry / (size_t)np);
+    emit e = {.t = t, .t0 = INT64_MAX};
+    e.ix = malloc((t->n ? t->n : 1) * sizeof *e.ix);
+    e.row_of = malloc((t->n ? t->n : 1) * sizeof *e.row_of);
+    if (!e.ix || !e.row_of) abort();
+    for (size_t i = 0; i < t->n; i++)
+        if (mark[i]) {
+            e.ix[e.n++] = i;
+            if (t->rec[i].ts < e.t0) e.t0 = t->rec[i].ts;
+        }
+    free(mark);
+    if (e.n) qsort_r(e.ix, e.n, sizeof *e.ix, by_file_ts, t->rec);
+    if (!e.n) e.t0 = 0;
+    size_t drawn = 0;
+    for (size_t k = 0; k < e.n; k++) {
+        const tpa_tl_rec *r = &t->rec[e.ix[k]];
+        e.row_of[k] = (r->ph == 'C' || is_memory(t, r)) ? -1 : row_for(&e, r);
+        drawn += e.row_of[k] >= 0;
+    }
+    tpu_json_begin_object(j);
+    tpu_json_kv_bool(j, "whole", whole);
+    tpu_json_kv_uint(j, "events_seen", t->seen);
+    tpu_json_kv_uint(j, "events_carried", e.n);
+    tpu_json_kv_uint(j, "spans_drawn", drawn);
+    tpu_json_kv_uint(j, "rows_left_out", e.rows_lost);
+    tpu_json_kv_int(j, "t0_ns", e.t0);
+    char text[600];
+    note(text, sizeof text, t, e.n, pick, left, whole);
+    tpu_json_kv_string(j, "note", text);
+    tpu_json_key(j, "files");
+    tpu_json_begin_array(j);
+    for (int f = 0; f < t->n_files; f++) tpu_json_string(j, t->paths && t->paths[f] ? t->paths[f] : "");
+    tpu_json_end_array(j);
+    tpu_json_key(j, "kinds");
+    tpu_json_begin_array(j);
+    static const char *const kinds[TPA_K_COUNT] = {"cpu", "annotation", "step", "runtime", "kernel",
+                                                   "communication", "memcpy", "memset", "gpu annotation"};
+    for (int k = 0; k < TPA_K_COUNT; k++) tpu_json_string(j, kinds[k]);
+    tpu_json_end_array(j);
+    tpu_json_key(j, "steps");
+    tpu_json_begin_array(j);
+    size_t listed = 0;
+    for (size_t i = 0; i < t->n_steps && listed < 5000; i++) {
+        const char *p = NULL;
+        uint64_t l = 0;
+        for (int k = 0; k < 3; k++)
+            if (pick[k] == (long)i) { p = pick_names[k]; l = left[k]; }
+        if (!whole && !p) continue;
+        json_step(j, &t->steps[i], e.t0, p, l);
+        listed++;
+    }
+    tpu_json_end_array(j);
+    tpu_json_kv_uint(j, "steps_total", t->n_steps + t->steps_lost);
+    json_rows(&e, j);
+    json_events(&e, j);
+    json_counters(&e, j);
+    tpu_json_end_object(j);
+    free(e.ix);
+    free(e.row_of);
+}

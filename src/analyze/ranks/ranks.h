@@ -1,0 +1,140 @@
+/* ranks.h - the ranks of one job: where the job's time goes across ranks.
+ *
+ * A map and a reduce. The map reads one rank (its run directory or one
+ * trace file: trainprof or Kineto) into a rank summary of a few KB: per
+ * step its start on the job's aligned clock, duration, time in collectives,
+ * collective bytes and the part of the collective time that overlaps
+ * compute. The reduce folds any number of summaries, one at a time, into
+ * per-rank rows and per-step aggregates (memory: one small row per rank and
+ * one per step, never a rank's events): the straggler of each step, how
+ * often each rank is it, how long the others wait in collectives, and the
+ * findings. Summaries travel as JSON, so the map can run anywhere (a SLURM
+ * array) and only summaries meet at the reduce.
+ */
+#ifndef TRAINPROF_ANALYZE_RANKS_H
+#define TRAINPROF_ANALYZE_RANKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analyze/trace/analyze.h"
+
+#define TPA_RANK_COMM_NAMES 8  /* collective names kept per rank */
+
+typedef struct tpa_rank_step {
+    int64_t num;         /* N of ProfilerStep#N */
+    int64_t start_ns;    /* on the job's aligned wall clock (0 when unknown) */
+    int64_t dur_ns;
+    int64_t comm_ns;     /* union of collective spans inside the step */
+    int64_t overlap_ns;  /* the part of comm_ns during compute (GPU kernels) */
+    int64_t bytes;       /* collective payload recorded in the step */
+} tpa_rank_step;
+
+typedef struct tpa_rank_comm {
+    char name[48];
+    uint64_t count;
+    int64_t total_ns, bytes;
+} tpa_rank_comm;
+
+typedef struct tpa_rank_summary {
+    int64_t rank;            /* -1: unknown */
+    int64_t world_size;      /* -1: unknown */
+    char job_id[112];
+    char host[64];
+    char format[12];         /* "trainprof" or "kineto" */
+    char source[512];        /* the rank directory or file read */
+    bool has_base;           /* start_ns are wall-clock times */
+    bool synced;             /* clock offset to rank 0 measured */
+    int64_t clock_error_ns;
+    bool truncated;          /* a trace ended early (killed rank) */
+    bool device_comm;        /* collective time from GPU kernels, not host spans */
+    int files;
+    tpa_rank_step *steps; size_t n_steps;
+    tpa_rank_comm comm[TPA_RANK_COMM_NAMES]; size_t n_comm;
+} tpa_rank_summary;
+
+void tpa_rank_summary_free(tpa_rank_summary *s);
+
+/* ---- map (ranks_map.c) ---- */
+/* Reads a rank: a trace file, or a run directory (its profiler_traces/
+ * files, every window). rank_hint (e.g. from a rank<r> directory name) is
+ * used when the traces do not name their rank; -1 for none. */
+int tpa_rank_map(const char *path, int64_t rank_hint, tpa_rank_summary *out, tpa_error *err);
+
+/* The same map fed event by event, so one read of a trace serves other
+ * analyses too (the report page): new (out is filled by finish), then per
+ * file: file_begin, feed every event, file_end with the reader's metadata;
+ * finish (rank_hint as above) fills out, frees the mapper and returns per
+ * step of out the compute time inside it (union of GPU work, or of the
+ * training thread's spans on a CPU-only rank; caller frees). */
+typedef struct tpa_rank_mapper tpa_rank_mapper;
+tpa_rank_mapper *tpa_rank_mapper_new(const char *source, tpa_rank_summary *out);
+void tpa_rank_mapper_file_begin(tpa_rank_mapper *p);
+void tpa_rank_mapper_feed(tpa_rank_mapper *p, const tpa_event *ev);
+void tpa_rank_mapper_file_end(tpa_rank_mapper *p, const tpa_meta *meta);
+int64_t *tpa_rank_mapper_finish(tpa_rank_mapper *p, int64_t rank_hint);
+
+/* ---- summary JSON (ranks_summary.c) ---- */
+void tpa_rank_summary_write(FILE *f, const tpa_rank_summary *s);
+/* Parses what tpa_rank_summary_write wrote; err names the byte offset. */
+int tpa_rank_summary_parse(const char *text, size_t n, tpa_rank_summary *out, tpa_error *err);
+int tpa_rank_summary_load(const char *path, tpa_rank_summary *out, tpa_error *err);
+
+/* ---- job directories (ranks_job.c) ---- */
+typedef struct tpa_rank_input {
+    char *path;
+    int64_t rank_hint;      /* from a rank<r> directory name, else -1 */
+} tpa_rank_input;
+
+/* The ranks of a job directory: rank<r>/ directories and trace files
+ * directly inside (Kineto dumps), sorted by rank hint then name. A
+ * directory with profiler_traces/ is one rank by itself. */
+int tpa_job_inputs(const char *dir, tpa_rank_input **out, size_t *n, tpa_error *err);
+void tpa_job_inputs_free(tpa_rank_input *in, size_t n);
+/* True for a directory (a job or a rank). */
+bool tpa_is_dir(const char *path);
+/* The trace files of a job or rank directory, for `merge`; caller frees
+ * each path and the array. */
+int tpa_job_trace_files(const char *dir, char ***files, size_t *n, tpa_error *err);
+
+/* ---- reduce (ranks_reduce.c) ---- */
+typedef struct tpa_ranks tpa_ranks;
+tpa_ranks *tpa_ranks_new(void);
+/* Folds one summary in (copies what it keeps; s may be freed after).
+ * Problems with the input (duplicate rank, other job, mixed formats, cut
+ * short) become warnings naming the rank and source. */
+void tpa_ranks_add(tpa_ranks *r, const tpa_rank_summary *s);
+/* A rank that could not be read at all: a warning naming it. */
+void tpa_ranks_add_failure(tpa_ranks *r, const char *source, const tpa_error *err);
+void tpa_ranks_render_text(tpa_ranks *r, FILE *f, bool steps_only);
+void tpa_ranks_render_json(tpa_ranks *r, FILE *f);
+size_t tpa_ranks_count(const tpa_ranks *r);
+
+/* Job-level figures (for `diff` of two jobs). */
+typedef struct tpa_job_stats {
+    size_t ranks, steps;
+    int64_t step_mean_ns;      /* mean over ranks of each rank's mean step */
+    int64_t compute_mean_ns;   /* mean over ranks of compute per step */
+    int64_t comm_mean_ns;      /* mean over ranks of time in collectives per step */
+    int64_t others_wait_ns;    /* wait per step of the ranks other than the straggler */
+    int64_t straggler_rank;    /* -1: none */
+    double straggler_share;
+    int64_t straggler_lead_ns;
+} tpa_job_stats;
+void tpa_ranks_job_stats(tpa_ranks *r, tpa_job_stats *out);
+void tpa_ranks_free(tpa_ranks *r);
+
+/* Maps every input on `jobs` threads and folds the summaries into r. When
+ * summaries_dir is not NULL each summary is also written there as
+ * rank<r>.json. */
+int tpa_ranks_map_all(const tpa_rank_input *in, size_t n, int jobs, tpa_ranks *r,
+                      const char *summaries_dir);
+
+/* Array growth shared by the map and the reduce: returns p with room for
+ * `need` elements of `elem` bytes (capacity doubles from 64); aborts when out
+ * of memory (the analyzer CLI only, never the training process). */
+void *tpa_ranks_grow(void *p, size_t *cap, size_t need, size_t elem);
+
+#endif

@@ -1,0 +1,368 @@
+/* diagnose.c - `trainprof analyze`: one streaming pass that feeds both the
+ * per-operation report and the step breakdown, then turns their numbers
+ * into ranked findings (what costs step time, the evidence, what to try).
+ *
+ * Shares are of the step time: the sum of the ProfilerStep#N spans, or the
+ * extent of the trace's spans when it marks no steps. The step parts are
+ * exclusive (see steps.c), so "data loading 12%" means 12% of the step in
+ * which nothing of a higher class (GPU work, runtime calls) was running. */
+#include "analyze/text/render.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- thresholds (documented in docs/ANALYZE.md) ------------------------------------ */
+#define DATALOAD_MIN 0.05      /* exposed data loading share */
+#define MEMCPY_MIN 0.05        /* exposed host<->device copies */
+#define COMM_MIN 0.10          /* exposed communication */
+#define OPTIM_MIN 0.15         /* optimizer step, total */
+#define SYNC_MIN 0.05          /* synchronizing calls, total */
+#define LAUNCH_IDLE_MIN 0.40   /* GPU idle share ... */
+#define LAUNCH_HOST_MIN 0.30   /* ... while host parts (cpu + runtime) take this much */
+#define TINY_KERNEL_NS 10000   /* average kernel under 10 us */
+#define TINY_MIN_CALLS 100
+#define TINY_MIN 0.05
+#define VARIANCE_RATIO 1.5     /* p90 / median of step time ... */
+#define VARIANCE_MIN_STEPS 10  /* ... over at least this many steps */
+#define PAGEABLE_MIN 0.01      /* pageable host<->device copies, total */
+#define OCC_LOW_PCT 25.0       /* est. achieved occupancy under this ... */
+#define OCC_MIN 0.10           /* ... for this share of step time */
+
+static bool starts_with(const char *s, const char *pre) { return strncmp(s, pre, strlen(pre)) == 0; }
+
+static bool icontains(const char *s, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *s; s++) {
+        size_t k = 0;
+        while (k < n && s[k] && (s[k] | 0x20) == needle[k]) k++;
+        if (k == n) return true;
+    }
+    return false;
+}
+
+static bool is_gpu_table(int t) { return t >= 0 && t != TPA_TABLE_ASYNC; }
+
+static bool is_sync_call(const char *n)
+{
+    return !strcmp(n, "cudaDeviceSynchronize") || !strcmp(n, "cudaStreamSynchronize") ||
+           !strcmp(n, "cudaEventSynchronize") || !strcmp(n, "hipDeviceSynchronize") ||
+           !strcmp(n, "hipStreamSynchronize") || !strcmp(n, "hipEventSynchronize");
+}
+
+static bool is_item(const char *n) { return !strcmp(n, "aten::item") || !strcmp(n, "aten::_local_scalar_dense"); }
+
+static bool is_optimizer(const char *n)
+{
+    return starts_with(n, "Optimizer.step") || icontains(n, "optimizer");
+}
+
+static int severity_of(double share) { return share >= 0.25 ? 2 : share >= 0.10 ? 1 : 0; }
+
+static tpa_finding *add_finding(tpa_diagnosis *d, const char *id, const char *title, double share,
+                                const char *suggestion)
+{
+    if (d->n_findings == sizeof d->findings / sizeof d->findings[0]) return NULL;
+    tpa_finding *f = &d->findings[d->n_findings++];
+    memset(f, 0, sizeof *f);
+    f->id = id;
+    f->title = title;
+    f->share = share > 1.0 ? 1.0 : share;  /* no finding claims more than the step */
+    f->severity = severity_of(f->share);
+    f->suggestion = suggestion;
+    return f;
+}
+
+/* Appends "name (12.3 ms), " for up to k ops of the given kinds, most time first
+ * (kind TPA_K_COUNT: data-loading names of any host kind). */
+static void top_names(char *buf, size_t cap, const tpa_report *rep, bool gpu, int k1, int k2, int k)
+{
+    bool loader = k1 == TPA_K_COUNT;
+    size_t len = strlen(buf);
+    bool used[8] = {0};
+    size_t pick[8];
+    int got = 0;
+    for (; got < k && got < 8; got++) {
+        size_t best = SIZE_MAX;
+        for (size_t i = 0; i < rep->n_ops; i++) {
+            const tpa_op *o = &rep->ops[i];
+            if (gpu != is_gpu_table(o->table)) continue;
+            if (loader ? !tpa_name_is_data_loading((tpa_sv){ o->name, strlen(o->name) })
+                       : o->kind != k1 && o->kind != k2) continue;
+            bool taken = false;
+            for (int j = 0; j < got; j++) taken |= used[j] && pick[j] == i;
+            if (!taken && (best == SIZE_MAX || o->total_ns > rep->ops[best].total_ns)) best = i;
+        }
+        if (best == SIZE_MAX) break;
+        pick[got] = best;
+        used[got] = true;
+        char dur[32];
+        tpa_fmt_dur(dur, sizeof dur, rep->ops[best].total_ns);
+        len += (size_t)snprintf(buf + len, len < cap ? cap - len : 0, "%s%.60s (%s, %" PRIu64 " calls)",
+                                got ? ", " : "", rep->ops[best].name, dur, rep->ops[best].count);
+        if (len >= cap) { buf[cap - 1] = 0; return; }
+    }
+}
+
+static double share_of(const tpa_diagnosis *d, int64_t ns)
+{
+    return d->basis_ns > 0 ? (double)ns / (double)d->basis_ns : 0.0;
+}
+
+static void part_finding(tpa_diagnosis *d, int part, double min, const char *id, const char *title,
+                         const char *suggestion, int k1, int k2, bool gpu)
+{
+    if (!d->steps.n && !d->steps.has_whole) return;
+    double share = d->mean_ns ? (double)d->part_mean_ns[part] / (double)d->mean_ns : 0.0;
+    if (share < min) return;
+    tpa_finding *f = add_finding(d, id, title, share, suggestion);
+    if (!f) return;
+    char m[32];
+    tpa_fmt_dur(m, sizeof m, d->part_mean_ns[part]);
+    snprintf(f->evidence, sizeof f->evidence, "%s of %s with nothing of higher priority running; top: ", m,
+             d->steps.n ? "each step on average" : "the trace (no steps)");
+    top_names(f->evidence, sizeof f->evidence, &d->rep, gpu, k1, k2, 3);
+}
+
+/* Copies from or to pageable host memory are staged by the driver and
+ * synchronous with respect to the host (Kineto names them "(Pageable -> ...)"). */
+static void pageable_finding(tpa_diagnosis *d)
+{
+    int64_t ns = 0;
+    uint64_t calls = 0;
+    for (size_t i = 0; i < d->rep.n_ops; i++) {
+        const tpa_op *o = &d->rep.ops[i];
+        if (!is_gpu_table(o->table) || o->kind != TPA_K_MEMCPY || !icontains(o->name, "pageable")) continue;
+        ns = tpa_sat_add(ns, o->total_ns);
+        calls += o->count;
+    }
+    if (!calls || share_of(d, ns) < PAGEABLE_MIN) return;
+    tpa_finding *f = add_finding(d, "pageable_memcpy", "Copies from pageable host memory", share_of(d, ns),
+                                 "pin the host buffers (DataLoader pin_memory=True, tensor.pin_memory()) so copies "
+                                 "run asynchronously with .to(device, non_blocking=True)");
+    char dur[32];
+    tpa_fmt_dur(dur, sizeof dur, ns);
+    if (f) snprintf(f->evidence, sizeof f->evidence, "%" PRIu64 " pageable copies, %s in total; top: ", calls, dur);
+    if (f) top_names(f->evidence, sizeof f->evidence, &d->rep, true, TPA_K_MEMCPY, TPA_K_MEMCPY, 2);
+}
+
+/* Kineto's "est. achieved occupancy %" of kernels (CUPTI traces carry it). */
+static void occupancy_finding(tpa_diagnosis *d)
+{
+    if (!d->occ_kernel_ns || share_of(d, d->occ_low_ns) < OCC_MIN) return;
+    tpa_finding *f = add_finding(d, "low_occupancy", "Kernels run at low achieved occupancy", share_of(d, d->occ_low_ns),
+                                 "give kernels more parallel work (larger batch, fuse small ops with "
+                                 "torch.compile), check register and shared-memory use of custom kernels, "
+                                 "prefer tensor-core friendly shapes (multiples of 8/16)");
+    char a[32], b[32];
+    tpa_fmt_dur(a, sizeof a, d->occ_low_ns);
+    tpa_fmt_dur(b, sizeof b, d->occ_kernel_ns);
+    if (f) snprintf(f->evidence, sizeof f->evidence, "%s of %s kernel time below %.0f%% est. achieved occupancy; "
+                    "time-weighted mean %.1f%%", a, b, OCC_LOW_PCT, d->occ_weighted);
+}
+
+/* The share of step time spent beyond the median by slower steps. */
+static double slow_share(const tpa_steps_result *s, int64_t med)
+{
+    double over = 0, all = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        all += (double)s->rows[i].dur_ns;
+        if (s->rows[i].dur_ns > med) over += (double)(s->rows[i].dur_ns - med);
+    }
+    return all > 0 ? over / all : 0;
+}
+
+static void find_all(tpa_diagnosis *d)
+{
+    const tpa_report *rep = &d->rep;
+    int64_t sync_calls = 0, item = 0, optim = 0, tiny_ns = 0, kern_ns = 0;
+    uint64_t sync_n = 0, item_n = 0, kern_n = 0, tiny_n = 0;
+    const char *optim_name = NULL;
+    for (size_t i = 0; i < rep->n_ops; i++) {
+        const tpa_op *o = &rep->ops[i];
+        if (is_gpu_table(o->table)) {
+            if (o->kind != TPA_K_KERNEL) continue;
+            kern_ns = tpa_sat_add(kern_ns, o->total_ns);
+            kern_n += o->count;
+            if (o->count && o->total_ns / (int64_t)o->count < TINY_KERNEL_NS) { tiny_ns = tpa_sat_add(tiny_ns, o->total_ns); tiny_n += o->count; }
+            continue;
+        }
+        if (o->table != -1) continue;
+        if (is_sync_call(o->name)) { sync_calls = tpa_sat_add(sync_calls, o->total_ns); sync_n += o->count; }
+        else if (is_item(o->name)) { if (o->total_ns > item) { item = o->total_ns; item_n = o->count; } }
+        else if (is_optimizer(o->name) && o->total_ns > optim) { optim = o->total_ns; optim_name = o->name; }
+    }
+    d->kernel_calls = kern_n;
+    d->kernel_avg_ns = kern_n ? kern_ns / (int64_t)kern_n : 0;
+
+    part_finding(d, TPA_P_DATALOAD, DATALOAD_MIN, "data_loading", "Data loading stalls the step",
+                 "increase DataLoader num_workers, set pin_memory=True and persistent_workers=True, "
+                 "raise prefetch_factor; move decoding/augmentation off the training process",
+                 TPA_K_COUNT, TPA_K_COUNT, false);
+    part_finding(d, TPA_P_MEMCPY, MEMCPY_MIN, "memcpy", "Host<->device copies not hidden by compute",
+                 "pin host memory (pin_memory=True) and copy with .to(device, non_blocking=True); keep "
+                 "tensors on the GPU between steps; avoid .cpu()/.numpy() inside the step",
+                 TPA_K_MEMCPY, TPA_K_MEMCPY, true);
+    part_finding(d, TPA_P_COMM, COMM_MIN, "communication", "Communication (NCCL/RCCL) not overlapped with compute",
+                 "overlap gradients' all-reduce with backward (DDP bucket_cap_mb, gradient_as_bucket_view), "
+                 "fewer/larger buckets, gradient accumulation (no_sync) to communicate less often; check "
+                 "for stragglers on other ranks",
+                 TPA_K_COMM, TPA_K_COMM, true);
+
+    if (d->has_gpu && (d->steps.n || d->steps.has_whole) && d->mean_ns) {
+        double idle = d->gpu_idle, host = (double)(d->part_mean_ns[TPA_P_CPU] + d->part_mean_ns[TPA_P_RUNTIME]) / (double)d->mean_ns;
+        if (idle >= LAUNCH_IDLE_MIN && host >= LAUNCH_HOST_MIN) {
+            tpa_finding *f = add_finding(d, "launch_bound", "GPU idle while the CPU works (launch/host bound)", idle,
+                                         "capture the step with CUDA graphs (torch.compile mode=\"reduce-overhead\"), "
+                                         "use larger batches, fuse small ops (torch.compile), and move Python-side "
+                                         "work out of the step");
+            if (f) {
+                snprintf(f->evidence, sizeof f->evidence, "GPU idle %.1f%% of the step; host CPU ops %.1f%% and "
+                         "runtime calls %.1f%% with no GPU work running; top host ops: ", 100 * idle,
+                         100.0 * (double)d->part_mean_ns[TPA_P_CPU] / (double)d->mean_ns,
+                         100.0 * (double)d->part_mean_ns[TPA_P_RUNTIME] / (double)d->mean_ns);
+                top_names(f->evidence, sizeof f->evidence, rep, false, TPA_K_CPU, TPA_K_CPU, 3);
+            }
+        }
+    }
+    if (kern_n >= TINY_MIN_CALLS && d->kernel_avg_ns < TINY_KERNEL_NS && share_of(d, tiny_ns) >= TINY_MIN) {
+        tpa_finding *f = add_finding(d, "tiny_kernels", "Many tiny kernels (launch overhead dominates)",
+                                     share_of(d, tiny_ns),
+                                     "fuse elementwise ops (torch.compile), use fused/foreach optimizers, "
+                                     "larger batches; CUDA graphs remove per-kernel launch cost");
+        if (f) snprintf(f->evidence, sizeof f->evidence, "%" PRIu64 " kernels, average %.2f us; %" PRIu64
+                        " calls of kernels averaging under 10 us; GPU idle %.1f%% of the step", kern_n,
+                        (double)d->kernel_avg_ns / 1e3, tiny_n, 100 * d->gpu_idle);
+    }
+    if (optim_name && share_of(d, optim) >= OPTIM_MIN) {
+        tpa_finding *f = add_finding(d, "optimizer", "Optimizer step is a large part of the step", share_of(d, optim),
+                                     "use a fused or foreach optimizer (torch.optim.AdamW(fused=True) / foreach=True, "
+                                     "apex FusedAdam), step less often with gradient accumulation, or shard the "
+                                     "optimizer state (ZeRO/FSDP) across ranks");
+        char dur[32];
+        tpa_fmt_dur(dur, sizeof dur, optim);
+        if (f) snprintf(f->evidence, sizeof f->evidence, "%.80s: %s in total", optim_name, dur);
+    }
+    int64_t sync = sync_calls > item ? sync_calls : item;
+    if (share_of(d, sync) >= SYNC_MIN) {
+        tpa_finding *f = add_finding(d, "synchronization", "Host-device synchronizations block the CPU", share_of(d, sync),
+                                     "remove .item()/.cpu()/print of GPU tensors and explicit synchronize calls "
+                                     "from the step (log every N steps, keep metrics on the GPU); use "
+                                     "non_blocking copies and events instead of device-wide syncs");
+        char a[32], b[32];
+        tpa_fmt_dur(a, sizeof a, sync_calls);
+        tpa_fmt_dur(b, sizeof b, item);
+        if (f) snprintf(f->evidence, sizeof f->evidence, "cuda*Synchronize: %" PRIu64 " calls, %s; aten::item/"
+                        "_local_scalar_dense: %" PRIu64 " calls, %s", sync_n, a, item_n, b);
+    }
+    pageable_finding(d);
+    occupancy_finding(d);
+    if (d->steps.n >= VARIANCE_MIN_STEPS) {
+        int64_t med = tpa_steps_quantile(&d->steps, -1, 0.5), p90 = tpa_steps_quantile(&d->steps, -1, 0.9);
+        if (med > 0 && (double)p90 / (double)med > VARIANCE_RATIO) {
+            tpa_finding *f = add_finding(d, "step_variance", "Step time varies a lot (stragglers)",
+                                         slow_share(&d->steps, med),
+                                         "look at the slow steps (trainprof steps): data stalls, Python GC "
+                                         "(gc.freeze / gc.disable in the loop), checkpointing or logging steps, "
+                                         "recompilation, other ranks");
+            char a[32], b[32];
+            tpa_fmt_dur(a, sizeof a, med);
+            tpa_fmt_dur(b, sizeof b, p90);
+            if (f) snprintf(f->evidence, sizeof f->evidence, "median step %s, p90 %s (x%.2f) over %zu steps",
+                            a, b, (double)p90 / (double)med, d->steps.n);
+        }
+    }
+}
+
+static int finding_cmp(const void *a, const void *b)
+{
+    const tpa_finding *x = a, *y = b;
+    return x->share > y->share ? -1 : x->share < y->share;
+}
+
+struct tpa_diagnose_run {
+    tpa_diagnosis *d;
+    const char *path;
+    tpa_report_run *rep;
+    tpa_steps_ctx *steps;
+    double occ_sum;
+};
+
+tpa_diagnose_run *tpa_diagnose_begin(tpa_diagnosis *d, const char *path)
+{
+    static const tpa_report_opts opts = { .group_steps = true };
+    memset(d, 0, sizeof *d);
+    d->path = path;
+    tpa_diagnose_run *run = calloc(1, sizeof *run);
+    if (!run) abort();
+    run->d = d;
+    run->path = path;
+    run->rep = tpa_report_begin(&d->rep, path, &opts, NULL);  /* no steps option: cannot fail */
+    run->steps = tpa_steps_begin(path);
+    return run;
+}
+
+void tpa_diagnose_feed(tpa_diagnose_run *run, const tpa_event *ev, int kind)
+{
+    tpa_report_feed_kind(run->rep, ev, kind);
+    tpa_steps_feed_kind(run->steps, ev, kind);
+    tpa_diagnosis *d = run->d;
+    if (ev->occupancy >= 0 && ev->ph == 'X' && ev->has_dur && ev->dur_ns > 0 && kind == TPA_K_KERNEL) {
+        d->occ_kernel_ns = tpa_sat_add(d->occ_kernel_ns, ev->dur_ns);
+        run->occ_sum += ev->occupancy * (double)ev->dur_ns;
+        if (ev->occupancy < OCC_LOW_PCT) d->occ_low_ns = tpa_sat_add(d->occ_low_ns, ev->dur_ns);
+    }
+}
+
+int tpa_diagnose_end(tpa_diagnose_run *run, const tpa_meta *meta, bool read_failed, tpa_error *err)
+{
+    tpa_diagnosis *d = run->d;
+    int rc = read_failed ? -1 : 0;
+    if (d->occ_kernel_ns) d->occ_weighted = run->occ_sum / (double)d->occ_kernel_ns;
+    tpa_report_end(run->rep, meta, run->path);
+    tpa_error serr;
+    if (tpa_steps_finish(run->steps, meta->truncated, &d->steps, read_failed ? &serr : err) != 0 && !read_failed) rc = -1;
+    free(run);
+    if (rc < 0) { tpa_diagnosis_free(d); return -1; }
+    tpa_sort_ops(&d->rep, "self");
+    d->has_gpu = d->steps.has_gpu;
+    if (d->steps.n) {
+        d->mean_ns = tpa_steps_mean(&d->steps, -1);
+        for (int p = 0; p < TPA_P_COUNT; p++) d->part_mean_ns[p] = tpa_steps_mean(&d->steps, p);
+        for (size_t i = 0; i < d->steps.n; i++) d->basis_ns = tpa_sat_add(d->basis_ns, d->steps.rows[i].dur_ns);
+        if (d->has_gpu && d->mean_ns)
+            d->gpu_idle = 1.0 - (double)tpa_steps_mean(&d->steps, TPA_P_COUNT) / (double)d->mean_ns;
+    } else if (d->steps.has_whole) {  /* no steps: the whole span as one */
+        const tpa_step_row *w = &d->steps.whole;
+        d->mean_ns = d->basis_ns = w->dur_ns;
+        for (int p = 0; p < TPA_P_COUNT; p++) d->part_mean_ns[p] = w->part_ns[p];
+        if (d->has_gpu && w->dur_ns) d->gpu_idle = 1.0 - (double)w->gpu_busy_ns / (double)w->dur_ns;
+    } else {
+        d->basis_ns = d->steps.span_end_ns - d->steps.span_start_ns;
+    }
+    find_all(d);
+    if (d->n_findings) qsort(d->findings, d->n_findings, sizeof *d->findings, finding_cmp);
+    return 0;
+}
+
+int tpa_diagnose_file(const char *path, tpa_diagnosis *d, tpa_error *err)
+{
+    memset(d, 0, sizeof *d);
+    tpa_reader *r = tpa_reader_open(path, err);
+    if (!r) return -1;
+    tpa_diagnose_run *run = tpa_diagnose_begin(d, path);
+    tpa_event ev;
+    int rc;
+    while ((rc = tpa_reader_next(r, &ev, err)) > 0)  /* one pass serves both */
+        tpa_diagnose_feed(run, &ev, tpa_event_kind(&ev));
+    rc = tpa_diagnose_end(run, tpa_reader_meta(r), rc < 0, err);
+    tpa_reader_close(r);
+    return rc;
+}
+
+void tpa_diagnosis_free(tpa_diagnosis *d)
+{
+    tpa_report_free(&d->rep);
+    tpa_steps_free(&d->steps);
+}
