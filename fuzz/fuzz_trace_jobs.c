@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "util/hash.h"
-#include "analyze/trace/analyze.h"
+#include "analyze/trace/trace.h"
 #include "analyze/trace/parallel.h"
 
 typedef struct digest {

@@ -6,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/trace/analyze.h"
+#include "analyze/trace/trace.h"
+#include "analyze/stats/stats.h"
 
 /* Results are summed here so the compiler keeps every read. */
 static volatile uint64_t sink;

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/trace/analyze.h"
+#include "analyze/trace/trace.h"
 
 /* A number in an event's text that each copy moves: its ts, or an id. */
 enum { MAX_FIELDS = 5 };

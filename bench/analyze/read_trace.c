@@ -2,7 +2,7 @@
  * FILE and prints how many, so bench_report.py can time the reader's CPU
  * per byte apart from what `report` does with the events. JOBS (default 1)
  * parses with that many threads, as `-j` does. */
-#include "analyze/trace/analyze.h"
+#include "analyze/trace/trace.h"
 
 #include <stdio.h>
 #include <stdlib.h>

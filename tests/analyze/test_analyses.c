@@ -1,8 +1,9 @@
 /* test_analyses.c - report, steps, diff, slice, fix and merge on small
  * hand-written traces whose answers are known. */
-#include "analyze/trace/analyze.h"
+#include "analyze/trace/trace.h"
+#include "analyze/stats/stats.h"
+#include "analyze/rewrite/rewrite.h"
 #include "analyze/page/html.h"
-#include "analyze/text/render.h"
 #include "tp_test.h"
 
 #include <stdlib.h>

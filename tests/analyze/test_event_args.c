@@ -3,7 +3,7 @@
  * occurrence in the event's first args object, as tpa_obj_find finds it,
  * at every chunk size and with `-j`. (The attributor reading them:
  * test_views_ops.c.) */
-#include "analyze/trace/analyze.h"
+#include "analyze/trace/trace.h"
 #include "analyze/trace/event_parse.h"
 #include "analyze/trace/parallel.h"
 #include "tp_test.h"

@@ -7,7 +7,8 @@
  * Also `report` over several files at once (report_jobs.c). Runs under TSan
  * (label concurrency). */
 #include "util/hash.h"
-#include "analyze/trace/analyze.h"
+#include "analyze/trace/trace.h"
+#include "analyze/stats/stats.h"
 #include "analyze/trace/event_parse.h"
 #include "analyze/trace/parallel.h"
 #include "analyze/trace/split.h"

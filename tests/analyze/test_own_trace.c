@@ -3,7 +3,7 @@
  * 8 ms step) gets the same data_loading finding a PyTorch DataLoader stall
  * gets, and report.html is written at close. Public API for the recording,
  * the analyzer's functions for reading it back. */
-#include "analyze/text/render.h"
+#include "analyze/stats/stats.h"
 #include "tp_test.h"
 #include "trainprof.h"
 

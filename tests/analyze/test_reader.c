@@ -1,6 +1,6 @@
 /* test_reader.c - the streaming reader on small in-memory documents, read
  * with every chunk size from 1 byte up so each refill path runs. */
-#include "analyze/trace/analyze.h"
+#include "analyze/trace/trace.h"
 #include "analyze/trace/json_scan.h"
 #include "tp_test.h"
 

@@ -4,7 +4,7 @@
  * at every alignment: string ends with escapes across 16-byte blocks,
  * whitespace runs, digit runs, non-ASCII bytes in names, and event keys
  * that look like the ones recognised by a word compare. */
-#include "analyze/trace/analyze.h"
+#include "analyze/trace/trace.h"
 #include "analyze/trace/json_scan.h"
 #include "scan_scalar.h"
 #include "tp_test.h"

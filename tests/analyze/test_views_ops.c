@@ -6,7 +6,7 @@
  * "modules":…} as the page would carry them (tests/analyze/
  * test_views_ops_torch.py compares that with torch's and HTA's numbers).
  */
-#include "analyze/trace/analyze.h"
+#include "analyze/trace/trace.h"
 #include "analyze/attrib/attrib.h"
 #include "analyze/page/view.h"
 #include "tp_test.h"

@@ -8,6 +8,7 @@
 
 #include "analyze/page/view_diff.h"
 #include "tp_test.h"
+#include "analyze/stats/stats.h"
 
 static long long num_after(const char *p, const char *key)
 {

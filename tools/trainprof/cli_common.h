@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "analyze/trace/analyze.h"
+#include "analyze/trace/trace.h"
 
 enum { CLI_OK = 0, CLI_FINDINGS = 1, CLI_BAD_INPUT = 2 };
 

@@ -5,6 +5,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "analyze/rewrite/rewrite.h"
 
 static const char USAGE[] =
     "usage: trainprof fix FILE [-o OUT]\n"

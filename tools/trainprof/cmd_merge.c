@@ -7,6 +7,7 @@
 #include "analyze/ranks/ranks.h"
 #include "cli_common.h"
 #include "commands.h"
+#include "analyze/rewrite/rewrite.h"
 
 static const char USAGE[] =
     "usage: trainprof merge FILE...|JOB_DIR -o OUT\n"

@@ -5,6 +5,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "analyze/rewrite/rewrite.h"
 
 static const char USAGE[] =
     "usage: trainprof slice FILE [filters] -o OUT\n"

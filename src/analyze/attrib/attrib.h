@@ -36,7 +36,7 @@
 #ifndef TRAINPROF_ANALYZE_ATTRIB_H
 #define TRAINPROF_ANALYZE_ATTRIB_H
 
-#include "analyze/trace/analyze.h"
+#include "analyze/trace/trace.h"
 #include "analyze/page/view.h"
 
 /* What a host span is, for the collectors. */

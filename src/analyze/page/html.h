@@ -13,7 +13,7 @@
 #ifndef TRAINPROF_ANALYZE_HTML_H
 #define TRAINPROF_ANALYZE_HTML_H
 
-#include "analyze/text/render.h"
+#include "analyze/stats/stats.h"
 #include "util/buf.h"
 #include "util/json.h"
 

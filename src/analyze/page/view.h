@@ -25,7 +25,7 @@
 #ifndef TRAINPROF_ANALYZE_VIEW_H
 #define TRAINPROF_ANALYZE_VIEW_H
 
-#include "analyze/trace/analyze.h"
+#include "analyze/trace/trace.h"
 #include "util/json.h"
 
 /* What the builder tells every collector about the page being built. */

@@ -5,7 +5,7 @@
 #ifndef TRAINPROF_ANALYZE_VIEW_DIFF_H
 #define TRAINPROF_ANALYZE_VIEW_DIFF_H
 
-#include "analyze/text/render.h"
+#include "analyze/stats/stats.h"
 #include "util/json.h"
 
 #define TPA_DIFF_OPS 2000     /* operator rows carried, most changed first */

@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "analyze/trace/analyze.h"
+#include "analyze/trace/trace.h"
 
 #define TPA_RANK_COMM_NAMES 8  /* collective names kept per rank */
 

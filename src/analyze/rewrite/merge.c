@@ -6,7 +6,8 @@
  * thread, ts moves onto the shared wall-clock axis. Names for the new
  * processes and threads are written at the end as M events.
  */
-#include "analyze/trace/analyze.h"
+#include "analyze/trace/trace.h"
+#include "analyze/rewrite/rewrite.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

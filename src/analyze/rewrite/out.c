@@ -1,7 +1,8 @@
 /* out.c - buffered output stream for slice/merge/fix: plain, or gzip when
  * the path ends in ".gz"; "-" is stdout. Write errors are sticky and
  * reported once by tpa_out_close. */
-#include "analyze/trace/analyze.h"
+#include "analyze/trace/trace.h"
+#include "analyze/rewrite/rewrite.h"
 #include "util/json.h"
 
 #include <errno.h>

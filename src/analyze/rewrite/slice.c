@@ -1,7 +1,9 @@
 /* slice.c - `slice` (keep the events of some steps / a time window / long
  * spans / some categories) and `fix` (close a trace that was cut short).
  * Both stream: kept events are copied byte for byte from the input. */
-#include "analyze/trace/analyze.h"
+#include "analyze/trace/trace.h"
+#include "analyze/stats/stats.h"
+#include "analyze/rewrite/rewrite.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,7 +6,7 @@
  * extent of the trace's spans when it marks no steps. The step parts are
  * exclusive (see steps.c), so "data loading 12%" means 12% of the step in
  * which nothing of a higher class (GPU work, runtime calls) was running. */
-#include "analyze/text/render.h"
+#include "analyze/stats/stats.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

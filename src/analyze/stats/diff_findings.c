@@ -1,7 +1,7 @@
 /* diff_findings.c - which findings moved between two runs (`trainprof diff`):
  * the union of both diagnoses' findings, by how much their share of step
  * time changed. */
-#include "analyze/text/render.h"
+#include "analyze/stats/stats.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -46,33 +46,4 @@ const char *tpa_finding_move_verdict(const tpa_finding_move *m)
     if (!m->in_b) return "gone";
     double delta = m->share_b - m->share_a;
     return delta >= 0.01 ? "worse" : delta <= -0.01 ? "better" : "same";
-}
-
-void tpa_render_finding_moves_text(FILE *f, const tpa_diff *d)
-{
-    if (!d->n_moves) { fprintf(f, "Findings: none above the thresholds in A or B.\n"); return; }
-    fprintf(f, "Findings that moved (share of step time, A -> B; - = below its threshold):\n");
-    for (size_t i = 0; i < d->n_moves; i++) {
-        const tpa_finding_move *m = &d->moves[i];
-        char sa[16], sb[16];
-        if (m->in_a) snprintf(sa, sizeof sa, "%.1f%%", 100 * m->share_a); else snprintf(sa, sizeof sa, "-");
-        if (m->in_b) snprintf(sb, sizeof sb, "%.1f%%", 100 * m->share_b); else snprintf(sb, sizeof sb, "-");
-        fprintf(f, "  %-16s %7s -> %-7s %+6.1f pts  %-6s %s\n", m->id, sa, sb,
-                100 * (m->share_b - m->share_a), tpa_finding_move_verdict(m), m->title);
-    }
-}
-
-void tpa_render_finding_moves_json(FILE *f, const tpa_diff *d)
-{
-    fputs("[", f);
-    for (size_t i = 0; i < d->n_moves; i++) {
-        const tpa_finding_move *m = &d->moves[i];
-        fprintf(f, "%s{\"id\": \"%s\", \"in_a\": %s, \"in_b\": %s, \"share_a_pct\": %.3f, \"share_b_pct\": %.3f, "
-                "\"change_pts\": %.3f, \"verdict\": \"%s\", \"title\": ", i ? ", " : "", m->id,
-                m->in_a ? "true" : "false", m->in_b ? "true" : "false", 100 * m->share_a, 100 * m->share_b,
-                100 * (m->share_b - m->share_a), tpa_finding_move_verdict(m));
-        tpa_json_str(f, m->title, strlen(m->title));
-        fputc('}', f);
-    }
-    fputc(']', f);
 }

@@ -20,7 +20,8 @@
  * name and no other child is merged into it (counted once, the parent's
  * duration in the total; self times add up the same either way).
  */
-#include "analyze/trace/analyze.h"
+#include "analyze/trace/trace.h"
+#include "analyze/stats/stats.h"
 #include "analyze/trace/event_parse.h"
 #include "util/hash.h"
 #include "analyze/trace/adaptive_sort.h"

@@ -9,7 +9,8 @@
  * read again one after the other. Warnings and the first error come out
  * in file order.
  */
-#include "analyze/trace/analyze.h"
+#include "analyze/trace/trace.h"
+#include "analyze/stats/stats.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -5,7 +5,8 @@
  * priority: a class is credited only with the time no higher class already
  * covers, and "other" gets the rest, so the parts sum to the step exactly.
  */
-#include "analyze/trace/analyze.h"
+#include "analyze/trace/trace.h"
+#include "analyze/stats/stats.h"
 
 #include <stdlib.h>
 #include <string.h>

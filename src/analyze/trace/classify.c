@@ -1,6 +1,6 @@
 /* classify.c - what an event is (by category and name), plus the small
  * parsing/formatting helpers the subcommands share. */
-#include "analyze/trace/analyze.h"
+#include "analyze/trace/trace.h"
 #include "util/json.h"
 
 #include <math.h>

@@ -2,7 +2,7 @@
 #ifndef TRAINPROF_ANALYZE_EVENT_PARSE_H
 #define TRAINPROF_ANALYZE_EVENT_PARSE_H
 
-#include "analyze/trace/analyze.h"
+#include "analyze/trace/trace.h"
 #include "analyze/trace/json_scan.h"
 
 /* Decoded-string storage for one event: name, cat, args.name; and where

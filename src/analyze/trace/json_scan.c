@@ -1,6 +1,6 @@
 /* json_scan.c - JSON scanning primitives (see json_scan.h). */
 #include "analyze/trace/json_scan.h"
-#include "analyze/trace/analyze.h"
+#include "analyze/trace/trace.h"
 
 #include <string.h>
 

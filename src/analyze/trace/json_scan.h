@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "analyze/trace/analyze.h" /* TPA_ERR_* */
+#include "analyze/trace/trace.h" /* TPA_ERR_* */
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif

@@ -13,7 +13,7 @@
 #ifndef TRAINPROF_ANALYZE_PARALLEL_H
 #define TRAINPROF_ANALYZE_PARALLEL_H
 
-#include "analyze/trace/analyze.h"
+#include "analyze/trace/trace.h"
 
 typedef struct tpa_batch tpa_batch;
 

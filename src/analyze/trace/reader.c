@@ -6,7 +6,7 @@
  * that straddles the window end is re-parsed after a refill, so every parse
  * works on contiguous bytes and never copies event text.
  */
-#include "analyze/trace/analyze.h"
+#include "analyze/trace/trace.h"
 #include "analyze/trace/event_parse.h"
 #include "analyze/trace/gunzip_whole.h"
 #include "analyze/trace/json_scan.h"

@@ -10,7 +10,7 @@
 #ifndef TRAINPROF_ANALYZE_SPLIT_H
 #define TRAINPROF_ANALYZE_SPLIT_H
 
-#include "analyze/trace/analyze.h"
+#include "analyze/trace/trace.h"
 #include "analyze/trace/event_parse.h"
 
 /* Where a range starts inside the array (mirrors the reader's states). */

@@ -1,13 +1,15 @@
-/* analyze.h - the trace analyzer: streaming readers, the event model, and
- * the analyses behind `trainprof report|steps|diff|slice|merge|fix`.
+/* trace.h - the trace stage's interface: errors, the event model, what an
+ * event is (classify), the streaming reader (plain, gzip, `-j N`), and the
+ * small parsing and formatting helpers the CLI shares.
  *
  * Everything here streams: a reader hands out one event at a time from a
- * chunked buffer (plain or gzip input), and the analyses keep only per-name
- * aggregates and per-thread open spans, never the whole document.
- * Internal prefix: tpa_ (public-to-the-CLI), tpa__ (file-local helpers).
+ * chunked buffer (plain or gzip input); the stages after it keep only
+ * per-name aggregates and per-thread open spans, never the whole document.
+ * Internal prefix: tpa_ (the analyzer's), tpa__ (file-local helpers).
+ * May include: util/ only. See src/analyze/README.md.
  */
-#ifndef TRAINPROF_ANALYZE_H
-#define TRAINPROF_ANALYZE_H
+#ifndef TRAINPROF_ANALYZE_TRACE_H
+#define TRAINPROF_ANALYZE_TRACE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -177,166 +179,8 @@ void tpa_set_progress(bool on);
 void tpa_set_jobs(int n);
 int tpa_jobs(void);
 
-/* ---- common filters ---------------------------------------------------- */
+/* ---- filters ---------------------------------------------------------- */
 typedef struct tpa_range { int64_t lo, hi; bool set; } tpa_range;
-
-typedef struct tpa_step {
-    int64_t num;             /* N of ProfilerStep#N */
-    int64_t start_ns, dur_ns;
-} tpa_step;
-
-/* One pass: the ProfilerStep#N spans of a file, sorted by start. */
-int tpa_find_steps(const char *path, tpa_step **steps, size_t *n, int64_t *min_ts,
-                   tpa_error *err);
-
-/* ---- report -------------------------------------------------------------- */
-typedef struct tpa_report_opts {
-    const char *cats;        /* comma list of categories to keep, NULL = all */
-    bool has_pid, has_tid;
-    int64_t pid, tid;
-    tpa_range steps;         /* step numbers (inclusive) */
-    bool group_steps;        /* ProfilerStep#N -> ProfilerStep* as torch does */
-    bool quiet;
-} tpa_report_opts;
-
-#define TPA_TABLE_ASYNC (1 << 30)  /* table of async b/e pairs, after the devices */
-typedef struct tpa_op {
-    char *name;
-    int table;               /* -1: host, >= 0: GPU device, TPA_TABLE_ASYNC */
-    int kind;                /* enum tpa_kind of its first event, -1 for async */
-    uint64_t count;
-    int64_t total_ns, self_ns, min_ns, max_ns;
-} tpa_op;
-
-typedef struct tpa_report {
-    tpa_op *ops; size_t n_ops;     /* unsorted */
-    uint64_t events, spans, skipped_unknown, late_events, unmatched_end;
-    uint64_t async_pairs, async_unmatched;   /* b/e pairs matched; b or e left alone */
-    uint64_t negative_durs;        /* X with dur < 0, E before its B: left out of every table */
-    uint64_t negative_at;          /* byte offset of the first (its file's), valid when counted */
-    uint64_t bytes;
-    uint64_t per_ph[128];
-    int n_files, truncated_files;
-    void *priv;                    /* name index */
-} tpa_report;
-
-int tpa_report_file(tpa_report *rep, const char *path, const tpa_report_opts *o,
-                    tpa_error *err);
-void tpa_report_free(tpa_report *rep);
-/* Adds src's operations and counts to dst, as if src's files had been fed
- * to dst after its own (exact while no sum nears the int64 range). */
-void tpa_report_merge(tpa_report *dst, const tpa_report *src);
-/* The one warning for events with a negative duration (count, first
- * offset), printed once per file by report (and steps' CLI). */
-void tpa_warn_negative(const char *path, uint64_t n, uint64_t first_at);
-/* The warning tpa_report_end prints for a cut-short file unless quiet. */
-void tpa_report_warn_truncated(const char *path, const tpa_meta *m);
-/* tpa_report_file over paths in order, up to jobs files at once (each
- * file's reader then gets its share of the tpa_jobs() threads): the same
- * report, warnings and first error as the sequential loop. */
-int tpa_report_files(tpa_report *rep, const char *const *paths, int n, const tpa_report_opts *o,
-                     int jobs, tpa_error *err);
-/* The same, fed event by event: begin (a pass over path first when
- * o->steps is set; NULL on error), feed every event, end with the reader's
- * metadata. rep and o must outlive the run. When spans came too far out of
- * order for exact self times, end reads path again (3 reads in all
- * at most) with larger windows for the threads that need them;
- * a NULL or "-" path at begin (not re-readable) keeps the approximation,
- * counted in late_events. */
-typedef struct tpa_report_run tpa_report_run;
-tpa_report_run *tpa_report_begin(tpa_report *rep, const char *path, const tpa_report_opts *o,
-                                 tpa_error *err);
-void tpa_report_feed(tpa_report_run *run, const tpa_event *ev);
-/* The same, for an event already classified: kind is tpa_classify(ev). */
-void tpa_report_feed_kind(tpa_report_run *run, const tpa_event *ev, int kind);
-void tpa_report_end(tpa_report_run *run, const tpa_meta *m, const char *path);
-
-/* ---- steps --------------------------------------------------------------- */
-enum tpa_part {
-    TPA_P_KERNEL, TPA_P_MEMCPY, TPA_P_MEMSET, TPA_P_COMM, TPA_P_RUNTIME,
-    TPA_P_DATALOAD, TPA_P_CPU, TPA_P_OTHER, TPA_P_COUNT
-};
-extern const char *const tpa_part_names[TPA_P_COUNT];
-
-typedef struct tpa_step_row {
-    int64_t num, start_ns, dur_ns;
-    int64_t part_ns[TPA_P_COUNT];  /* sums to dur_ns */
-    int64_t gpu_busy_ns;
-} tpa_step_row;
-
-typedef struct tpa_steps_result {
-    tpa_step_row *rows; size_t n;
-    bool has_gpu;
-    bool truncated;
-    int passes;                    /* reads of the file (> 1 when over the interval budget) */
-    size_t peak_intervals;         /* most intervals held at once */
-    uint64_t unmatched_end;        /* E events without a B */
-    int64_t span_start_ns, span_end_ns;  /* extent of the spans seen */
-    /* Where the steps come from: TPA_STEPS_PROFILER (ProfilerStep#N),
-     * TPA_STEPS_STEP_NUM (spans with args.step_num, named step_name) or
-     * TPA_STEPS_ANNOTATION (no step markers: the outermost repeated
-     * annotation, named step_name, numbered from 0); TPA_STEPS_NONE. */
-    int step_source;
-    char step_name[128];
-    /* Without steps (n == 0): the whole span of the trace split the same
-     * way, as one row (start_ns, dur_ns: the span's extent). */
-    bool has_whole;
-    tpa_step_row whole;
-    uint64_t negative_durs;        /* spans with dur < 0: in no row, no statistic */
-    uint64_t negative_at;          /* byte offset of the first */
-} tpa_steps_result;
-enum { TPA_STEPS_NONE, TPA_STEPS_PROFILER, TPA_STEPS_STEP_NUM, TPA_STEPS_ANNOTATION };
-extern const char *const tpa_step_source_names[4];
-
-/* Steps are ProfilerStep#N spans: X events or B/E pairs (torch, Kineto and
- * trainprof's own traces all name them so). */
-int tpa_steps_file(const char *path, tpa_steps_result *res, tpa_error *err);
-/* The same, fed event by event (so one read can serve several analyses).
- * path names the input for further passes when the intervals outgrow their
- * budget; NULL or "-" (not re-readable) keeps them all in memory instead.
- * finish frees the context. */
-typedef struct tpa_steps_ctx tpa_steps_ctx;
-tpa_steps_ctx *tpa_steps_begin(const char *path);
-void tpa_steps_feed(tpa_steps_ctx *c, const tpa_event *ev);
-/* The same, for an event already classified: kind is tpa_classify(ev). */
-void tpa_steps_feed_kind(tpa_steps_ctx *c, const tpa_event *ev, int kind);
-int tpa_steps_finish(tpa_steps_ctx *c, bool truncated, tpa_steps_result *res, tpa_error *err);
-/* Intervals held before a pass narrows its window (0: default, 2M). */
-void tpa_steps_set_budget(size_t intervals);
-void tpa_steps_free(tpa_steps_result *res);
-/* q in [0,1] over the rows' durations (or part p when p >= 0). */
-int64_t tpa_steps_quantile(const tpa_steps_result *res, int part, double q);
-int64_t tpa_steps_mean(const tpa_steps_result *res, int part);
-/* GPU util (busy / duration, %) of the steps: their mean (stat 0), median
- * (1) or p90 (2), each a statistic of the per-step values themselves;
- * -1 without GPU work or steps. */
-double tpa_steps_util_stat(const tpa_steps_result *res, int stat);
-
-/* ---- writers (slice, merge, fix) ------------------------------------------ */
-typedef struct tpa_out tpa_out;  /* plain or .gz output stream */
-tpa_out *tpa_out_open(const char *path, tpa_error *err);
-void tpa_out_write(tpa_out *o, const void *p, size_t n);
-void tpa_out_puts(tpa_out *o, const char *s);
-void tpa_out_printf(tpa_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void tpa_out_json_str(tpa_out *o, const char *s, size_t n);
-int tpa_out_close(tpa_out *o, tpa_error *err);
-
-typedef struct tpa_slice_opts {
-    tpa_range steps;         /* step numbers */
-    tpa_range time_us;       /* ns relative to the first event (tpa_parse_time_range) */
-    bool has_min_dur; int64_t min_dur_ns;
-    const char *cats;        /* comma list */
-} tpa_slice_opts;
-
-typedef struct tpa_write_stats { uint64_t in_events, out_events, bytes_out; bool truncated; } tpa_write_stats;
-
-int tpa_slice(const char *in, const char *out, const tpa_slice_opts *o,
-              tpa_write_stats *st, tpa_error *err);
-int tpa_merge(const char *const *in, size_t n, const char *out,
-              tpa_write_stats *st, tpa_error *err);
-/* Rewrites a cut-short trace as valid JSON; *was_ok set when nothing needed fixing. */
-int tpa_fix(const char *in, const char *out, tpa_write_stats *st, bool *was_ok,
-            tpa_error *err);
 
 /* Sums of durations saturate: crafted traces can add up past int64. */
 static inline int64_t tpa_sat_add(int64_t a, int64_t b)

@@ -1,0 +1,36 @@
+/* rewrite.h - the rewriting stage's interface: traces written anew
+ * (`trainprof slice|merge|fix`) through one buffered output stream.
+ * May include: trace/, stats/ (step windows), util/. See src/analyze/README.md.
+ */
+#ifndef TRAINPROF_ANALYZE_REWRITE_H
+#define TRAINPROF_ANALYZE_REWRITE_H
+
+#include "analyze/trace/trace.h"
+
+/* ---- writers (slice, merge, fix) ------------------------------------------ */
+typedef struct tpa_out tpa_out;  /* plain or .gz output stream */
+tpa_out *tpa_out_open(const char *path, tpa_error *err);
+void tpa_out_write(tpa_out *o, const void *p, size_t n);
+void tpa_out_puts(tpa_out *o, const char *s);
+void tpa_out_printf(tpa_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void tpa_out_json_str(tpa_out *o, const char *s, size_t n);
+int tpa_out_close(tpa_out *o, tpa_error *err);
+
+typedef struct tpa_slice_opts {
+    tpa_range steps;         /* step numbers */
+    tpa_range time_us;       /* ns relative to the first event (tpa_parse_time_range) */
+    bool has_min_dur; int64_t min_dur_ns;
+    const char *cats;        /* comma list */
+} tpa_slice_opts;
+
+typedef struct tpa_write_stats { uint64_t in_events, out_events, bytes_out; bool truncated; } tpa_write_stats;
+
+int tpa_slice(const char *in, const char *out, const tpa_slice_opts *o,
+              tpa_write_stats *st, tpa_error *err);
+int tpa_merge(const char *const *in, size_t n, const char *out,
+              tpa_write_stats *st, tpa_error *err);
+/* Rewrites a cut-short trace as valid JSON; *was_ok set when nothing needed fixing. */
+int tpa_fix(const char *in, const char *out, tpa_write_stats *st, bool *was_ok,
+            tpa_error *err);
+
+#endif
