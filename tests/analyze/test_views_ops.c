@@ -286,20 +286,21 @@ TP_TEST(begin_end_pairs)
     tpa_attrib_free(at);
 }
 
-/* Collectors of one page share one attributor: one feeder, every visitor
- * served; once fed, the same input starts a new one. */
+/* Collectors of one page share the attributor they are handed: one feeder,
+ * every visitor served; once fed, it takes no more collectors. */
 TP_TEST(shared_attributor)
 {
     static const char t[] = "{\"traceEvents\":[" X("op", "cpu_op", 0, 10, 1, "") END;
-    tpa_view_input in = { .input = "x" };
+    tpa_attrib *at = tpa_attrib_new();
     collected a, b;
     memset(&a, 0, sizeof a);
     memset(&b, 0, sizeof b);
     tpa_at_visitor va = { &a, on_node, on_gpu }, vb = { &b, on_node, on_gpu };
     tpa_at_client ca, cb, cc;
-    CHECK(tpa_at_client_begin(&ca, &in, &va));
-    CHECK(tpa_at_client_begin(&cb, &in, &vb));
-    CHECK(ca.at == cb.at && ca.feeder && !cb.feeder);
+    CHECK(!tpa_at_client_begin(&cc, NULL, &va));
+    CHECK(tpa_at_client_begin(&ca, at, &va));
+    CHECK(tpa_at_client_begin(&cb, at, &vb));
+    CHECK(ca.at == at && cb.at == at && ca.feeder && !cb.feeder);
     tpa_error err;
     tpa_reader *r = tpa_reader_open_mem(t, strlen(t), &err);
     tpa_event ev;
@@ -312,11 +313,11 @@ TP_TEST(shared_attributor)
     tpa_reader_close(r);
     CHECK_EQ_INT(GET(&a, "op")->calls, 1);
     CHECK_EQ_INT(GET(&b, "op")->calls, 1);
-    CHECK(tpa_at_client_begin(&cc, &in, &va));
-    CHECK(cc.at != ca.at && cc.feeder);
-    tpa_at_client_end(&cc);
+    CHECK(!tpa_at_client_begin(&cc, at, &va));  /* fed: sealed */
+    CHECK(cc.at == NULL && !cc.feeder);
     tpa_at_client_end(&ca);
     tpa_at_client_end(&cb);
+    tpa_attrib_free(at);
 }
 
 /* ---- what the attributor hands its visitors, as sorted text lines --------------------- */
@@ -601,7 +602,8 @@ static const tpa_view_class *const g_views[] = { &tpa_view_operators, &tpa_view_
 
 static int views_json(const char *const *paths, int n, tpu_buf *out)
 {
-    tpa_view_input in = { .input = paths[0], .traces = paths, .n_traces = n };
+    tpa_attrib *at = tpa_attrib_new();
+    tpa_view_input in = { .input = paths[0], .traces = paths, .n_traces = n, .attrib = at };
     void *st[NVIEWS];
     for (int v = 0; v < NVIEWS; v++) st[v] = g_views[v]->begin(&in);
     int rc = 0;
@@ -628,6 +630,7 @@ static int views_json(const char *const *paths, int n, tpu_buf *out)
     }
     tpu_json_end_object(&j);
     for (int v = 0; v < NVIEWS; v++) if (st[v]) g_views[v]->free(st[v]);
+    tpa_attrib_free(at);
     return rc;
 }
 

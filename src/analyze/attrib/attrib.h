@@ -29,15 +29,17 @@
  * next one is fed (two chunks' buffers); the visitors are then called on
  * that thread, one chunk at a time, in file order.
  *
- * One attributor serves several collectors: the first collector to acquire
- * it for a page is its feeder (its feed/file callbacks are forwarded), every
- * acquirer gets the nodes and device events through its visitor.
+ * One attributor serves several collectors: the page builder makes one per
+ * page and hands it to its views (tpa_view_input.attrib); the first
+ * collector to join it is its feeder (its feed/file callbacks are
+ * forwarded), every one gets the nodes and device events through its
+ * visitor. Nothing here knows the page: the attributor is passed in, never
+ * looked up.
  */
 #ifndef TRAINPROF_ANALYZE_ATTRIB_H
 #define TRAINPROF_ANALYZE_ATTRIB_H
 
 #include "analyze/trace/trace.h"
-#include "analyze/page/view.h"
 
 /* What a host span is, for the collectors. */
 enum tpa_at_kind {
@@ -102,14 +104,6 @@ void tpa_attrib_free(tpa_attrib *at);
  * the visitors see the same nodes, in the same order, either way. */
 void tpa_attrib_set_chunk_budget(size_t host_spans, size_t device_records);
 
-/* The page's shared attributor for one builder input (keyed by in): the
- * first acquirer is the feeder. Collectors join until the feeder's first
- * event (tpa_at_client_feed seals it); a later acquire with the same in
- * gets a new one. Each acquirer releases once; the last release frees it.
- * NULL on allocation failure. */
-tpa_attrib *tpa_attrib_acquire(const tpa_view_input *in, const tpa_at_visitor *v, bool *feeder);
-void tpa_attrib_release(tpa_attrib *at);
-
 /* Interned strings: id -> text (id 0 is ""). */
 const char *tpa_attrib_str(const tpa_attrib *at, uint32_t id, size_t *len);
 /* Python stacks and the module tree are trees of (parent, name) pairs:
@@ -142,10 +136,13 @@ typedef struct tpa_at_rows {
 void *tpa_at_rows_get(tpa_at_rows *t, uint64_t key, bool *fresh);
 void tpa_at_rows_free(tpa_at_rows *t);
 
-/* A collector on the shared attributor: its state starts with this, so
- * tpa_at_client_feed / _file_end serve as its tpa_view_class callbacks. */
+/* A collector on a shared attributor: its state starts with this, so
+ * tpa_at_client_feed / _file_end serve as its tpa_view_class callbacks.
+ * begin joins at (owned by the caller, who frees it after every client
+ * has ended): the first client to join is the feeder; a client may join
+ * only before the first event (false then, or when at is NULL). */
 typedef struct tpa_at_client { tpa_attrib *at; bool feeder; } tpa_at_client;
-bool tpa_at_client_begin(tpa_at_client *c, const tpa_view_input *in, const tpa_at_visitor *v);
+bool tpa_at_client_begin(tpa_at_client *c, tpa_attrib *at, const tpa_at_visitor *v);
 void tpa_at_client_feed(void *state, const tpa_event *ev, int kind);
 void tpa_at_client_file_end(void *state, int file, const tpa_meta *meta);
 void tpa_at_client_end(tpa_at_client *c);

@@ -141,7 +141,7 @@ struct tpa_attrib {
     keyed *by_corr, *by_ext; size_t nby_corr, nby_ext, hint_corr, hint_ext;
     tpa_at_visitor vis[MAX_VISITORS]; int nvis;
     tpa_at_stats stats;
-    int refs;           /* acquirers (tpa_attrib_acquire) not yet released */
+    int clients;        /* collectors joined (tpa_at_client_begin): the first feeds */
     bool sealed;        /* fed: no more collectors may join */
 };
 

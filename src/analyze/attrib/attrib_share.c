@@ -1,68 +1,6 @@
-/* attrib_share.c - one attributor for the page's collectors (acquire,
- * release, the client callbacks), and their row tables. */
+/* attrib_share.c - the collectors on one attributor (join, feed, end) and
+ * their row tables. */
 #include "analyze/attrib/attrib_priv.h"
-
-#include <pthread.h>
-
-/* ---- sharing between the page's collectors ------------------------------------- */
-
-/* Pages built at once (sessions closing on several threads) each have
- * their own input, so their own entry. */
-typedef struct shared_ent { const tpa_view_input *in; tpa_attrib *at; } shared_ent;
-static shared_ent g_shared[8];
-static pthread_mutex_t g_shared_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void unregister(const tpa_attrib *at)
-{
-    for (size_t i = 0; i < sizeof g_shared / sizeof *g_shared; i++)
-        if (g_shared[i].at == at) g_shared[i] = (shared_ent){ 0 };
-}
-
-tpa_attrib *tpa_attrib_acquire(const tpa_view_input *in, const tpa_at_visitor *v, bool *feeder)
-{
-    shared_ent *free_ent = NULL;
-    tpa_attrib *at = NULL;
-    pthread_mutex_lock(&g_shared_lock);
-    for (size_t i = 0; i < sizeof g_shared / sizeof *g_shared && !at; i++) {
-        if (g_shared[i].at && g_shared[i].in == in) {
-            at = g_shared[i].at;
-            at->refs++;
-            tpa_attrib_add_visitor(at, v);
-            *feeder = false;
-        } else if (!g_shared[i].at && !free_ent) {
-            free_ent = &g_shared[i];
-        }
-    }
-    if (!at && (at = tpa_attrib_new())) {
-        tpa_attrib_add_visitor(at, v);
-        at->refs = 1;
-        *feeder = true;
-        if (free_ent) *free_ent = (shared_ent){ in, at };  /* else: unshared, still correct */
-    }
-    pthread_mutex_unlock(&g_shared_lock);
-    return at;
-}
-
-void tpa_attrib_release(tpa_attrib *at)
-{
-    if (!at) return;
-    pthread_mutex_lock(&g_shared_lock);
-    bool last = --at->refs <= 0;
-    if (last) unregister(at);
-    pthread_mutex_unlock(&g_shared_lock);
-    if (last) tpa_attrib_free(at);
-}
-
-/* Once fed, a page's attributor takes no more collectors: an entry a
- * builder never released cannot catch a later page at the same address. */
-static void seal(tpa_attrib *at)
-{
-    if (at->sealed) return;
-    pthread_mutex_lock(&g_shared_lock);
-    unregister(at);
-    pthread_mutex_unlock(&g_shared_lock);
-    at->sealed = true;
-}
 
 /* ---- a small map from 64-bit keys to indexes, for the collectors ------------------ */
 
@@ -147,17 +85,22 @@ void tpa_at_rows_free(tpa_at_rows *t)
     t->n = t->cap = 0;
 }
 
-bool tpa_at_client_begin(tpa_at_client *c, const tpa_view_input *in, const tpa_at_visitor *v)
+bool tpa_at_client_begin(tpa_at_client *c, tpa_attrib *at, const tpa_at_visitor *v)
 {
-    c->at = tpa_attrib_acquire(in, v, &c->feeder);
-    return c->at != NULL;
+    c->at = NULL;
+    c->feeder = false;
+    if (!at || at->sealed || at->nvis >= MAX_VISITORS) return false;
+    tpa_attrib_add_visitor(at, v);
+    c->at = at;
+    c->feeder = at->clients++ == 0;
+    return true;
 }
 
 void tpa_at_client_feed(void *state, const tpa_event *ev, int kind)
 {
     tpa_at_client *c = state;
     if (!c->feeder) return;
-    if (!c->at->sealed) seal(c->at);
+    c->at->sealed = true;
     tpa_attrib_feed(c->at, ev, kind);
 }
 
@@ -166,12 +109,13 @@ void tpa_at_client_file_end(void *state, int file, const tpa_meta *meta)
     (void)file; (void)meta;
     tpa_at_client *c = state;
     if (!c->feeder) return;
-    seal(c->at);
+    c->at->sealed = true;
     tpa_attrib_file_end(c->at);
 }
 
+/* The attributor stays its owner's to free. */
 void tpa_at_client_end(tpa_at_client *c)
 {
-    tpa_attrib_release(c->at);
     c->at = NULL;
+    c->feeder = false;
 }

@@ -3,6 +3,7 @@
  * ({"meta": ..., "<view key>": ...}) and the page around it (the shell,
  * stylesheet and scripts of src/analyze/page/, embedded at build time). */
 #include "analyze/page/html.h"
+#include "analyze/attrib/attrib.h"
 #include "analyze/ranks/ranks.h"
 #include "analyze/page/view.h"
 #include "analyze/trace/worker.h"
@@ -46,6 +47,7 @@ typedef struct page {
     tpu_buf json[N_VIEWS];                  /* each view's JSON value */
     tpa_html_model *run_files;              /* a run directory's own files, or NULL */
     char run_error[400];
+    tpa_attrib *attrib;                     /* the views' attributor (lane 1's, in.attrib) */
 } page;
 
 static void note(page *p, const char *fmt, const char *a)
@@ -202,6 +204,16 @@ static void lane_json(page *p, const lane_list *l)
 }
 
 /* One lane's part of job: its collectors, in list order. */
+/* The attributor's collectors (view_operators, _kernels, _modules) are fed
+ * on lane 1, so it is freed there with them. */
+enum { ATTRIB_LANE = 1 };
+
+static void free_attrib(page *p)
+{
+    tpa_attrib_free(p->attrib);
+    p->attrib = p->in.attrib = NULL;
+}
+
 static void lane_run(page *p, int lane, const lane_job *job)
 {
     const lane_list *l = &p->lanes[lane];
@@ -225,6 +237,7 @@ static void lane_run(page *p, int lane, const lane_job *job)
             if (p->state[v]) views[v]->free(p->state[v]);
             p->state[v] = NULL;
         }
+        if (lane == ATTRIB_LANE) free_attrib(p);  /* after the views that joined it */
         break;
     case JOB_JSON:
         lane_json(p, l);
@@ -374,6 +387,7 @@ static void read_run_files(page *p)
 static void begin_views(page *p)
 {
     read_run_files(p);
+    p->in.attrib = p->attrib = tpa_attrib_new();
     for (int v = 0; v < N_VIEWS; v++) p->state[v] = views[v]->begin(&p->in);
     lanes_begin(p);
 }
@@ -393,6 +407,7 @@ static void free_page(page *p)
         if (p->state[v]) views[v]->free(p->state[v]);
         tpu_buf_free(&p->json[v]);
     }
+    free_attrib(p);
     for (int i = 0; i < p->n_traces; i++) free(p->traces[i]);
     if (p->run_files) tpa_html_model_free(p->run_files);
     free(p->run_files);

@@ -40,6 +40,10 @@ typedef struct tpa_view_input {
      * that show them keep an empty model of their own). */
     struct tpa_html_model *run_files;
     const char *run_error;      /* a run file that could not be read ("" when none) */
+    /* The page's attributor (attrib.h), made and freed by the builder; the
+     * views built on it join it in begin (tpa_at_client_begin). NULL when
+     * it could not be allocated: those views are left out. */
+    struct tpa_attrib *attrib;
 } tpa_view_input;
 
 typedef struct tpa_view_class {

@@ -114,7 +114,7 @@ static void *k_begin(const tpa_view_input *in)
     s->by_name = (tpa_at_rows){ .size = sizeof(k_row), .max = MAX_ROWS };
     s->by_config = s->by_name;
     tpa_at_visitor v = { s, NULL, on_gpu };
-    if (!tpa_at_client_begin(&s->c, in, &v)) { free(s); return NULL; }
+    if (!tpa_at_client_begin(&s->c, in->attrib, &v)) { free(s); return NULL; }
     return s;
 }
 

@@ -86,7 +86,7 @@ static void *m_begin(const tpa_view_input *in)
     s->modules = (tpa_at_rows){ .size = sizeof(m_row), .max = MAX_ROWS };
     s->hooks = s->modules;
     tpa_at_visitor v = { s, on_node, NULL };
-    if (!tpa_at_client_begin(&s->c, in, &v)) { free(s); return NULL; }
+    if (!tpa_at_client_begin(&s->c, in->attrib, &v)) { free(s); return NULL; }
     return s;
 }
 

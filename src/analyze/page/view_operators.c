@@ -99,7 +99,7 @@ static void *ops_begin(const tpa_view_input *in)
     s->by_name = (tpa_at_rows){ .size = sizeof(op_row), .max = MAX_ROWS };
     s->by_shape = s->by_name;
     tpa_at_visitor v = { s, on_node, NULL };
-    if (!tpa_at_client_begin(&s->c, in, &v)) { free(s); return NULL; }
+    if (!tpa_at_client_begin(&s->c, in->attrib, &v)) { free(s); return NULL; }
     return s;
 }
 
