@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analyze/ranks/ranks.h"
+#include "analyze/text/render.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

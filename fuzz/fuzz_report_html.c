@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "analyze/page/html.h"
-#include "analyze/trace/json_scan.h"
+#include "analyze/json/json_scan.h"
 
 static volatile size_t sink;
 

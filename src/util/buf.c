@@ -182,3 +182,14 @@ void tpu_buf_free(tpu_buf *b)
     b->len = b->cap = 0;
     b->oom = 0;
 }
+
+void *tpu_array_grow(void *p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap) return p;
+    size_t c = *cap ? *cap * 2 : 64;
+    while (c < need) c *= 2;
+    void *q = realloc(p, c * elem);
+    if (!q) abort();
+    *cap = c;
+    return q;
+}

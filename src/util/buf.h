@@ -66,4 +66,9 @@ void tpu_buf_reset(tpu_buf *b);
 char *tpu_buf_detach(tpu_buf *b);
 void tpu_buf_free(tpu_buf *b);
 
+/* Room for need elements of elem bytes in the array p of *cap: p itself
+ * when it has them, else p grown (at least doubled, 64 at first; *cap
+ * updated). Aborts when memory runs out, as the buffer does. */
+void *tpu_array_grow(void *p, size_t *cap, size_t need, size_t elem);
+
 #endif

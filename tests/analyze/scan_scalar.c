@@ -2,7 +2,7 @@
  * the 8-bytes-in-a-word path that targets without it take, so that
  * test_scan_paths runs both paths on the same inputs. */
 #undef __SSE2__
-#include "analyze/trace/json_scan.h"
+#include "analyze/json/json_scan.h"
 
 #include "scan_scalar.h"
 

@@ -12,7 +12,7 @@
 #include "analyze/trace/event_parse.h"
 #include "analyze/trace/parallel.h"
 #include "analyze/trace/split.h"
-#include "analyze/trace/worker.h"
+#include "util/worker.h"
 #include "tp_test.h"
 
 #include <stdatomic.h>
@@ -445,24 +445,24 @@ TP_TEST(worker_queues_jobs_in_order)
     int log[N], n_log = 0;
     order_job jobs[N];
     atomic_int gate = 0;
-    tpa_worker *w = tpa_worker_start(3);
+    tpu_worker *w = tpu_worker_start(3);
     CHECK(w != NULL);
     /* the first job holds the worker: two more are queued without a wait
      * (with a queue of one, this thread would wait for the gate it opens) */
     for (int i = 0; i < 3; i++) {
         jobs[i] = (order_job){ i == 0 ? &gate : NULL, log, &n_log, i };
-        tpa_worker_post(w, run_order_job, &jobs[i]);
+        tpu_worker_post(w, run_order_job, &jobs[i]);
     }
     CHECK_EQ_INT(n_log, 0);
     atomic_store(&gate, 1);
     for (int i = 3; i < N; i++) {
         jobs[i] = (order_job){ NULL, log, &n_log, i };
-        tpa_worker_post(w, run_order_job, &jobs[i]);
+        tpu_worker_post(w, run_order_job, &jobs[i]);
     }
-    tpa_worker_wait(w);
+    tpu_worker_wait(w);
     CHECK_EQ_INT(n_log, N);  /* every job done when the wait returns */
     for (int i = 0; i < N; i++) CHECK_EQ_INT(log[i], i);
-    tpa_worker_stop(w);
+    tpu_worker_stop(w);
 }
 
 int main(void)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analyze/ranks/ranks.h"
+#include "analyze/text/render.h"
 #include "tp_test.h"
 
 enum { WORLD = 4, STEPS = 10 };

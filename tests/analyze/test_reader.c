@@ -1,7 +1,7 @@
 /* test_reader.c - the streaming reader on small in-memory documents, read
  * with every chunk size from 1 byte up so each refill path runs. */
 #include "analyze/trace/trace.h"
-#include "analyze/trace/json_scan.h"
+#include "analyze/json/json_scan.h"
 #include "tp_test.h"
 
 #include <stdlib.h>

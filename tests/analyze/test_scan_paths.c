@@ -5,7 +5,7 @@
  * whitespace runs, digit runs, non-ASCII bytes in names, and event keys
  * that look like the ones recognised by a word compare. */
 #include "analyze/trace/trace.h"
-#include "analyze/trace/json_scan.h"
+#include "analyze/json/json_scan.h"
 #include "scan_scalar.h"
 #include "tp_test.h"
 

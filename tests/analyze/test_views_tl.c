@@ -97,7 +97,9 @@ static char *json_of(tpa_tl *t)
     tpu_buf b = {0};
     tpu_json j;
     tpu_json_init(&j, &b, 0);
-    tpa_tl_json(t, &j);
+    long pick[3] = {-1, -1, -1};
+    int np = t->seen ? tpa_tl_pick(t, pick) : 0;
+    tpa_tl_json(t, pick, np, &j);
     return tpu_buf_detach(&b);
 }
 

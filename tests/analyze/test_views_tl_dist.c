@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "analyze/ranks/ranks.h"
+#include "analyze/text/render.h"
 #include "analyze/page/view.h"
 #include "tp_test.h"
 

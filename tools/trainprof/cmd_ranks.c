@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "analyze/ranks/ranks.h"
+#include "analyze/text/render.h"
 #include "cli_common.h"
 #include "commands.h"
 

@@ -4,7 +4,7 @@
  * attrib_nest.c nests and attributes; attrib_share.c shares the attributor
  * between the page's collectors. */
 #include "analyze/attrib/attrib_priv.h"
-#include "analyze/trace/event_parse.h"
+#include "analyze/trace/trace.h"
 #include "util/hash.h"
 
 
@@ -97,70 +97,12 @@ static uint32_t intern(tpa_attrib *at, const char *p, size_t n)
     return id;
 }
 
-static uint64_t pair_hash(uint32_t parent, uint32_t name)
-{
-    uint64_t x = ((uint64_t)parent << 32 | name) * 0x9E3779B97F4A7C15ULL;
-    return x ^ (x >> 29);
-}
-
-static void pair_rehash(pairtab *t)
-{
-    size_t ns = t->nslots ? t->nslots * 2 : 256;
-    uint32_t *slots = calloc(ns, sizeof *slots);
-    if (!slots) abort();
-    for (uint32_t i = 1; i < t->n; i++) {
-        size_t s = pair_hash(t->parent[i], t->name[i]) & (ns - 1);
-        while (slots[s]) s = (s + 1) & (ns - 1);
-        slots[s] = i;
-    }
-    free(t->slots);
-    t->slots = slots;
-    t->nslots = ns;
-}
-
-static void pair_grow(pairtab *t)
-{
-    if (t->n < t->cap) return;
-    uint32_t nc = t->cap ? t->cap * 2 : 64;
-    t->parent = realloc(t->parent, nc * sizeof *t->parent);
-    t->name = realloc(t->name, nc * sizeof *t->name);
-    if (!t->parent || !t->name) abort();
-    t->cap = nc;
-}
-
-/* The id of (parent, name); id 0 is the root (and the answer past the budget). */
-uint32_t tpa__at_pair_id(pairtab *t, uint32_t parent, uint32_t name)
-{
-    if (t->n == 0) {  /* slot 0: the root */
-        pair_grow(t);
-        t->parent[0] = t->name[0] = 0;
-        t->n = 1;
-    }
-    if ((t->n + 1) * 2 > t->nslots) pair_rehash(t);
-    size_t s = pair_hash(parent, name) & (t->nslots - 1);
-    while (t->slots[s]) {
-        uint32_t i = t->slots[s];
-        if (t->parent[i] == parent && t->name[i] == name) return i;
-        s = (s + 1) & (t->nslots - 1);
-    }
-    if (t->n >= MAX_PAIRS) return 0;
-    pair_grow(t);
-    t->parent[t->n] = parent;
-    t->name[t->n] = name;
-    t->slots[s] = t->n;
-    return t->n++;
-}
-
 static void str_free(strtab *t)
 {
     for (uint32_t i = 0; i < t->n; i++) free(t->s[i]);
     free(t->s); free(t->len); free(t->hash); free(t->slots);
 }
 
-static void pair_free(pairtab *t)
-{
-    free(t->parent); free(t->name); free(t->slots);
-}
 
 /* ---- public accessors ------------------------------------------------------ */
 
@@ -171,21 +113,15 @@ const char *tpa_attrib_str(const tpa_attrib *at, uint32_t id, size_t *len)
     return at->str.s[id];
 }
 
-static uint32_t pair_get(const pairtab *t, uint32_t id, uint32_t *parent)
-{
-    if (id == 0 || id >= t->n) { *parent = 0; return 0; }
-    *parent = t->parent[id];
-    return t->name[id];
-}
 
 uint32_t tpa_attrib_stack(const tpa_attrib *at, uint32_t id, uint32_t *parent)
 {
-    return pair_get(&at->stacks, id, parent);
+    return tpa__at_pair_get(&at->stacks, id, parent);
 }
 
 uint32_t tpa_attrib_module(const tpa_attrib *at, uint32_t id, uint32_t *parent)
 {
-    return pair_get(&at->modules, id, parent);
+    return tpa__at_pair_get(&at->modules, id, parent);
 }
 
 const tpa_at_stats *tpa_attrib_stats(const tpa_attrib *at) { return &at->stats; }
@@ -221,10 +157,10 @@ void tpa_attrib_add_visitor(tpa_attrib *at, const tpa_at_visitor *v)
 void tpa_attrib_free(tpa_attrib *at)
 {
     if (!at) return;
-    tpa_worker_stop(at->nester);  /* after the chunk it nests */
+    tpu_worker_stop(at->nester);  /* after the chunk it nests */
     str_free(&at->str);
-    pair_free(&at->stacks);
-    pair_free(&at->modules);
+    tpa__at_pair_free(&at->stacks);
+    tpa__at_pair_free(&at->modules);
     for (size_t i = 0; i < at->nthreads; i++) free(at->threads[i].begins);
     free(at->threads);
     at_chunk *chunks[2] = { &at->fill, &at->work };

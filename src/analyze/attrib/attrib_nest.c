@@ -2,7 +2,7 @@
  * rules, device events attributed to their launching operators, nodes and
  * device events handed to the visitors (see attrib.h). */
 #include "analyze/attrib/attrib_priv.h"
-#include "analyze/trace/adaptive_sort.h"
+#include "util/adaptive_sort.h"
 
 /* ---- nesting ----------------------------------------------------------------- */
 
@@ -283,7 +283,7 @@ static void nest_work(tpa_attrib *at)
 /* ---- the nester thread -------------------------------------------------------- */
 
 /* With threads to spare, a full chunk is nested on a thread of its own
- * (a tpa_worker) while the feed goes on into the other chunk's buffers:
+ * (a tpu_worker) while the feed goes on into the other chunk's buffers:
  * the page's other lane no longer waits for the nesting at each chunk's
  * end. One chunk at a time, in file order, so the visitors see what they
  * saw on one thread. */
@@ -296,25 +296,25 @@ static void sort_host_job(void *at) { sort_host(at); }
 static void nest_work_beside(tpa_attrib *at)
 {
     size_t nc = collect_corrs(at);
-    tpa_worker_post(at->nester, sort_host_job, at);
+    tpu_worker_post(at->nester, sort_host_job, at);
     index_gpu(at, nc);
-    tpa_worker_wait(at->nester);
+    tpu_worker_wait(at->nester);
     finish_chunk(at);
 }
 
 void tpa__at_hand_over(tpa_attrib *at, bool last)
 {
-    tpa_worker_wait(at->nester);
+    tpu_worker_wait(at->nester);
     at_chunk full = at->fill;
     at->fill = at->work;  /* nested and empty: the feed goes on in its buffers */
     at->work = full;
-    if (at->may_thread && !at->nester) at->nester = tpa_worker_start(1);
+    if (at->may_thread && !at->nester) at->nester = tpu_worker_start(1);
     if (!at->nester) {
         nest_work(at);
     } else if (last) {
         nest_work_beside(at);
     } else {
-        tpa_worker_post(at->nester, nest_work_job, at);
+        tpu_worker_post(at->nester, nest_work_job, at);
         return;
     }
     if (last) tpa__at_drop_scratch(at);

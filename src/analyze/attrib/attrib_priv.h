@@ -5,7 +5,7 @@
 #define TRAINPROF_ANALYZE_ATTRIB_PRIV_H
 
 #include "analyze/attrib/attrib.h"
-#include "analyze/trace/worker.h"
+#include "util/worker.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -125,7 +125,7 @@ struct tpa_attrib {
     at_chunk fill;      /* what the feed buffers */
     at_chunk work;      /* what is nested (attrib_nest.c): on the nester thread, when
                            there is one, while the feed fills the other chunk */
-    tpa_worker *nester; /* NULL: chunks are nested on the feeding thread */
+    tpu_worker *nester; /* NULL: chunks are nested on the feeding thread */
     bool may_thread;    /* the reader has threads to spare (tpa_jobs() > 1) */
     size_t host_budget, gpu_budget;  /* a chunk's records (HOST_BUDGET, GPU_BUDGET) */
     uint32_t seq;
@@ -153,6 +153,8 @@ struct tpa_attrib {
 
 /* (parent, name) -> id in a stack or module tree (attrib.c). */
 uint32_t tpa__at_pair_id(pairtab *t, uint32_t parent, uint32_t name);
+uint32_t tpa__at_pair_get(const pairtab *t, uint32_t id, uint32_t *parent);
+void tpa__at_pair_free(pairtab *t);
 /* Hands the fill chunk over to be nested (attrib_nest.c): it becomes the
  * work chunk, nested on the nester thread (started at the first chunk
  * when may_thread) or, when last or without one, here before the return

@@ -6,10 +6,9 @@
 #include "analyze/attrib/attrib.h"
 #include "analyze/ranks/ranks.h"
 #include "analyze/page/view.h"
-#include "analyze/trace/worker.h"
+#include "util/worker.h"
 #include "util/fileio.h"
 
-#include <dirent.h>
 #include <errno.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -42,7 +41,7 @@ typedef struct page {
     int n_notes;
     void *state[N_VIEWS];
     lane_list lanes[2];                     /* view.h: which views each thread feeds */
-    tpa_worker *helper;                     /* lane 1's thread (worker.h), or NULL */
+    tpu_worker *helper;                     /* lane 1's thread (worker.h), or NULL */
     bool json_done;                         /* every view's JSON is in json[] */
     tpu_buf json[N_VIEWS];                  /* each view's JSON value */
     tpa_html_model *run_files;              /* a run directory's own files, or NULL */
@@ -55,17 +54,6 @@ static void note(page *p, const char *fmt, const char *a)
     if (p->n_notes < MAX_NOTES) snprintf(p->notes[p->n_notes++], sizeof p->notes[0], fmt, a);
 }
 
-static bool is_trace_name(const char *n)
-{
-    size_t k = strlen(n);
-    return (k > 5 && !strcmp(n + k - 5, ".json")) || (k > 8 && !strcmp(n + k - 8, ".json.gz"));
-}
-
-static int name_cmp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static bool exists_in(const char *dir, const char *name)
 {
     char path[1200];
@@ -73,38 +61,33 @@ static bool exists_in(const char *dir, const char *name)
     return tpu_path_join(path, sizeof path, dir, name) == 0 && stat(path, &st) == 0;
 }
 
-/* The traces directly in dir, sorted by name (a run's trace stems end in
- * their start time, so this is their order). The run's own JSON files are
- * not traces. Traces over TRACE_MAX_BYTES are left out with a note when
- * cap_size (the close of a session must not spend minutes on a huge window;
- * `trainprof analyze` reads them whole). */
+/* The traces directly in dir (tpa_trace_files: sorted by name, the run's
+ * own JSON files left out), the first MAX_TRACES of them. Traces over
+ * TRACE_MAX_BYTES are left out with a note when cap_size (the close of a
+ * session must not spend minutes on a huge window; `trainprof analyze`
+ * reads them whole). */
 static void list_traces(page *p, const char *dir, bool cap_size)
 {
-    static const char *const own[] = { "timing_profile.json", "memory_profile.json", "operations.json",
-                                       "config.json", "training_summary.json", "job.json" };
-    DIR *dh = opendir(dir);
-    if (!dh) return;
-    struct dirent *de;
-    char *names[MAX_TRACES];
-    int n = 0;
-    while ((de = readdir(dh)) && n < MAX_TRACES) {
-        if (!is_trace_name(de->d_name)) continue;
-        bool skip = false;
-        for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) skip |= !strcmp(de->d_name, own[i]);
-        if (!skip && !(names[n++] = strdup(de->d_name))) abort();
-    }
-    closedir(dh);
-    qsort(names, (size_t)n, sizeof *names, name_cmp);
-    for (int i = 0; i < n; i++) {
-        char path[1500];
+    char **files;
+    size_t n;
+    tpa_error e;
+    if (tpa_trace_files(dir, &files, &n, &e) != 0) return;
+    for (size_t i = 0; i < n; i++) {
         struct stat st;
-        if (tpu_path_join(path, sizeof path, dir, names[i]) == 0 && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
-            if (cap_size && st.st_size > TRACE_MAX_BYTES)
-                note(p, "%.300s is over 256 MB and left out: run `trainprof analyze` on it", names[i]);
-            else if (!(p->traces[p->n_traces++] = strdup(path))) abort();
+        const char *name = strrchr(files[i], '/') + 1;
+        if (p->n_traces >= MAX_TRACES) {
+            note(p, "%.300s: over the page's 64 traces, left out", name);
+        } else if (stat(files[i], &st) == 0 && S_ISREG(st.st_mode)) {
+            if (cap_size && st.st_size > TRACE_MAX_BYTES) {
+                note(p, "%.300s is over 256 MB and left out: run `trainprof analyze` on it", name);
+            } else {
+                p->traces[p->n_traces++] = files[i];
+                continue;
+            }
         }
-        free(names[i]);
+        free(files[i]);
     }
+    free(files);
 }
 
 /* A job directory's traces: each rank's (rank<r>/profiler_traces/ or the
@@ -245,7 +228,7 @@ static void lane_run(page *p, int lane, const lane_job *job)
     }
 }
 
-/* Lane 1's part of a job, on the second thread (tpa_worker) while the
+/* Lane 1's part of a job, on the second thread (tpu_worker) while the
  * builder's thread runs lane 0's. */
 typedef struct lane1_call { page *p; const lane_job *job; } lane1_call;
 
@@ -259,16 +242,16 @@ static void run_lane1(void *arg)
  * Returns once both are done. */
 static void both_lanes(page *p, const lane_job *job, bool share)
 {
-    tpa_worker_wait(p->helper);  /* lane 1 takes its jobs in order */
+    tpu_worker_wait(p->helper);  /* lane 1 takes its jobs in order */
     if (!p->helper || !share) {
         lane_run(p, 0, job);
         lane_run(p, 1, job);
         return;
     }
     lane1_call call = { p, job };
-    tpa_worker_post(p->helper, run_lane1, &call);
+    tpu_worker_post(p->helper, run_lane1, &call);
     lane_run(p, 0, job);
-    tpa_worker_wait(p->helper);
+    tpu_worker_wait(p->helper);
 }
 
 /* The lanes of the views begun, and lane 1's thread when the reader has
@@ -284,12 +267,12 @@ static void lanes_begin(page *p)
             l->feed_st[l->n_feed++] = p->state[v];
         }
     }
-    if (tpa_jobs() > 1 && p->lanes[0].n_feed && p->lanes[1].n_feed) p->helper = tpa_worker_start(LANE1_LAG);
+    if (tpa_jobs() > 1 && p->lanes[0].n_feed && p->lanes[1].n_feed) p->helper = tpu_worker_start(LANE1_LAG);
 }
 
 /* The reader's release (tpa_reader_keep_last): lane 1 is done with the
  * blocks it was given. */
-static void wait_lane1(void *p) { tpa_worker_wait(((page *)p)->helper); }
+static void wait_lane1(void *p) { tpu_worker_wait(((page *)p)->helper); }
 
 /* Every event of r to every collector, a block at a time. With a helper,
  * lane 1 is fed from a queue of up to LANE1_LAG blocks while this thread
@@ -311,13 +294,13 @@ static int feed_all(page *p, tpa_reader *r, tpa_error *err)
     for (int b = 0; (n = tpa_reader_next_block(r, &jobs[b].evs, BLOCK_EVENTS, err)) > 0; b = (b + 1) % SLOTS) {
         jobs[b].n = (size_t)n;
         if (p->helper && n >= MIN_SHARED) {
-            tpa_worker_post(p->helper, run_lane1, &calls[b]);
+            tpu_worker_post(p->helper, run_lane1, &calls[b]);
             lane_run(p, 0, &jobs[b]);
         } else {
             both_lanes(p, &jobs[b], false);
         }
     }
-    tpa_worker_wait(p->helper);
+    tpu_worker_wait(p->helper);
     return (int)n;
 }
 
@@ -402,7 +385,7 @@ static int build(page *p, tpu_buf *data, tpa_error *err)
 
 static void free_page(page *p)
 {
-    tpa_worker_stop(p->helper);
+    tpu_worker_stop(p->helper);
     for (int v = 0; v < N_VIEWS; v++) {
         if (p->state[v]) views[v]->free(p->state[v]);
         tpu_buf_free(&p->json[v]);
@@ -456,7 +439,7 @@ static int write_and_free(page *p, tpu_buf *data, int rc, const char *out, tpa_e
 {
     static const lane_job free_job = { .what = JOB_FREE };
     lane1_call call = { p, &free_job };
-    if (p->helper) tpa_worker_post(p->helper, run_lane1, &call);
+    if (p->helper) tpu_worker_post(p->helper, run_lane1, &call);
     if (rc == 0) rc = tpa_html_write_page(data, out, err);
     free_page(p);  /* waits for lane 1's frees first */
     tpu_buf_free(data);

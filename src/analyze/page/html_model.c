@@ -4,8 +4,8 @@
  * (html_ds.c), so memory is bounded by the columns kept, not by the run's
  * length. The traces are the views' business (view.h, html_build.c). */
 #include "analyze/page/html.h"
-#include "analyze/trace/event_parse.h"
-#include "analyze/trace/json_scan.h"
+#include "analyze/trace/trace.h"
+#include "analyze/json/json_scan.h"
 #include "util/fileio.h"
 
 #include <math.h>

@@ -11,6 +11,7 @@
  * (evenly spaced when there are more; the note says so).
  */
 #include "analyze/ranks/ranks.h"
+#include "analyze/text/render.h" /* the ranks JSON, as `trainprof ranks --json` */
 #include "analyze/page/view.h"
 
 #include <ctype.h>

@@ -17,7 +17,7 @@
  * GPU's allocated / reserved / peak) from memory_profile.json. */
 #include "analyze/page/html.h"
 #include "analyze/page/view.h"
-#include "analyze/trace/event_parse.h"
+#include "analyze/trace/trace.h"
 #include "util/hash.h"
 
 #include <stdlib.h>

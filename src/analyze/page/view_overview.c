@@ -11,9 +11,9 @@
  * (html_model.c). */
 #include "analyze/page/html.h"
 #include "analyze/page/view.h"
-#include "analyze/trace/event_parse.h"
-#include "analyze/trace/json_scan.h"
-#include "analyze/trace/adaptive_sort.h"
+#include "analyze/trace/trace.h"
+#include "analyze/json/json_scan.h"
+#include "util/adaptive_sort.h"
 
 #include <math.h>
 #include <stdlib.h>

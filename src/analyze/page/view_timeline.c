@@ -2,7 +2,7 @@
  * events the page may draw, compacted around candidate steps when it fills
  * (see view_timeline.h), and the final choice of steps. */
 #include "analyze/page/view_timeline.h"
-#include "analyze/trace/event_parse.h"
+#include "analyze/trace/trace.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -174,12 +174,6 @@ static int by_ts_rec(const void *a, const void *b, void *ctx)
     return x->ts < y->ts ? -1 : x->ts > y->ts;
 }
 
-int tpa_tl_by_dur_desc(const void *a, const void *b, void *rec_array)
-{
-    const tpa_tl_rec *rec = rec_array;
-    const tpa_tl_rec *x = &rec[*(const size_t *)a], *y = &rec[*(const size_t *)b];
-    return x->dur > y->dur ? -1 : x->dur < y->dur;
-}
 
 /* Keeps the `limit` records first in the order cmp (ts or longest first). */
 static void keep_first(tpa_tl *t, size_t limit, int (*cmp)(const void *, const void *, void *), int64_t *last_ts)
@@ -409,29 +403,6 @@ void tpa_tl_feed(tpa_tl *t, int file, const tpa_event *ev, int kind)
     t->used += bytes;
 }
 
-/* ---- the final choice --------------------------------------------------------------- */
-
-int tpa_tl_pick(const tpa_tl *t, long idx[3])
-{
-    idx[0] = idx[1] = idx[2] = -1;
-    size_t slow = 0, fast = 0, mid = 0, ns = 0, nf = 0, nm = 0;
-    int64_t med = median_dur(t);
-    for (size_t i = 0; i < t->n_steps; i++)
-        if (t->steps[i].intact) {
-            top_k(t, &slow, &ns, 1, i, slower, med);
-            top_k(t, &fast, &nf, 1, i, faster, med);
-            top_k(t, &mid, &nm, 1, i, nearer, med);
-        }
-    if (ns) idx[0] = (long)slow, idx[1] = (long)mid, idx[2] = (long)fast;
-    int distinct = 0;
-    for (int k = 0; k < 3; k++) {
-        bool dup = false;
-        for (int m = 0; m < k; m++) dup |= idx[m] == idx[k];
-        if (idx[k] >= 0 && !dup) distinct++;
-        else if (dup) idx[k] = -1;
-    }
-    return distinct;
-}
 
 /* ---- the view ----------------------------------------------------------------------- */
 
@@ -456,7 +427,37 @@ static void tl_feed(void *state, const tpa_event *ev, int kind)
     tpa_tl_feed(&v->t, v->file, ev, kind);
 }
 
-static void tl_json(void *state, tpu_json *j) { tpa_tl_json(&((tl_view *)state)->t, j); }
+/* ---- the final choice --------------------------------------------------------------- */
+
+int tpa_tl_pick(const tpa_tl *t, long idx[3])
+{
+    idx[0] = idx[1] = idx[2] = -1;
+    size_t slow = 0, fast = 0, mid = 0, ns = 0, nf = 0, nm = 0;
+    int64_t med = median_dur(t);
+    for (size_t i = 0; i < t->n_steps; i++)
+        if (t->steps[i].intact) {
+            top_k(t, &slow, &ns, 1, i, slower, med);
+            top_k(t, &fast, &nf, 1, i, faster, med);
+            top_k(t, &mid, &nm, 1, i, nearer, med);
+        }
+    if (ns) idx[0] = (long)slow, idx[1] = (long)mid, idx[2] = (long)fast;
+    int distinct = 0;
+    for (int k = 0; k < 3; k++) {
+        bool dup = false;
+        for (int m = 0; m < k; m++) dup |= idx[m] == idx[k];
+        if (idx[k] >= 0 && !dup) distinct++;
+        else if (dup) idx[k] = -1;
+    }
+    return distinct;
+}
+
+static void tl_json(void *state, tpu_json *j)
+{
+    tpa_tl *t = &((tl_view *)state)->t;
+    long pick[3] = {-1, -1, -1};
+    int np = t->seen ? tpa_tl_pick(t, pick) : 0;
+    tpa_tl_json(t, pick, np, j);
+}
 
 static void tl_free(void *state)
 {

@@ -112,8 +112,9 @@ void tpa_tl_free(tpa_tl *t);
 /* Picks the steps shown: idx[0..2] = slowest, median, fastest (indices into
  * t->steps, -1 when none); returns how many distinct. */
 int tpa_tl_pick(const tpa_tl *t, long idx[3]);
-/* The view's JSON value (view_timeline_json.c). */
-void tpa_tl_json(tpa_tl *t, tpu_json *j);
+/* The view's JSON value (view_timeline_json.c) showing the steps pick[]
+ * (tpa_tl_pick's choice, np of them distinct). */
+void tpa_tl_json(tpa_tl *t, const long pick[3], int np, tpu_json *j);
 /* qsort_r comparator: indexes (size_t) into the tpa_tl_rec array rec_array, longest first. */
 int tpa_tl_by_dur_desc(const void *a, const void *b, void *rec_array);
 

@@ -7,13 +7,21 @@
  * id (0: none; a launch and its kernel share one), args index (-1: none).
  */
 #include "analyze/page/view_timeline.h"
-#include "analyze/trace/event_parse.h"
+#include "analyze/trace/trace.h"
 #include "util/hash.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+int tpa_tl_by_dur_desc(const void *a, const void *b, void *rec_array)
+{
+    const tpa_tl_rec *rec = rec_array;
+    const tpa_tl_rec *x = &rec[*(const size_t *)a], *y = &rec[*(const size_t *)b];
+    return x->dur > y->dur ? -1 : x->dur < y->dur;
+}
+
 
 #define TL_MAX_SERIES 48
 #define TL_MAX_ROWS 4096
@@ -359,15 +367,13 @@ static void note(char *buf, size_t cap, const tpa_tl *t, size_t carried, const l
 
 /* ---- the value ---------------------------------------------------------------------- */
 
-void tpa_tl_json(tpa_tl *t, tpu_json *j)
+void tpa_tl_json(tpa_tl *t, const long pick[3], int np, tpu_json *j)
 {
     if (!t->seen) { tpu_json_null(j); return; }
     bool whole = t->compactions == 0 && t->n <= t->carry;
-    long pick[3] = {-1, -1, -1};
     uint64_t left[3] = {0};
     bool *mark = calloc(t->n ? t->n : 1, sizeof *mark);
     if (!mark) abort();
-    int np = tpa_tl_pick(t, pick);
     if (whole) for (size_t i = 0; i < t->n; i++) mark[i] = true;
     else if (!np) mark_longest(t, mark, NULL, t->carry);
     else for (int k = 0; k < 3; k++)

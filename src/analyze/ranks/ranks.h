@@ -93,14 +93,51 @@ typedef struct tpa_rank_input {
  * directory with profiler_traces/ is one rank by itself. */
 int tpa_job_inputs(const char *dir, tpa_rank_input **out, size_t *n, tpa_error *err);
 void tpa_job_inputs_free(tpa_rank_input *in, size_t n);
-/* True for a directory (a job or a rank). */
-bool tpa_is_dir(const char *path);
 /* The trace files of a job or rank directory, for `merge`; caller frees
  * each path and the array. */
 int tpa_job_trace_files(const char *dir, char ***files, size_t *n, tpa_error *err);
 
 /* ---- reduce (ranks_reduce.c) ---- */
 typedef struct tpa_ranks tpa_ranks;
+
+#define TPA_RANKS_MAX_WARNINGS 64
+/* One rank's row of the reduce (tpa_ranks.rows). */
+typedef struct tpa_rank_row {
+    int64_t rank, world_size;
+    char host[64], format[12];
+    char *source;
+    size_t n_steps;
+    int64_t mean_ns, p50_ns, p90_ns, max_ns;
+    int64_t comm_mean_ns, compute_mean_ns, bytes_per_step, overlap_ns, comm_total_ns;
+    int64_t clock_error_ns;
+    bool truncated, synced, device_comm;
+    uint64_t straggler_steps;
+    int64_t wait_mean_ns;    /* filled by finalize */
+    char comm_name[48];
+} tpa_rank_row;
+
+/* The reduce of a job's rank summaries: fed by tpa_ranks_add, computed by
+ * tpa_ranks_finalize (every reader of the results below calls it first);
+ * the text stage prints it (text/render_ranks.c). */
+struct tpa_ranks {
+    tpa_rank_row *rows; size_t n_rows, cap_rows;
+    struct tpa_step_agg *steps; size_t n_steps, cap_steps;  /* per step number (ranks_reduce.c) */
+    unsigned char *seen; size_t seen_cap;   /* bit per rank number */
+    char job_id[112], format[12];
+    int64_t world_size;
+    char *warnings[TPA_RANKS_MAX_WARNINGS]; size_t n_warnings, lost_warnings;
+    bool finalized;
+    /* results of finalize */
+    int64_t top_rank; uint64_t top_count, contested_steps;
+    int64_t top_lead_p50, others_wait_ns, others_step_ns, spread_p50, min_comm_mean;
+    int64_t max_clock_error; size_t unsynced;
+};
+
+/* Sorts the rows by rank and computes the straggler, waits and clocks (once). */
+void tpa_ranks_finalize(tpa_ranks *r);
+/* Is the top straggler a finding? Slowest in at least half the contested
+ * steps, by at least 2% of the step time. */
+bool tpa_ranks_has_straggler(const tpa_ranks *r);
 tpa_ranks *tpa_ranks_new(void);
 /* Folds one summary in (copies what it keeps; s may be freed after).
  * Problems with the input (duplicate rank, other job, mixed formats, cut
@@ -108,8 +145,6 @@ tpa_ranks *tpa_ranks_new(void);
 void tpa_ranks_add(tpa_ranks *r, const tpa_rank_summary *s);
 /* A rank that could not be read at all: a warning naming it. */
 void tpa_ranks_add_failure(tpa_ranks *r, const char *source, const tpa_error *err);
-void tpa_ranks_render_text(tpa_ranks *r, FILE *f, bool steps_only);
-void tpa_ranks_render_json(tpa_ranks *r, FILE *f);
 size_t tpa_ranks_count(const tpa_ranks *r);
 
 /* Job-level figures (for `diff` of two jobs). */
@@ -132,9 +167,5 @@ void tpa_ranks_free(tpa_ranks *r);
 int tpa_ranks_map_all(const tpa_rank_input *in, size_t n, int jobs, tpa_ranks *r,
                       const char *summaries_dir);
 
-/* Array growth shared by the map and the reduce: returns p with room for
- * `need` elements of `elem` bytes (capacity doubles from 64); aborts when out
- * of memory (the analyzer CLI only, never the training process). */
-void *tpa_ranks_grow(void *p, size_t *cap, size_t need, size_t elem);
 
 #endif

@@ -11,12 +11,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-bool tpa_is_dir(const char *path)
-{
-    struct stat st;
-    return path && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 static bool is_rank_dir_name(const char *name, int64_t *rank)
 {
     if (strncmp(name, "rank", 4) != 0 || !isdigit((unsigned char)name[4])) return false;
@@ -25,14 +19,6 @@ static bool is_rank_dir_name(const char *name, int64_t *rank)
     if (*end != '\0' && *end != '_') return false; /* rank<r> or rank<r>_<n> (a restart) */
     *rank = v;
     return true;
-}
-
-static bool is_trace_file(const char *name)
-{
-    size_t n = strlen(name);
-    if (name[0] == '.' || strstr(name, "stacks")) return false;
-    if (strcmp(name, "job.json") == 0) return false;
-    return (n > 5 && strcmp(name + n - 5, ".json") == 0) || (n > 8 && strcmp(name + n - 8, ".json.gz") == 0);
 }
 
 static int cmp_input(const void *a, const void *b)
@@ -85,7 +71,7 @@ int tpa_job_inputs(const char *dir, tpa_rank_input **out, size_t *n, tpa_error *
         snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
         if (is_rank_dir_name(de->d_name, &rank) && tpa_is_dir(path))
             push(out, n, &cap, dir, de->d_name, rank);
-        else if (is_trace_file(de->d_name) && !tpa_is_dir(path))
+        else if (tpa_is_trace_file_name(de->d_name) && !tpa_is_dir(path))
             push(out, n, &cap, dir, de->d_name, -1);
     }
     closedir(d);

@@ -10,6 +10,7 @@
  * gloo, c10d::, ...), where the host really waits.
  */
 #include "analyze/ranks/ranks.h"
+#include "util/buf.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -34,20 +35,9 @@ typedef struct map_state {
     size_t n_host_names, n_dev_names;
 } map_state;
 
-void *tpa_ranks_grow(void *p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap) return p;
-    size_t c = *cap ? *cap * 2 : 64;
-    while (c < need) c *= 2;
-    void *q = realloc(p, c * elem);
-    if (!q) abort();
-    *cap = c;
-    return q;
-}
-
 static void ivec_push(ivec *v, int64_t lo, int64_t hi)
 {
-    v->v = tpa_ranks_grow(v->v, &v->cap, v->n + 1, sizeof *v->v);
+    v->v = tpu_array_grow(v->v, &v->cap, v->n + 1, sizeof *v->v);
     v->v[v->n++] = (ivl){lo, hi};
 }
 
@@ -123,7 +113,7 @@ static void feed(map_state *m, const tpa_event *ev)
         memcmp(ev->name.p + ev->name.n - 6, ".bytes", 6) == 0) {
         int64_t v;
         if (counter_value(ev, &v)) {
-            m->bytes = tpa_ranks_grow(m->bytes, &m->cap_bytes, m->n_bytes + 1, sizeof *m->bytes);
+            m->bytes = tpu_array_grow(m->bytes, &m->cap_bytes, m->n_bytes + 1, sizeof *m->bytes);
             m->bytes[m->n_bytes++] = (sample){ev->ts_ns, v};
         }
         return;
@@ -132,7 +122,7 @@ static void feed(map_state *m, const tpa_event *ev)
     int kind = tpa_event_kind(ev);
     int64_t lo = ev->ts_ns, hi = tpa_sat_add(ev->ts_ns, ev->dur_ns);
     if (kind == TPA_K_STEP && tpa_step_number(ev->name, &num)) {
-        o->steps = tpa_ranks_grow(o->steps, &m->step_cap, o->n_steps + 1, sizeof *o->steps);
+        o->steps = tpu_array_grow(o->steps, &m->step_cap, o->n_steps + 1, sizeof *o->steps);
         o->steps[o->n_steps++] = (tpa_rank_step){num, lo, ev->dur_ns, 0, 0, 0};
         m->step_tid = ev->tid;
     } else if (kind == TPA_K_COMM) {
@@ -144,7 +134,7 @@ static void feed(map_state *m, const tpa_event *ev)
         ivec_push(&m->host_comm, lo, hi);
         count_name(m->host_names, &m->n_host_names, ev->name, ev->dur_ns);
     } else if (kind == TPA_K_CPU || kind == TPA_K_ANNOTATION) {
-        m->host = tpa_ranks_grow(m->host, &m->cap_host, m->n_host + 1, sizeof *m->host);
+        m->host = tpu_array_grow(m->host, &m->cap_host, m->n_host + 1, sizeof *m->host);
         m->host[m->n_host++] = (tspan){lo, hi, ev->tid};
     }
 }
@@ -331,55 +321,11 @@ static void finish(map_state *m)
     free(both.v);
 }
 
-static bool ends_with(const char *s, const char *suffix)
-{
-    size_t a = strlen(s), b = strlen(suffix);
-    return a >= b && strcmp(s + a - b, suffix) == 0;
-}
-
-static bool is_trace_name(const char *name)
-{
-    return name[0] != '.' && (ends_with(name, ".json") || ends_with(name, ".json.gz")) &&
-           strstr(name, "stacks") == NULL;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int tpa_job_trace_files(const char *dir, char ***files, size_t *n, tpa_error *err)
 {
     char sub[4096];
     snprintf(sub, sizeof sub, "%s/profiler_traces", dir);
-    DIR *d = opendir(sub);
-    const char *base = sub;
-    if (!d) { d = opendir(dir); base = dir; }
-    *files = NULL;
-    *n = 0;
-    if (!d) {
-        tpa_error_set(err, TPA_ERR_IO, "cannot read directory");
-        snprintf(err->file, sizeof err->file, "%s", dir);
-        return -1;
-    }
-    size_t cap = 0;
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL) {
-        if (!is_trace_name(de->d_name)) continue;
-        if (base == dir && (strcmp(de->d_name, "job.json") == 0 || strcmp(de->d_name, "clock.json") == 0 ||
-                            strstr(de->d_name, "_profile.json") || strcmp(de->d_name, "config.json") == 0 ||
-                            strcmp(de->d_name, "training_summary.json") == 0 || strcmp(de->d_name, "operations.json") == 0))
-            continue;
-        *files = tpa_ranks_grow(*files, &cap, *n + 1, sizeof **files);
-        size_t len = strlen(base) + strlen(de->d_name) + 2;
-        char *p = malloc(len);
-        if (!p) abort();
-        snprintf(p, len, "%s/%s", base, de->d_name);
-        (*files)[(*n)++] = p;
-    }
-    closedir(d);
-    if (*n) qsort(*files, *n, sizeof **files, cmp_str);
-    return 0;
+    return tpa_trace_files(tpa_is_dir(sub) ? sub : dir, files, n, err);
 }
 
 static void summary_init(tpa_rank_summary *out, const char *source)

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/trace/json_scan.h"
+#include "analyze/json/json_scan.h"
 
 static void put_str(FILE *f, const char *key, const char *v)
 {

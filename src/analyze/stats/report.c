@@ -22,9 +22,8 @@
  */
 #include "analyze/trace/trace.h"
 #include "analyze/stats/stats.h"
-#include "analyze/trace/event_parse.h"
 #include "util/hash.h"
-#include "analyze/trace/adaptive_sort.h"
+#include "util/adaptive_sort.h"
 
 #include <stdlib.h>
 #include <string.h>

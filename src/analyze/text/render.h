@@ -1,9 +1,10 @@
 /* render.h - the text stage's interface: tables and JSON on a FILE for the
  * CLI, from the analyses' results (report, steps, diagnosis, diff).
- * May include: stats/, trace/, util/. See src/analyze/README.md. */
+ * May include: ranks/, stats/, trace/, util/. See src/analyze/README.md. */
 #ifndef TRAINPROF_ANALYZE_RENDER_H
 #define TRAINPROF_ANALYZE_RENDER_H
 
+#include "analyze/ranks/ranks.h"
 #include "analyze/stats/stats.h"
 
 void tpa_print_us(FILE *f, int64_t ns);
@@ -31,5 +32,9 @@ void tpa_render_diff_text(FILE *f, const tpa_diff *d, const tpa_steps_result *sa
                           const tpa_steps_result *sb, size_t top);
 void tpa_render_diff_json(FILE *f, const tpa_diff *d, const tpa_steps_result *sa,
                           const tpa_steps_result *sb, size_t top);
+
+/* ranks, combine: the per-rank table (steps_only: without the findings) */
+void tpa_ranks_render_text(tpa_ranks *r, FILE *f, bool steps_only);
+void tpa_ranks_render_json(tpa_ranks *r, FILE *f);
 
 #endif

@@ -9,7 +9,7 @@
 #include "analyze/trace/trace.h"
 #include "analyze/trace/event_parse.h"
 #include "analyze/trace/gunzip_whole.h"
-#include "analyze/trace/json_scan.h"
+#include "analyze/json/json_scan.h"
 #include "analyze/trace/parallel.h"
 #include "analyze/trace/split.h"
 

@@ -1,7 +1,7 @@
 /* split.c - guessed cuts in the traceEvents array and the parse of one range
  * between them (see split.h for why a guess is only a guess). */
 #include "analyze/trace/split.h"
-#include "analyze/trace/json_scan.h"
+#include "analyze/json/json_scan.h"
 
 #include <stdlib.h>
 #include <string.h>

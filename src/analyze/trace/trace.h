@@ -6,7 +6,7 @@
  * chunked buffer (plain or gzip input); the stages after it keep only
  * per-name aggregates and per-thread open spans, never the whole document.
  * Internal prefix: tpa_ (the analyzer's), tpa__ (file-local helpers).
- * May include: util/ only. See src/analyze/README.md.
+ * May include: json/, util/. See src/analyze/README.md.
  */
 #ifndef TRAINPROF_ANALYZE_TRACE_H
 #define TRAINPROF_ANALYZE_TRACE_H
@@ -16,18 +16,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "analyze/json/json_scan.h" /* enum tpa_errcode */
+
 /* ---- errors ------------------------------------------------------------ */
-enum tpa_errcode {
-    TPA_OK = 0,
-    TPA_ERR_IO,      /* cannot open/read/write a file */
-    TPA_ERR_SYNTAX,  /* malformed JSON */
-    TPA_ERR_GZIP,    /* corrupt compressed stream */
-    TPA_ERR_LIMIT,   /* nesting too deep, value too large, number out of range */
-    TPA_ERR_UTF8,    /* invalid UTF-8 in a string we decode */
-    TPA_ERR_EMPTY,   /* empty input */
-    TPA_ERR_FORMAT,  /* JSON, but not a trace (no traceEvents array) */
-    TPA_ERR_USAGE    /* bad option value */
-};
 
 typedef struct tpa_error {
     int code;
@@ -118,6 +109,35 @@ bool tpa_event_step(const tpa_event *ev, int kind, int64_t *num);
  * "[LightningModule]Model.training_step"), train/training loops. */
 bool tpa_name_is_step_like(tpa_sv name);
 
+/* ---- an event's members, read from its raw text ----------------------------- */
+/* Finds member `key` in the complete object text starting at obj ('{').
+ * Returns a pointer to the value's first byte, or NULL. */
+const char *tpa_obj_find(const char *obj, const char *end, const char *key);
+/* The event's first "args" member when it is an object (its '{' in
+ * ev->raw; *len, when len is not NULL: the object's text length), else
+ * NULL. Free for an event tpa_parse_event read (it marks where args is);
+ * an event made by hand (raw only) is looked up with tpa_obj_find. */
+const char *tpa_event_args(const tpa_event *ev, size_t *len);
+/* The args member names of enum tpa_arg (above). */
+extern const char *const tpa_arg_keys[TPA_ARG_COUNT];
+/* The value of args member `which` (a tpa_arg) in the event's first args
+ * object: its first occurrence, the member tpa_obj_find finds (*vend, when
+ * vend is not NULL: the value's end), else NULL. Free for an event
+ * tpa_parse_event read (ev->arg_seen, ev->v_arg); an event made by hand is
+ * looked up in its raw text. */
+const char *tpa_event_arg(const tpa_event *ev, int which, const char **vend);
+bool tpa_value_i64(const char *v, const char *end, int64_t *out);
+/* Copies a string value (undecoded, truncated to cap-1) into out. */
+bool tpa_value_str(const char *v, const char *end, char *out, size_t cap);
+/* A number (or quoted number) value as a double; false otherwise. */
+bool tpa_value_f64(const char *v, const char *end, double *out);
+/* Calls fn for each member of the complete object text at obj ('{') with
+ * its raw key (undecoded) and value text; stops early when fn returns
+ * false. Returns false when obj is not a well-formed object. */
+typedef bool (*tpa_member_fn)(const char *key, size_t key_n, const char *val,
+                              const char *val_end, void *user);
+bool tpa_obj_each(const char *obj, const char *end, tpa_member_fn fn, void *user);
+
 /* ---- reader ------------------------------------------------------------ */
 typedef struct tpa_member { char *key; char *raw; size_t raw_len; } tpa_member;
 
@@ -189,6 +209,20 @@ static inline int64_t tpa_sat_add(int64_t a, int64_t b)
     if (__builtin_add_overflow(a, b, &r)) return b > 0 ? INT64_MAX : INT64_MIN;
     return r;
 }
+
+/* ---- which files are traces ----------------------------------------------- */
+/* A trace by its name: *.json or *.json.gz, not hidden, not a file trainprof
+ * writes beside its traces (job.json, clock.json, config.json,
+ * operations.json, training_summary.json, run_summary.json,
+ * *_profile.json) nor a folded-stacks side file. The one rule of the page
+ * builder, the job directories' ranks and the CLI. */
+bool tpa_is_trace_file_name(const char *name);
+/* The traces directly in dir (not its subdirectories), as paths "dir/name"
+ * sorted by name (a run's trace stems end in their start time, so this is
+ * their order). 0, or -1 with err when dir cannot be read; free each path
+ * and the array. */
+int tpa_trace_files(const char *dir, char ***files, size_t *n, tpa_error *err);
+bool tpa_is_dir(const char *path);
 
 /* ---- small helpers shared with the CLI ------------------------------------ */
 /* "5us", "2.5ms", "1s", "300" (µs) -> ns. */

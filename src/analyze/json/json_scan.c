@@ -1,6 +1,5 @@
 /* json_scan.c - JSON scanning primitives (see json_scan.h). */
-#include "analyze/trace/json_scan.h"
-#include "analyze/trace/trace.h"
+#include "analyze/json/json_scan.h"
 
 #include <string.h>
 

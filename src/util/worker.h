@@ -1,26 +1,26 @@
 /* worker.h - one more thread that runs the jobs it is handed, in order, one
  * at a time, while the thread that handed them goes on: the page builder's
  * lane 1 (html_build.c) and the attributor's nester (attrib_nest.c). */
-#ifndef TRAINPROF_ANALYZE_WORKER_H
-#define TRAINPROF_ANALYZE_WORKER_H
+#ifndef TRAINPROF_UTIL_WORKER_H
+#define TRAINPROF_UTIL_WORKER_H
 
-typedef struct tpa_worker tpa_worker;
+typedef struct tpu_worker tpu_worker;
 
 /* The most jobs a worker can hold handed and not done. */
-#define TPA_WORKER_QUEUE 8
+#define TPU_WORKER_QUEUE 8
 
 /* A started worker that holds up to depth jobs handed and not done (1 to
- * TPA_WORKER_QUEUE), or NULL when no thread can be had (the caller then
+ * TPU_WORKER_QUEUE), or NULL when no thread can be had (the caller then
  * runs its jobs itself). */
-tpa_worker *tpa_worker_start(int depth);
+tpu_worker *tpu_worker_start(int depth);
 /* Queues fn(arg) behind the jobs handed before and returns; waits first
  * while depth jobs are not done. What the caller wrote before
  * is visible to fn. */
-void tpa_worker_post(tpa_worker *w, void (*fn)(void *), void *arg);
+void tpu_worker_post(tpu_worker *w, void (*fn)(void *), void *arg);
 /* Waits until every job handed is done (what they wrote is then
  * visible). NULL: nothing to wait for. */
-void tpa_worker_wait(tpa_worker *w);
+void tpu_worker_wait(tpu_worker *w);
 /* Waits for the jobs, ends the thread and frees w. NULL: nothing. */
-void tpa_worker_stop(tpa_worker *w);
+void tpu_worker_stop(tpu_worker *w);
 
 #endif

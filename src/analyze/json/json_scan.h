@@ -1,4 +1,6 @@
-/* json_scan.h - JSON scanning primitives over a contiguous byte window.
+/* json_scan.h - the json stage's interface: JSON scanning primitives over a
+ * contiguous byte window (traces, rank summaries, a run's own JSON files).
+ * May include: nothing of the analyzer.
  *
  * Every function takes a cursor *pp and the window end. It returns SC_OK and
  * advances the cursor past what it read, SC_MORE when the window ended before
@@ -6,18 +8,31 @@
  * SC_ERR with e->at/e->msg set. Nothing allocates; decoded strings go to a
  * caller-provided buffer.
  */
-#ifndef TRAINPROF_ANALYZE_JSON_SCAN_H
-#define TRAINPROF_ANALYZE_JSON_SCAN_H
+#ifndef TRAINPROF_ANALYZE_JSON_JSON_SCAN_H
+#define TRAINPROF_ANALYZE_JSON_JSON_SCAN_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "analyze/trace/trace.h" /* TPA_ERR_* */
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
+
+/* What went wrong, in a scan error (tpa_scanerr.code) and in the analyzer's
+ * errors (trace.h). */
+enum tpa_errcode {
+    TPA_OK = 0,
+    TPA_ERR_IO,      /* cannot open/read/write a file */
+    TPA_ERR_SYNTAX,  /* malformed JSON */
+    TPA_ERR_GZIP,    /* corrupt compressed stream */
+    TPA_ERR_LIMIT,   /* nesting too deep, value too large, number out of range */
+    TPA_ERR_UTF8,    /* invalid UTF-8 in a string we decode */
+    TPA_ERR_EMPTY,   /* empty input */
+    TPA_ERR_FORMAT,  /* JSON, but not a trace (no traceEvents array) */
+    TPA_ERR_USAGE    /* bad option value */
+};
 
 enum { SC_OK = 0, SC_MORE = 1, SC_ERR = 2 };
 

@@ -1,8 +1,8 @@
 /* adaptive_sort.h - a stable sort for nearly sorted arrays, its comparison
  * inlined (the attributor's spans and device index, the Overview's kernel
  * edges). */
-#ifndef TRAINPROF_ANALYZE_ADAPTIVE_SORT_H
-#define TRAINPROF_ANALYZE_ADAPTIVE_SORT_H
+#ifndef TRAINPROF_UTIL_ADAPTIVE_SORT_H
+#define TRAINPROF_UTIL_ADAPTIVE_SORT_H
 
 #include <stddef.h>
 #include <stdlib.h>

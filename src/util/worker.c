@@ -1,30 +1,30 @@
 /* worker.c - one more thread, its jobs in a ring (worker.h). */
-#include "analyze/trace/worker.h"
+#include "util/worker.h"
 
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
-struct tpa_worker {
+struct tpu_worker {
     pthread_t th;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    struct { void (*fn)(void *); void *arg; } jobs[TPA_WORKER_QUEUE];
-    uint64_t posted, done;      /* jobs[n % TPA_WORKER_QUEUE] is the n-th */
+    struct { void (*fn)(void *); void *arg; } jobs[TPU_WORKER_QUEUE];
+    uint64_t posted, done;      /* jobs[n % TPU_WORKER_QUEUE] is the n-th */
     uint64_t depth;
     bool quit;
 };
 
 static void *worker_main(void *arg)
 {
-    tpa_worker *w = arg;
+    tpu_worker *w = arg;
     pthread_mutex_lock(&w->mu);
     for (;;) {
         while (w->done == w->posted && !w->quit) pthread_cond_wait(&w->cv, &w->mu);
         if (w->done == w->posted) break;
-        void (*fn)(void *) = w->jobs[w->done % TPA_WORKER_QUEUE].fn;
-        void *arg = w->jobs[w->done % TPA_WORKER_QUEUE].arg;
+        void (*fn)(void *) = w->jobs[w->done % TPU_WORKER_QUEUE].fn;
+        void *arg = w->jobs[w->done % TPU_WORKER_QUEUE].arg;
         pthread_mutex_unlock(&w->mu);
         fn(arg);
         pthread_mutex_lock(&w->mu);
@@ -35,11 +35,11 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-tpa_worker *tpa_worker_start(int depth)
+tpu_worker *tpu_worker_start(int depth)
 {
-    tpa_worker *w = calloc(1, sizeof *w);
+    tpu_worker *w = calloc(1, sizeof *w);
     if (!w) return NULL;
-    w->depth = depth < 1 ? 1 : depth > TPA_WORKER_QUEUE ? TPA_WORKER_QUEUE : (uint64_t)depth;
+    w->depth = depth < 1 ? 1 : depth > TPU_WORKER_QUEUE ? TPU_WORKER_QUEUE : (uint64_t)depth;
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
     if (pthread_create(&w->th, NULL, worker_main, w) != 0) {
@@ -51,7 +51,7 @@ tpa_worker *tpa_worker_start(int depth)
     return w;
 }
 
-void tpa_worker_wait(tpa_worker *w)
+void tpu_worker_wait(tpu_worker *w)
 {
     if (!w) return;
     pthread_mutex_lock(&w->mu);
@@ -59,18 +59,18 @@ void tpa_worker_wait(tpa_worker *w)
     pthread_mutex_unlock(&w->mu);
 }
 
-void tpa_worker_post(tpa_worker *w, void (*fn)(void *), void *arg)
+void tpu_worker_post(tpu_worker *w, void (*fn)(void *), void *arg)
 {
     pthread_mutex_lock(&w->mu);
     while (w->posted - w->done >= w->depth) pthread_cond_wait(&w->cv, &w->mu);
-    w->jobs[w->posted % TPA_WORKER_QUEUE].fn = fn;
-    w->jobs[w->posted % TPA_WORKER_QUEUE].arg = arg;
+    w->jobs[w->posted % TPU_WORKER_QUEUE].fn = fn;
+    w->jobs[w->posted % TPU_WORKER_QUEUE].arg = arg;
     w->posted++;
     pthread_cond_broadcast(&w->cv);
     pthread_mutex_unlock(&w->mu);
 }
 
-void tpa_worker_stop(tpa_worker *w)
+void tpu_worker_stop(tpu_worker *w)
 {
     if (!w) return;
     pthread_mutex_lock(&w->mu);
