@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "analyze/text/render.h"
-#include "analyze/page/view_diff.h"
+#include "analyze/page/html.h"
 #include "cli_common.h"
 #include "commands.h"
 

@@ -115,4 +115,10 @@ int tpa_report_html_traces(const char *const *inputs, int n, const char *out, tp
 extern const char tpa_web_shell[], tpa_web_style[], tpa_web_common[];
 extern const char *const tpa_web_views[];
 
+/* The Diff page (`trainprof diff --html OUT A B`): meta (A and B, and for
+ * every other view why it is not on this page) and the diff value, written
+ * atomically to out. */
+int tpa_diff_html(const char *out, const tpa_diff *d, const tpa_diagnosis *a, const tpa_diagnosis *b,
+                  tpa_error *err);
+
 #endif

@@ -20,10 +20,4 @@
  * ns. d comes from tpa_diff_compute and tpa_diff_findings on a and b. */
 void tpa_view_diff_json(tpu_json *j, const tpa_diff *d, const tpa_diagnosis *a, const tpa_diagnosis *b);
 
-/* The Diff page (`trainprof diff --html OUT A B`): meta (A and B, and for
- * every other view why it is not on this page) and the diff value, written
- * atomically to out. */
-int tpa_diff_html(const char *out, const tpa_diff *d, const tpa_diagnosis *a, const tpa_diagnosis *b,
-                  tpa_error *err);
-
 #endif
