@@ -213,8 +213,8 @@ static inline int64_t tpa_sat_add(int64_t a, int64_t b)
 /* ---- which files are traces ----------------------------------------------- */
 /* A trace by its name: *.json or *.json.gz, not hidden, not a file trainprof
  * writes beside its traces (job.json, clock.json, config.json,
- * operations.json, training_summary.json, run_summary.json,
- * *_profile.json) nor a folded-stacks side file. The one rule of the page
+ * operations.json, training_summary.json, run_summary.json, captures.json,
+ * live.json, *_profile.json) nor a folded-stacks side file. The one rule of the page
  * builder, the job directories' ranks and the CLI. */
 bool tpa_is_trace_file_name(const char *name);
 /* The traces directly in dir (not its subdirectories), as paths "dir/name"

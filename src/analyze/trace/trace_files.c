@@ -23,7 +23,8 @@ static bool ends_with(const char *s, size_t n, const char *suffix)
 static bool is_own_file(const char *name, size_t n)
 {
     static const char *const own[] = { "job.json", "clock.json", "config.json", "operations.json",
-                                       "training_summary.json", "run_summary.json" };
+                                       "training_summary.json", "run_summary.json", "captures.json",
+                                       "live.json" };
     for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
         if (!strcmp(name, own[i])) return true;
     return ends_with(name, n, "_profile.json");  /* timing_profile.json, memory_profile.json */
