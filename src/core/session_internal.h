@@ -64,6 +64,7 @@ struct tp_session {
 
     tpi_sink *sinks[TPI_MAX_SINKS];
     int n_sinks;
+    struct tpi_live *live;        /* live.json (sink/live.h), also in sinks; NULL when off */
 
     /* memory */
     tpi_probe_set *probes;
