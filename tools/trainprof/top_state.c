@@ -345,7 +345,8 @@ static size_t job_ranks(const char *dir, rank_entry **out)
     }
     if (d)
         closedir(d);
-    qsort(v, n, sizeof *v, cmp_rank_entry);
+    if (n)
+        qsort(v, n, sizeof *v, cmp_rank_entry);
     size_t k = 0; /* keep the last (newest restart) of each rank */
     for (size_t i = 0; i < n; i++) {
         if (k && v[k - 1].rank == v[i].rank)
