@@ -64,6 +64,7 @@ struct tpi_live {
     uint64_t last_write_mono;
     tpu_buf text;
     int ready;                    /* text holds a state not written yet */
+    int write_failed;             /* the collector's; made `failed` under the lock */
     char path[1100], tmp[1100];
 };
 
@@ -312,6 +313,10 @@ int tpi_live_prepare(tpi_live *L, uint64_t now_mono)
 {
     if (!L || L->base.failed || L->closed)
         return 0;
+    if (L->write_failed) { /* the other sink callbacks read `failed`: set under the lock */
+        L->base.failed = 1;
+        return 0;
+    }
     if (L->last_write_mono && now_mono - L->last_write_mono < LIVE_PERIOD_NS)
         return 0;
     L->last_write_mono = now_mono;
@@ -323,7 +328,7 @@ int tpi_live_prepare(tpi_live *L, uint64_t now_mono)
 /* The prepared text onto live.json: a whole new file renamed over it. */
 void tpi_live_write(tpi_live *L)
 {
-    if (!L || !L->ready || L->base.failed)
+    if (!L || !L->ready || L->write_failed)
         return;
     L->ready = 0;
     const char *what = "cannot write";
@@ -342,7 +347,7 @@ void tpi_live_write(tpi_live *L)
     if (ok)
         return;
     unlink(L->tmp);
-    L->base.failed = 1; /* not counted in io_errors: no recorded data is lost */
+    L->write_failed = 1; /* not counted in io_errors: no recorded data is lost */
     fprintf(stderr, "trainprof: warning: live state stopped (trainprof top will show this run as "
                     "it last was): %s '%s': %s (training goes on)\n",
             what, L->path, strerror(e));
@@ -352,7 +357,7 @@ static int live_close_cb(tpi_sink *k, const tpi_summary *sum)
 {
     tpi_live *L = (tpi_live *)k;
     (void)sum;
-    if (k->failed)
+    if (k->failed || L->write_failed)
         return 0;
     L->closed = 1;
     uint64_t now = tpi_mono_ns();

@@ -143,15 +143,53 @@ TP_TEST(live_off_writes_nothing)
     tp_test_rm_rf(f.dir);
 }
 
+/* A write that fails (here live.json is a directory: the rename fails)
+ * warns once and stops the live state; the sink is then failed, so the
+ * collector skips it, and close writes nothing. */
+TP_TEST(failed_write_stops_the_live_state)
+{
+    fixture f;
+    fixture_init(&f, "fail");
+    char path[400];
+    snprintf(path, sizeof path, "%s/live.json", f.dir);
+    tpu_mkdir_p(path, NULL, 0);
+    tpi_live *L = tpi_sink_live_new(&f.env);
+    CHECK(L != NULL);
+    if (!L)
+        return;
+    tpi_sink *k = tpi_live_sink(L);
+    step(k, 0, 1000000);
+    CHECK_EQ_INT(tpi_live_prepare(L, 2000000000ull), 1);
+    tpi_live_write(L); /* warns */
+    CHECK_EQ_INT(k->failed, 0); /* set by the next prepare, under the collector lock */
+    CHECK_EQ_INT(tpi_live_prepare(L, 4000000000ull), 0);
+    CHECK_EQ_INT(k->failed, 1);
+    CHECK_EQ_INT((int)k->io_errors, 0); /* not an I/O error of the run */
+    tpi_summary sum;
+    memset(&sum, 0, sizeof sum);
+    CHECK_EQ_INT(k->ops->close(k, &sum), 0);
+    char tmp[400];
+    snprintf(tmp, sizeof tmp, "%s/.live.json.tmp", f.dir);
+    CHECK(access(tmp, F_OK) != 0);
+    k->ops->destroy(k);
+    tp_test_rm_rf(f.dir);
+}
+
 /* ---- hammer ----------------------------------------------------------------- */
 
-typedef struct hammer {
+typedef struct hammer hammer;
+typedef struct reader_stats { /* one per reader thread: no shared counters */
+    hammer *h;
+    uint64_t reads, missing, bad, went_back;
+    char first_error[300];
+} reader_stats;
+
+struct hammer {
     fixture f;
     tpi_live *L;
-    volatile int stop;
-    uint64_t writes, reads, missing, bad, went_back;
-    char first_error[300];
-} hammer;
+    int stop;                /* atomic */
+    uint64_t writes;         /* atomic: the writer counts, the main thread reads */
+};
 
 static void *writer(void *arg)
 {
@@ -163,7 +201,7 @@ static void *writer(void *arg)
         now += 1000000000ull; /* a simulated second per step: a write every time */
         if (tpi_live_prepare(h->L, now)) {
             tpi_live_write(h->L);
-            h->writes++;
+            __atomic_fetch_add(&h->writes, 1, __ATOMIC_RELAXED);
         }
     }
     return NULL;
@@ -171,7 +209,8 @@ static void *writer(void *arg)
 
 static void *reader(void *arg)
 {
-    hammer *h = arg;
+    reader_stats *rs = arg;
+    hammer *h = rs->h;
     uint64_t last = 0;
     while (!__atomic_load_n(&h->stop, __ATOMIC_ACQUIRE)) {
         tj_doc d;
@@ -180,18 +219,18 @@ static void *reader(void *arg)
         size_t len;
         snprintf(path, sizeof path, "%s/live.json", h->f.dir);
         if (tpu_read_file(path, &text, &len, err, sizeof err) != 0) {
-            h->missing++; /* before the first write only */
+            rs->missing++; /* before the first write only */
             continue;
         }
         int rc = tj_parse(&d, text, len, err, sizeof err);
-        h->reads++;
+        rs->reads++;
         if (rc != 0 || len == 0 || text[len - 1] != '\n') {
-            if (!h->bad++)
-                snprintf(h->first_error, sizeof h->first_error, "%s (%zu bytes)", err, len);
+            if (!rs->bad++)
+                snprintf(rs->first_error, sizeof rs->first_error, "%s (%zu bytes)", err, len);
         } else {
             uint64_t steps = tj_u64(&d, tj_root(&d), "steps", 0);
             if (steps < last)
-                h->went_back++;
+                rs->went_back++;
             last = steps;
             tj_free(&d);
         }
@@ -211,23 +250,27 @@ TP_TEST(reader_never_sees_a_torn_state)
         return;
     }
     pthread_t w, r[2];
+    reader_stats rs[2];
+    memset(rs, 0, sizeof rs);
+    rs[0].h = rs[1].h = h;
     pthread_create(&w, NULL, writer, h);
-    pthread_create(&r[0], NULL, reader, h);
-    pthread_create(&r[1], NULL, reader, h);
-    for (int i = 0; i < 30 && (h->writes < 2000 || h->reads < 2000); i++)
+    pthread_create(&r[0], NULL, reader, &rs[0]);
+    pthread_create(&r[1], NULL, reader, &rs[1]);
+    for (int i = 0; i < 30 && __atomic_load_n(&h->writes, __ATOMIC_RELAXED) < 2000; i++)
         usleep(100000);
     __atomic_store_n(&h->stop, 1, __ATOMIC_RELEASE);
     pthread_join(w, NULL);
     pthread_join(r[0], NULL);
     pthread_join(r[1], NULL);
-    printf("hammer: %llu writes, %llu reads, %llu before the first write, %llu bad%s%s\n",
-           (unsigned long long)h->writes, (unsigned long long)h->reads,
-           (unsigned long long)h->missing, (unsigned long long)h->bad,
-           h->bad ? ": " : "", h->first_error);
+    uint64_t reads = rs[0].reads + rs[1].reads, bad = rs[0].bad + rs[1].bad;
+    printf("hammer: %llu writes, %llu reads, %llu before the first write, %llu bad%s%s%s\n",
+           (unsigned long long)h->writes, (unsigned long long)reads,
+           (unsigned long long)(rs[0].missing + rs[1].missing), (unsigned long long)bad,
+           bad ? ": " : "", rs[0].first_error, rs[1].first_error);
     CHECK(h->writes > 100);
-    CHECK(h->reads > 100);
-    CHECK(h->bad == 0);
-    CHECK(h->went_back == 0);
+    CHECK(reads > 100);
+    CHECK(bad == 0);
+    CHECK(rs[0].went_back == 0 && rs[1].went_back == 0);
     tpi_sink *k = tpi_live_sink(h->L);
     k->ops->destroy(k);
     tp_test_rm_rf(h->f.dir);
@@ -288,6 +331,7 @@ int main(void)
     RUN(strict_reader);
     RUN(state_numbers_and_close);
     RUN(live_off_writes_nothing);
+    RUN(failed_write_stops_the_live_state);
     RUN(reader_never_sees_a_torn_state);
     return tp_test_finish();
 }
