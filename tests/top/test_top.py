@@ -196,6 +196,51 @@ def job_of_four(tmp):
     check(doc["straggler"] == 3, f"straggler after the end (slowest median): {doc['straggler']}")
 
 
+PY_LOOP = """
+import sys, time, trainprof
+prof = trainprof.Profiler(log_dir=sys.argv[1], trace=False, log_every=0, metrics="none", html_report=False)
+print("dir", prof.run_dir if hasattr(prof, "run_dir") else "-", flush=True)
+def loader(n):  # 2 ms to produce each batch
+    for i in range(n):
+        time.sleep(0.002)
+        yield i
+for batch in trainprof.profile_data_loader(loader(int(sys.argv[2])), profiler=prof):
+    with prof.zone("forward"):
+        time.sleep(0.008)
+    prof.step(16)
+prof.close()
+"""
+
+
+def python_package(tmp):
+    """The Python package writes live.json with no code change (data loading
+    through profile_data_loader counts as data loading)."""
+    build = os.environ.get("TP_BUILD_DIR", "")
+    env = base_env()
+    env["PYTHONPATH"] = os.path.join(build, "python")
+    probe = subprocess.run([sys.executable, "-c", "import trainprof"], env=env, capture_output=True)
+    if os.environ.get("TP_SANITIZE") or probe.returncode != 0:
+        print("   (the Python package is not built here or this is a sanitizer build: skipped)")
+        return
+    log_dir = os.path.join(tmp, "py")
+    p = subprocess.Popen([sys.executable, "-c", PY_LOOP, log_dir, "600"], stdout=subprocess.PIPE,
+                         text=True, env=env)
+    p.stdout.readline()
+
+    def seen():
+        doc = top_json(log_dir) if os.path.isdir(log_dir) and os.listdir(log_dir) else {"runs": []}
+        runs = [r for r in doc["runs"] if r["state"] == "running" and r["step"] >= 20]
+        return runs[0] if runs else None
+    r = wait_for("the Python loop running", seen)
+    if r:
+        check(r["pid"] == p.pid, f"pid {r['pid']} (python {p.pid})")
+        check("forward" in {z["name"] for z in r["top"]}, f"zones {r['top']}")
+        check(r["data_share"] > 0.05, f"data_share {r['data_share']} (profile_data_loader)")
+        check(0.009 <= r["median_step_s"] <= 0.05, f"median {r['median_step_s']}")
+    p.stdout.read()
+    check(p.wait(timeout=120) == 0, "the Python loop's exit status")
+
+
 def bad_input(tmp):
     empty = os.path.join(tmp, "empty")
     os.makedirs(empty)
@@ -221,7 +266,8 @@ def bad_input(tmp):
 def main():
     tmp = tempfile.mkdtemp(prefix="tp_top_")
     try:
-        for test in (bad_input, live_off, process_gone, one_loop_with_a_stall, job_of_four):
+        for test in (bad_input, live_off, process_gone, python_package, one_loop_with_a_stall,
+                     job_of_four):
             print("--", test.__name__, flush=True)
             test(tmp)
     finally:
