@@ -103,11 +103,14 @@ def loop_median(args, live, work):
                "--profiling.log_every", "0", "--profiling.metrics", "none", "--profiling.html_report",
                "false", "--profiling.live", "true" if live else "false", "--steps", str(args.steps),
                "--work", str(work), "--times"]
+        c0 = children_cpu()
         p = subprocess.run(cmd, capture_output=True, text=True)
+        cpu = children_cpu() - c0
         if p.returncode != 0:
             sys.exit(f"live_loop failed: {p.stderr}")
         out = p.stdout.split("times\n", 1)[1].split()
         ns = [int(x) for x in out][args.steps // 10:]  # the first tenth warms up
+        loop_median.cpu_per_step = cpu / args.steps
         return statistics.median(ns) / 1e9
     finally:
         shutil.rmtree(log_dir, ignore_errors=True)
@@ -117,17 +120,21 @@ def bench_loop(args):
     probe = 2_000_000
     per_iter = loop_median(argparse.Namespace(**{**vars(args), "steps": 60}), False, probe) / probe
     work = int(args.step_ms / 1e3 / per_iter)
-    off, on = [], []
+    off, on, cpu_off, cpu_on = [], [], [], []
     for i in range(args.rounds):
         for live in ((False, True) if i % 2 == 0 else (True, False)):
             (on if live else off).append(loop_median(args, live, work))
+            (cpu_on if live else cpu_off).append(loop_median.cpu_per_step)
     m_off, m_on = statistics.median(off), statistics.median(on)
+    c_off, c_on = statistics.median(cpu_off), statistics.median(cpu_on)
     d = m_on - m_off
     print(f"loop: --work {work} (~{args.step_ms} ms a step), {args.rounds} rounds of {args.steps} steps each way")
     print(f"  live off  median step {m_off * 1e3:.4f} ms   rounds {' '.join(f'{x * 1e3:.4f}' for x in off)}")
     print(f"  live on   median step {m_on * 1e3:.4f} ms   rounds {' '.join(f'{x * 1e3:.4f}' for x in on)}")
     print(f"  on - off  {d * 1e6:+.2f} us = {d / m_off * 100:+.3f} % of the step (target <= 0.1 %; "
           f"round-to-round spread off {(max(off) - min(off)) / m_off * 100:.3f} %)")
+    print(f"  process CPU per step (all threads, start and close included): off {c_off * 1e6:.1f} us, "
+          f"on {c_on * 1e6:.1f} us, on - off {(c_on - c_off) * 1e6:+.1f} us")
 
 
 def main():

@@ -136,10 +136,12 @@ static int write_all_stdout(const char *p, size_t n)
     return 0;
 }
 
+/* A path that does not exist (-1) or holds no run (-2): both bad input. */
 static int report_load(int rc, const char *err)
 {
+    (void)rc;
     fprintf(stderr, "trainprof top: %s\n", err);
-    return rc == -2 ? CLI_BAD_INPUT : CLI_BAD_INPUT;
+    return CLI_BAD_INPUT;
 }
 
 static int run_once(const top_opts *o)
@@ -170,15 +172,13 @@ static int run_once(const top_opts *o)
 
 /* ---- the terminal view ----------------------------------------------------- */
 
-static volatile sig_atomic_t g_quit, g_resized;
+static volatile sig_atomic_t g_quit; /* SIGWINCH only interrupts poll: the next frame reads the size */
 static struct termios g_saved;
 static int g_raw;
 
 static void on_signal(int sig)
 {
-    if (sig == SIGWINCH)
-        g_resized = 1;
-    else
+    if (sig != SIGWINCH)
         g_quit = 1;
 }
 
@@ -326,7 +326,6 @@ static int run_terminal(const top_opts *o)
             break;
         if (set.n && v.selected >= 0 && (size_t)v.selected < set.n)
             snprintf(chosen, sizeof chosen, "%s", set.runs[v.selected].dir);
-        g_resized = 0;
     }
     restore_terminal();
     top_free(&set);
