@@ -11,7 +11,9 @@ as the library writes them, heartbeats fresh, ranks on 128 other hosts), then
 Loop: live_loop with a fixed amount of compute per step (--work calibrated to
 --step-ms), live state off and on in alternating rounds of --steps steps; the
 median step time each round (the program's own clock), then the median over
-rounds of each; target: on - off <= 0.1 % of the step. The machine is shared
+rounds of each; target: on - off <= 0.1 % of the step. Also the training
+thread's own CPU time per step (not moved by other processes taking the
+cores) and the whole process's CPU per step (the collector's extra work). The machine is shared
 and noisy: compare the two columns of one run, not runs of different days.
 """
 import argparse
@@ -108,31 +110,37 @@ def loop_median(args, live, work):
         cpu = children_cpu() - c0
         if p.returncode != 0:
             sys.exit(f"live_loop failed: {p.stderr}")
-        out = p.stdout.split("times\n", 1)[1].split()
-        ns = [int(x) for x in out][args.steps // 10:]  # the first tenth warms up
+        rows = [line.split() for line in p.stdout.split("times\n", 1)[1].splitlines()]
+        rows = rows[args.steps // 10:]  # the first tenth warms up
         loop_median.cpu_per_step = cpu / args.steps
-        return statistics.median(ns) / 1e9
+        loop_median.thread_cpu = statistics.median(int(r[1]) for r in rows) / 1e9
+        return statistics.median(int(r[0]) for r in rows) / 1e9
     finally:
         shutil.rmtree(log_dir, ignore_errors=True)
 
 
 def bench_loop(args):
     probe = 2_000_000
-    per_iter = loop_median(argparse.Namespace(**{**vars(args), "steps": 60}), False, probe) / probe
+    loop_median(argparse.Namespace(**{**vars(args), "steps": 60}), False, probe)
+    per_iter = loop_median.thread_cpu / probe  # CPU time: not stretched by other processes
     work = int(args.step_ms / 1e3 / per_iter)
-    off, on, cpu_off, cpu_on = [], [], [], []
+    off, on, cpu_off, cpu_on, th_off, th_on = [], [], [], [], [], []
     for i in range(args.rounds):
         for live in ((False, True) if i % 2 == 0 else (True, False)):
             (on if live else off).append(loop_median(args, live, work))
             (cpu_on if live else cpu_off).append(loop_median.cpu_per_step)
+            (th_on if live else th_off).append(loop_median.thread_cpu)
     m_off, m_on = statistics.median(off), statistics.median(on)
     c_off, c_on = statistics.median(cpu_off), statistics.median(cpu_on)
+    t_off, t_on = statistics.median(th_off), statistics.median(th_on)
     d = m_on - m_off
     print(f"loop: --work {work} (~{args.step_ms} ms a step), {args.rounds} rounds of {args.steps} steps each way")
     print(f"  live off  median step {m_off * 1e3:.4f} ms   rounds {' '.join(f'{x * 1e3:.4f}' for x in off)}")
     print(f"  live on   median step {m_on * 1e3:.4f} ms   rounds {' '.join(f'{x * 1e3:.4f}' for x in on)}")
     print(f"  on - off  {d * 1e6:+.2f} us = {d / m_off * 100:+.3f} % of the step (target <= 0.1 %; "
           f"round-to-round spread off {(max(off) - min(off)) / m_off * 100:.3f} %)")
+    print(f"  training thread's CPU per step (median): off {t_off * 1e3:.4f} ms, on {t_on * 1e3:.4f} ms, "
+          f"on - off {(t_on - t_off) * 1e6:+.2f} us = {(t_on - t_off) / t_off * 100:+.3f} %")
     print(f"  process CPU per step (all threads, start and close included): off {c_off * 1e6:.1f} us, "
           f"on {c_on * 1e6:.1f} us, on - off {(c_on - c_off) * 1e6:+.1f} us")
 

@@ -9,8 +9,9 @@
  * dependent multiply-add split the same way); B samples per step. With
  * --stall_at K the loop sleeps S seconds (no step ends) before step K.
  * --steps 0 runs until killed. Prints "dir RUN_DIR" once the session is
- * open and "step K" after every 50th step; with --times, the steps' own
- * durations (clock_gettime, ns) one a line after "times". */
+ * open and "step K" after every 50th step; with --times, each step's own
+ * wall time and the training thread's CPU time (ns), "WALL CPU" one step a
+ * line after "times". */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,13 @@ static uint64_t now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
@@ -88,11 +96,11 @@ int main(int argc, char **argv)
     printf("dir %s\n", s ? tp_session_dir(s) : "-");
     fflush(stdout);
     uint64_t step_ns = (uint64_t)(step_ms * 1e6);
-    uint64_t *durs = times && steps > 0 ? calloc((size_t)steps, sizeof *durs) : NULL;
+    uint64_t *durs = times && steps > 0 ? calloc((size_t)steps * 2, sizeof *durs) : NULL;
     for (long k = 0; steps == 0 || k < steps; k++) {
         if (k == stall_at)
             sleep_ns((uint64_t)(stall_s * 1e9));
-        uint64_t t0 = now_ns();
+        uint64_t t0 = now_ns(), c0 = durs ? thread_cpu_ns() : 0;
         tp_step_begin(s);
         {
             TP_ZONE(s, "data_wait");
@@ -107,8 +115,10 @@ int main(int argc, char **argv)
             spend(step_ns * 2 / 5, work * 2 / 5);
         }
         tp_step_end(s, (uint64_t)samples);
-        if (durs)
-            durs[k] = now_ns() - t0;
+        if (durs) {
+            durs[2 * k] = now_ns() - t0;
+            durs[2 * k + 1] = thread_cpu_ns() - c0;
+        }
         if ((k + 1) % 50 == 0) {
             printf("step %ld\n", k + 1);
             fflush(stdout);
@@ -117,7 +127,7 @@ int main(int argc, char **argv)
     if (durs) {
         printf("times\n");
         for (long k = 0; k < steps; k++)
-            printf("%llu\n", (unsigned long long)durs[k]);
+            printf("%llu %llu\n", (unsigned long long)durs[2 * k], (unsigned long long)durs[2 * k + 1]);
         free(durs);
     }
     int rc = tp_session_close(s, &err);
