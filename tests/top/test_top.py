@@ -261,6 +261,16 @@ def bad_input(tmp):
     r = only_run(bad)
     if check(r is not None, "the run with a damaged live.json"):
         check(r["state"] == "unknown" and "byte offset" in r["ended_reason"], f"damaged: {r}")
+    esc = os.path.join(tmp, "esc_run")  # a zone named with an escape sequence
+    os.makedirs(esc)
+    with open(os.path.join(esc, "live.json"), "w") as f:
+        json.dump({"format": "trainprof-live", "version": 1, "pid": 1, "host": "elsewhere", "rank": -1,
+                   "closed": True, "steps": 3, "median_step_s": 0.01, "step_times_s": [0.01] * 3,
+                   "top": [{"name": "\x1b[2Jevil\x07", "share": 0.5}]}, f)
+    frame = top("--once", esc).stdout
+    check("\x1b" not in frame and "\x07" not in frame and "?[2Jevil?" in frame,
+          f"control characters from a state file reach the terminal: {frame!r}")
+    check(only_run(esc)["top"][0]["name"] == "\x1b[2Jevil\x07", "the name itself in --json")
 
 
 def main():

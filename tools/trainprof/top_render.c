@@ -59,14 +59,16 @@ static void fmt_share(char *out, size_t n, double s)
         snprintf(out, n, "%.0f%%", s * 100);
 }
 
-/* Appends text cut to the columns left in the line (UTF-8 aware). */
+/* Appends text cut to the columns left in the line (UTF-8 aware). Control
+ * characters (a zone named with an escape sequence) become '?': nothing
+ * read from a state file moves the cursor or changes the terminal. */
 static void put_cols(tpu_buf *b, const char *text, int *cols, int width)
 {
     for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
         int starts = (*p & 0xC0) != 0x80;
         if (starts && *cols >= width)
             break;
-        tpu_buf_putc(b, (char)*p);
+        tpu_buf_putc(b, *p < 0x20 || *p == 0x7f ? '?' : (char)*p);
         *cols += starts;
     }
 }
