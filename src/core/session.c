@@ -595,7 +595,7 @@ void *tpi_session_collector_main(void *arg)
         tpi_pool_top_up(&s->pool); /* after the drain gave chunks back */
         tpi_pool_pass_done(&s->pool);
         tpi_collector_publish_stats(s->col);
-        int live_due = tpi_live_prepare(s->live, tpi_mono_ns());
+        int live_due = tpi_session_live_prepare(s, tpi_mono_ns());
         pthread_mutex_unlock(&s->col_lock);
         if (live_due)
             tpi_live_write(s->live); /* outside the lock: never delays a statistics reader */

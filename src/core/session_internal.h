@@ -105,6 +105,11 @@ void tpi_collector_publish_stats(tpi_collector *c);
  * when this rank is the first to arrive. */
 void tpi_job_open(tp_session *s);
 
+/* live_zone.c: under the collector lock, on the collector thread: formats
+ * live.json when it is due (sink/live.h), with the stepping thread's open
+ * zones; 1 when tpi_live_write has something to write. */
+int tpi_session_live_prepare(tp_session *s, uint64_t now_mono);
+
 /* session.c: queue a sample for the collector (any thread). */
 void tpi_session_queue_sample(tp_session *s, const tpi_mem_sample *m);
 /* Pops one queued sample; 0 when none. */

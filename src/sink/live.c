@@ -264,7 +264,26 @@ static void kv_opt_uint(tpu_json *j, const char *key, int have, uint64_t v)
     }
 }
 
-static void format_state(tpi_live *L, uint64_t now_mono, uint64_t now_wall)
+/* "in_zone": where the stepping thread is, and for how long (null when in
+ * no zone, and at close). */
+static void write_open_zone(tpi_live *L, tpu_json *j, const char *path, uint64_t begin_ns,
+                            uint64_t now_mono)
+{
+    uint64_t now_ns = now_mono > L->base.env->mono_base_ns ? now_mono - L->base.env->mono_base_ns : 0;
+    tpu_json_key(j, "in_zone");
+    if (path)
+        tpu_json_string(j, path);
+    else
+        tpu_json_null(j);
+    tpu_json_key(j, "in_zone_s");
+    if (path)
+        tpu_json_double(j, now_ns > begin_ns ? (double)(now_ns - begin_ns) / 1e9 : 0.0);
+    else
+        tpu_json_null(j);
+}
+
+static void format_state(tpi_live *L, uint64_t now_mono, uint64_t now_wall, const char *open_path,
+                         uint64_t open_begin_ns)
 {
     const tpi_sink_env *e = L->base.env;
     const tpi_job_info *job = e->job;
@@ -302,6 +321,7 @@ static void format_state(tpi_live *L, uint64_t now_mono, uint64_t now_wall)
         }
     }
     write_window(L, &j);
+    write_open_zone(L, &j, open_path, open_begin_ns, now_mono);
     kv_opt_uint(&j, "rss_bytes", L->have_rss, L->rss);
     kv_opt_uint(&j, "gpu_bytes", L->have_gpu, L->gpu);
     tpu_json_end_object(&j);
@@ -309,7 +329,8 @@ static void format_state(tpi_live *L, uint64_t now_mono, uint64_t now_wall)
     L->ready = !L->text.oom;
 }
 
-int tpi_live_prepare(tpi_live *L, uint64_t now_mono)
+int tpi_live_prepare(tpi_live *L, uint64_t now_mono, const char *open_path,
+                     uint64_t open_begin_ns)
 {
     if (!L || L->base.failed || L->closed)
         return 0;
@@ -321,7 +342,7 @@ int tpi_live_prepare(tpi_live *L, uint64_t now_mono)
         return 0;
     L->last_write_mono = now_mono;
     fresh_rss(L, now_mono);
-    format_state(L, now_mono, tpi_wall_ns());
+    format_state(L, now_mono, tpi_wall_ns(), open_path, open_begin_ns);
     return L->ready;
 }
 
@@ -362,7 +383,7 @@ static int live_close_cb(tpi_sink *k, const tpi_summary *sum)
     L->closed = 1;
     uint64_t now = tpi_mono_ns();
     fresh_rss(L, now);
-    format_state(L, now, tpi_wall_ns());
+    format_state(L, now, tpi_wall_ns(), NULL, 0);
     tpi_live_write(L);
     return 0;
 }

@@ -7,7 +7,8 @@
  * Each step: data_wait (10 % of the step), forward (50 %), backward (40 %),
  * each a zone, slept (--step_ms) or computed (--work: ITERS iterations of a
  * dependent multiply-add split the same way); B samples per step. With
- * --stall_at K the loop sleeps S seconds (no step ends) before step K.
+ * --stall_at K, step K sleeps S seconds in a zone all_reduce inside
+ * backward (no step ends meanwhile).
  * --steps 0 runs until killed. Prints "dir RUN_DIR" once the session is
  * open and "step K" after every 50th step; with --times, each step's own
  * wall time and the training thread's CPU time (ns), "WALL CPU" one step a
@@ -98,8 +99,6 @@ int main(int argc, char **argv)
     uint64_t step_ns = (uint64_t)(step_ms * 1e6);
     uint64_t *durs = times && steps > 0 ? calloc((size_t)steps * 2, sizeof *durs) : NULL;
     for (long k = 0; steps == 0 || k < steps; k++) {
-        if (k == stall_at)
-            sleep_ns((uint64_t)(stall_s * 1e9));
         uint64_t t0 = now_ns(), c0 = durs ? thread_cpu_ns() : 0;
         tp_step_begin(s);
         {
@@ -113,6 +112,10 @@ int main(int argc, char **argv)
         {
             TP_ZONE(s, "backward");
             spend(step_ns * 2 / 5, work * 2 / 5);
+            if (k == stall_at) { /* a hung collective, as top should show it */
+                TP_ZONE(s, "all_reduce");
+                sleep_ns((uint64_t)(stall_s * 1e9));
+            }
         }
         tp_step_end(s, (uint64_t)samples);
         if (durs) {

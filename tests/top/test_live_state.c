@@ -91,8 +91,8 @@ TP_TEST(state_numbers_and_close)
     tpi_sink *k = tpi_live_sink(L);
     for (uint64_t i = 0; i < 40; i++) /* 40 steps: the ring keeps 32 */
         step(k, i, (i % 2 ? 10 : 20) * 1000000ull);
-    CHECK_EQ_INT(tpi_live_prepare(L, 7000000000ull), 1);
-    CHECK_EQ_INT(tpi_live_prepare(L, 7500000000ull), 0); /* at most once a second */
+    CHECK_EQ_INT(tpi_live_prepare(L, 7000000000ull, "backward > all_reduce", 1500000000ull), 1);
+    CHECK_EQ_INT(tpi_live_prepare(L, 7500000000ull, NULL, 0), 0); /* at most once a second */
     tpi_live_write(L);
     tj_doc d;
     char err[256];
@@ -117,6 +117,8 @@ TP_TEST(state_numbers_and_close)
     CHECK_STR(tj_str(&d, tj_at(&d, top, 1), "name", ""), "data_wait");
     CHECK(tj_get(&d, o, "rss_bytes")->type == TJ_NUM); /* from /proc/self/statm */
     CHECK(tj_get(&d, o, "gpu_bytes")->type == TJ_NULL);
+    CHECK_STR(tj_str(&d, o, "in_zone", ""), "backward > all_reduce");
+    CHECK_NEAR(tj_num(&d, o, "in_zone_s", 0), 0.5, 1e-9); /* 7 s - 5 s base - 1.5 s */
     tj_free(&d);
 
     tpi_summary sum;
@@ -124,8 +126,9 @@ TP_TEST(state_numbers_and_close)
     CHECK_EQ_INT(k->ops->close(k, &sum), 0);
     CHECK_EQ_INT(read_state(f.dir, &d, err, sizeof err), 0);
     CHECK_EQ_INT(tj_bool(&d, tj_root(&d), "closed", 0), 1);
+    CHECK(tj_get(&d, tj_root(&d), "in_zone")->type == TJ_NULL);
     tj_free(&d);
-    CHECK_EQ_INT(tpi_live_prepare(L, 9000000000ull), 0); /* closed: nothing more */
+    CHECK_EQ_INT(tpi_live_prepare(L, 9000000000ull, NULL, 0), 0); /* closed: nothing more */
     CHECK(access(f.dir, F_OK) == 0);
     char tmp[400];
     snprintf(tmp, sizeof tmp, "%s/.live.json.tmp", f.dir);
@@ -159,10 +162,10 @@ TP_TEST(failed_write_stops_the_live_state)
         return;
     tpi_sink *k = tpi_live_sink(L);
     step(k, 0, 1000000);
-    CHECK_EQ_INT(tpi_live_prepare(L, 2000000000ull), 1);
+    CHECK_EQ_INT(tpi_live_prepare(L, 2000000000ull, NULL, 0), 1);
     tpi_live_write(L); /* warns */
     CHECK_EQ_INT(k->failed, 0); /* set by the next prepare, under the collector lock */
-    CHECK_EQ_INT(tpi_live_prepare(L, 4000000000ull), 0);
+    CHECK_EQ_INT(tpi_live_prepare(L, 4000000000ull, NULL, 0), 0);
     CHECK_EQ_INT(k->failed, 1);
     CHECK_EQ_INT((int)k->io_errors, 0); /* not an I/O error of the run */
     tpi_summary sum;
@@ -199,7 +202,7 @@ static void *writer(void *arg)
     for (uint64_t i = 0; !__atomic_load_n(&h->stop, __ATOMIC_ACQUIRE); i++) {
         step(k, i, 1000000ull + (i % 7) * 1000ull);
         now += 1000000000ull; /* a simulated second per step: a write every time */
-        if (tpi_live_prepare(h->L, now)) {
+        if (tpi_live_prepare(h->L, now, (i & 1) ? "forward" : NULL, 0)) {
             tpi_live_write(h->L);
             __atomic_fetch_add(&h->writes, 1, __ATOMIC_RELAXED);
         }

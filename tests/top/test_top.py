@@ -21,7 +21,8 @@ TP = os.environ["TRAINPROF_BIN"]
 LOOP = sys.argv[1]
 FAILURES = []
 RUN_KEYS = {"dir", "rank", "pid", "state", "ended_reason", "step", "last_step_s", "median_step_s",
-            "samples_per_s", "since_step_s", "data_share", "top", "rss_bytes", "gpu_bytes", "host"}
+            "samples_per_s", "since_step_s", "data_share", "top", "in_zone", "in_zone_s", "rss_bytes",
+            "gpu_bytes", "host"}
 LAUNCHER_VARS = ["RANK", "LOCAL_RANK", "WORLD_SIZE", "TORCHELASTIC_RUN_ID", "OMPI_COMM_WORLD_RANK",
                  "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMIX_NAMESPACE",
                  "PMI_RANK", "PMI_SIZE", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS",
@@ -117,8 +118,11 @@ def one_loop_with_a_stall(tmp):
     if r:
         check(r["step"] >= 100 and r["step"] <= 120, f"stalled at step {r['step']}")
         check(r["since_step_s"] >= 2, f"stalled after {r['since_step_s']} s")
+        check(r["in_zone"] == "backward > all_reduce" and r["in_zone_s"] >= 1,
+              f"where it waits: {r['in_zone']} for {r['in_zone_s']} s")
         frame = top("--once", run).stdout
-        check("stalled" in frame, f"--once during the stall:\n{frame}")
+        check("stalled" in frame and "in all_reduce" in frame and "now in: backward > all_reduce" in frame,
+              f"--once during the stall:\n{frame}")
     wait_for("running after the stall", lambda: (lambda r: r if r and r["state"] == "running"
                                                  and r["step"] > 120 else None)(only_run(run)))
     finish(p)

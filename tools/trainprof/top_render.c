@@ -109,7 +109,8 @@ static int detail_lines(const top_set *set, long sel)
 {
     if (sel < 0 || (size_t)sel >= set->n)
         return 0;
-    return 3 + set->runs[sel].n_zones; /* blank, heading, sparkline, zones */
+    /* blank, heading, where it is now, sparkline, zones */
+    return 3 + (set->runs[sel].in_zone[0] != 0) + set->runs[sel].n_zones;
 }
 
 size_t top_rows_shown(const top_set *set, const top_view *v)
@@ -136,7 +137,11 @@ static void row(tpu_buf *b, const top_set *set, size_t i, const top_view *v)
     else
         snprintf(sps, sizeof sps, "%.1f", r->samples_per_s);
     fmt_share(data, sizeof data, r->data_share);
-    if (r->n_zones)
+    const char *inner = strrchr(r->in_zone, '>');
+    inner = inner ? inner + 2 : r->in_zone;
+    if (r->state == TOP_STALLED && r->in_zone[0]) /* where it waits, rather than the usual */
+        snprintf(zone, sizeof zone, "in %.16s", inner);
+    else if (r->n_zones)
         snprintf(zone, sizeof zone, "%.14s %.0f%%", r->zones[0].name, r->zones[0].share * 100);
     else
         snprintf(zone, sizeof zone, "-");
@@ -216,6 +221,11 @@ static void detail(tpu_buf *b, const top_set *set, const top_view *v)
     tpu_buf_putc(b, '\n');
     line(b, v->width, "%s%s: %s%s, pid %d on %s, %s", who, r->straggler ? " (straggler)" : "",
          top_state_name(r->state), why, r->pid, r->host[0] ? r->host : "?", r->dir);
+    if (r->in_zone[0]) {
+        char for_s[16];
+        fmt_secs(for_s, sizeof for_s, r->in_zone_s);
+        line(b, v->width, "  now in: %s (for %s)", r->in_zone, for_s);
+    }
     double mn = INFINITY, mx = -INFINITY;
     for (int i = 0; i < r->n_times; i++) {
         mn = r->times[i] < mn ? r->times[i] : mn;
@@ -336,6 +346,12 @@ void top_render_json(tpu_buf *b, const top_set *set)
             tpu_json_end_object(&j);
         }
         tpu_json_end_array(&j);
+        tpu_json_key(&j, "in_zone");
+        if (r->in_zone[0])
+            tpu_json_string(&j, r->in_zone);
+        else
+            tpu_json_null(&j);
+        kv_num(&j, "in_zone_s", r->in_zone_s);
         kv_int_or_null(&j, "rss_bytes", r->have_rss ? (long long)r->rss_bytes : -1);
         kv_int_or_null(&j, "gpu_bytes", r->have_gpu ? (long long)r->gpu_bytes : -1);
         tpu_json_kv_string(&j, "host", r->host);

@@ -222,6 +222,13 @@ static int load_live(top_run *r, const char *dir, const top_clock *now)
     if (r->since_step_s < 0)
         r->since_step_s = 0;
     int closed = tj_bool(&d, o, "closed", 0);
+    const char *in_zone = tj_str(&d, o, "in_zone", NULL);
+    double in_s = tj_num(&d, o, "in_zone_s", NAN);
+    if (in_zone && !closed && !isnan(in_s)) { /* as of the update, plus the time since */
+        double age = ((double)now->wall - (double)tj_u64(&d, o, "heartbeat_wall_ns", now->wall)) / 1e9;
+        snprintf(r->in_zone, sizeof r->in_zone, "%s", in_zone);
+        r->in_zone_s = in_s + (age > 0 ? age : 0);
+    }
     int alive = same_host && !closed
                     ? process_alive(r->pid, tj_u64(&d, o, "start_mono_ns", 0), now)
                     : 1;
@@ -282,7 +289,7 @@ static top_run *add_run(top_set *set, const char *dir, const top_clock *now)
     snprintf(r->dir, sizeof r->dir, "%s", dir);
     r->rank = r->pid = r->world_size = -1;
     r->last_step_s = r->median_step_s = r->mean_step_s = NAN;
-    r->samples_per_s = r->since_step_s = r->data_share = NAN;
+    r->samples_per_s = r->since_step_s = r->data_share = r->in_zone_s = NAN;
     r->mtime = file_mtime(dir, NULL);
     double lt = file_mtime(dir, "live.json");
     if (lt > r->mtime)

@@ -39,6 +39,8 @@ typedef struct top_run {
     top_zone zones[TOP_ZONES];
     int have_rss, have_gpu;
     uint64_t rss_bytes, gpu_bytes;
+    char in_zone[200];         /* the stepping thread's open zones now, "" = none */
+    double in_zone_s;          /* for how long (the innermost), NAN = none */
     int n_times;
     double times[TOP_TIMES];   /* step times, oldest first */
     double mtime;              /* newest file time (s), to find the newest run */
