@@ -224,7 +224,8 @@ static void detail(tpu_buf *b, const top_set *set, const top_view *v)
     if (r->in_zone[0]) {
         char for_s[16];
         fmt_secs(for_s, sizeof for_s, r->in_zone_s);
-        line(b, v->width, "  now in: %s (for %s)", r->in_zone, for_s);
+        line(b, v->width, "  %s: %s (for %s)", r->state == TOP_STALLED ? "now in" : "in, at the last update",
+             r->in_zone, for_s);
     }
     double mn = INFINITY, mx = -INFINITY;
     for (int i = 0; i < r->n_times; i++) {

@@ -224,15 +224,19 @@ static int load_live(top_run *r, const char *dir, const top_clock *now)
     int closed = tj_bool(&d, o, "closed", 0);
     const char *in_zone = tj_str(&d, o, "in_zone", NULL);
     double in_s = tj_num(&d, o, "in_zone_s", NAN);
-    if (in_zone && !closed && !isnan(in_s)) { /* as of the update, plus the time since */
-        double age = ((double)now->wall - (double)tj_u64(&d, o, "heartbeat_wall_ns", now->wall)) / 1e9;
+    double age = ((double)now->wall - (double)tj_u64(&d, o, "heartbeat_wall_ns", now->wall)) / 1e9;
+    if (in_zone && !closed && !isnan(in_s)) {
         snprintf(r->in_zone, sizeof r->in_zone, "%s", in_zone);
-        r->in_zone_s = in_s + (age > 0 ? age : 0);
+        r->in_zone_s = in_s;
     }
     int alive = same_host && !closed
                     ? process_alive(r->pid, tj_u64(&d, o, "start_mono_ns", 0), now)
                     : 1;
     set_state(r, r->step, now, same_host, tj_u64(&d, o, "heartbeat_wall_ns", 0), closed, alive);
+    if (r->state == TOP_STALLED && r->in_zone[0] && age > 0)
+        r->in_zone_s += age; /* no step since: still there, as of now */
+    if (r->state == TOP_ENDED)
+        r->in_zone[0] = '\0', r->in_zone_s = NAN;
     tj_free(&d);
     return 0;
 }
