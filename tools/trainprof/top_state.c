@@ -582,7 +582,9 @@ int top_load(top_set *set, const char *path, char *err, size_t errlen)
     set->straggler = -1;
     snprintf(set->path, sizeof set->path, "%s", path);
     if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        snprintf(err, errlen, "%s: %s", path, stat(path, &st) != 0 ? strerror(errno) : "not a directory");
+        snprintf(err, errlen, "%s: %s (PATH: a run directory, a job directory or a directory holding "
+                              "them; default ./runs)",
+                 path, stat(path, &st) != 0 ? strerror(errno) : "not a directory");
         return -1;
     }
     clock_now(&now);
