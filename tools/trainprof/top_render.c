@@ -200,8 +200,13 @@ static void sparkline(tpu_buf *b, const top_run *r, int utf8, int max_cols)
         lo = r->times[i] < lo ? r->times[i] : lo;
         hi = r->times[i] > hi ? r->times[i] : hi;
     }
+    /* at least a quarter of the largest step from bottom to top: jitter of
+     * a few percent stays low instead of filling the whole height */
+    if (hi - lo < 0.25 * hi)
+        lo = 0.75 * hi;
     for (int i = from; i < r->n_times; i++) {
         int k = hi > lo ? (int)((r->times[i] - lo) / (hi - lo) * 7.999) : 0;
+        k = k < 0 ? 0 : k > 7 ? 7 : k;
         if (utf8)
             tpu_buf_puts(b, blocks[k]);
         else
