@@ -245,6 +245,32 @@ def python_package(tmp):
     check(p.wait(timeout=120) == 0, "the Python loop's exit status")
 
 
+def thousand_ranks(tmp):
+    """1,024 ranks fit one screen: the worst first, then one line for the rest."""
+    job = os.path.join(tmp, "big", "x_2026-01-01_job-big")
+    now_wall = time.time_ns()
+    for r in range(1024):
+        d = os.path.join(job, f"rank{r}")
+        os.makedirs(d)
+        med = 0.2 if r == 700 else 0.1
+        with open(os.path.join(d, "live.json"), "w") as f:
+            json.dump({"format": "trainprof-live", "version": 1, "pid": 10 + r, "host": "elsewhere",
+                       "rank": r, "job_id": "big", "closed": False, "heartbeat_wall_ns": now_wall,
+                       "start_wall_ns": now_wall - 10**11, "steps": 500 if r != 700 else 250,
+                       "last_step_end_wall_ns": now_wall, "median_step_s": med, "last_step_s": med,
+                       "step_times_s": [med] * 32, "top": [{"name": "forward", "share": 0.5}]}, f)
+    doc = top_json(job)
+    check(len(doc["runs"]) == 1024 and doc["straggler"] == 700 and doc["runs"][0]["rank"] == 700,
+          f"1,024 ranks: {len(doc['runs'])} runs, straggler {doc['straggler']}")
+    check(all(r["state"] == "running" for r in doc["runs"]), "another host's fresh ranks run")
+    frame = top("--once", "--rows", "40", job).stdout
+    lines = frame.splitlines()
+    check(len(lines) <= 40, f"{len(lines)} lines for --rows 40")
+    check(any(l.startswith(">  700 running") and "straggler" in l for l in lines), f"the straggler row:\n{frame}")
+    more = [l for l in lines if "more: " in l]
+    check(len(more) == 1 and "running" in more[0], f"the summary line: {more}")
+
+
 def bad_input(tmp):
     empty = os.path.join(tmp, "empty")
     os.makedirs(empty)
@@ -280,8 +306,8 @@ def bad_input(tmp):
 def main():
     tmp = tempfile.mkdtemp(prefix="tp_top_")
     try:
-        for test in (bad_input, live_off, process_gone, python_package, one_loop_with_a_stall,
-                     job_of_four):
+        for test in (bad_input, thousand_ranks, live_off, process_gone, python_package,
+                     one_loop_with_a_stall, job_of_four):
             print("--", test.__name__, flush=True)
             test(tmp)
     finally:
