@@ -31,6 +31,7 @@ TEST_PACKAGES=(
   openmpi-bin libopenmpi-dev      # multi-rank example (mpirun) and mpi4py
   chromium                        # headless browser tests (HTML report, speedscope)
   valgrind                        # callgrind instruction budgets of the recorder (core_instructions)
+  tmux                            # the terminal view of `trainprof top`, driven in a pane (top_tmux)
 )
 case "$what" in
   example) packages=("${EXAMPLE_PACKAGES[@]}"); requirements=requirements-example.txt ;;

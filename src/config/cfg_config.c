@@ -178,6 +178,7 @@ void tpi_settings_defaults(tpi_settings *out)
     out->rank = -1;
     out->top_n = 20;
     out->html_report = 1;
+    out->live = 1;
     snprintf(out->job_id, sizeof out->job_id, "auto");
     snprintf(out->ranks, sizeof out->ranks, "all");
 }

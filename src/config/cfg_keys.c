@@ -92,6 +92,10 @@ static const tpc_key KEYS[TPC_NKEYS] = {
     {"ranks", TPC_STRING, "all", 1, 200, NULL, NULL, NULL, 0,
      "Ranks that profile: all, or a comma list of ranks and ranges; the others write nothing.",
      "0,3,8-15"},
+    /* issue 30: the live state `trainprof top` reads */
+    {"live", TPC_BOOL, "true", 0, 1, NULL, "live_state", NULL, 0,
+     "Keep live.json in the run directory up to date (at most once a second, from the collector "
+     "thread) for `trainprof top`; false = write nothing for it (docs/TOP.md).", "false"},
     /* derived: spellings of other systems that expand onto the schedule */
     {"start_step", TPC_INT, "", 0, BIG, NULL, NULL, NULL, 1,
      "JAX style: first traced step. Sets skip_first=start_step, wait=0, warmup=0.", "100"},

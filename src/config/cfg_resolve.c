@@ -268,6 +268,7 @@ static void fill_settings(const tp_config *cfg, tpi_settings *s)
     s->html_report = (int)e[TPC_K_HTML_REPORT].v.i;
     copy_str(s->job_id, sizeof s->job_id, e[TPC_K_JOB_ID].v.s);
     copy_str(s->ranks, sizeof s->ranks, e[TPC_K_RANKS].v.s);
+    s->live = (int)e[TPC_K_LIVE].v.i;
 }
 
 int tpc_resolve(tp_config *cfg, tp_error *err)

@@ -51,6 +51,7 @@ typedef struct tpi_settings {
     int html_report;             /* report.html at close */
     char job_id[112];            /* "auto": from the launcher's environment */
     char ranks[208];             /* "all" or "0,3,8-15": ranks that profile */
+    int live;                    /* live.json for `trainprof top` (sink/live.c) */
 } tpi_settings;
 
 /* Every key at its default. */

@@ -24,6 +24,7 @@
 #include "core/gpu_session.h"
 #include "core/names.h"
 #include "core/session_internal.h"
+#include "sink/live.h"
 #include "util/fileio.h"
 
 #define ZDROPPED 0x80000000u
@@ -594,7 +595,10 @@ void *tpi_session_collector_main(void *arg)
         tpi_pool_top_up(&s->pool); /* after the drain gave chunks back */
         tpi_pool_pass_done(&s->pool);
         tpi_collector_publish_stats(s->col);
+        int live_due = tpi_session_live_prepare(s, tpi_mono_ns());
         pthread_mutex_unlock(&s->col_lock);
+        if (live_due)
+            tpi_live_write(s->live); /* outside the lock: never delays a statistics reader */
     }
     return NULL;
 }

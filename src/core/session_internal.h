@@ -64,6 +64,7 @@ struct tp_session {
 
     tpi_sink *sinks[TPI_MAX_SINKS];
     int n_sinks;
+    struct tpi_live *live;        /* live.json (sink/live.h), also in sinks; NULL when off */
 
     /* memory */
     tpi_probe_set *probes;
@@ -103,6 +104,11 @@ void tpi_collector_publish_stats(tpi_collector *c);
 /* job.c: for a rank of a named job, sets job_dir and writes job.json
  * when this rank is the first to arrive. */
 void tpi_job_open(tp_session *s);
+
+/* live_zone.c: under the collector lock, on the collector thread: formats
+ * live.json when it is due (sink/live.h), with the stepping thread's open
+ * zones; 1 when tpi_live_write has something to write. */
+int tpi_session_live_prepare(tp_session *s, uint64_t now_mono);
 
 /* session.c: queue a sample for the collector (any thread). */
 void tpi_session_queue_sample(tp_session *s, const tpi_mem_sample *m);

@@ -10,6 +10,7 @@
 #include "core/collector_internal.h"
 #include "core/gpu_session.h"
 #include "core/names.h"
+#include "sink/live.h"
 #include "util/fileio.h"
 
 static void set_err(tp_error *err, int code, const char *msg)
@@ -21,16 +22,19 @@ static void set_err(tp_error *err, int code, const char *msg)
     snprintf(err->message, sizeof err->message, "%s", msg);
 }
 
-static void add_sink(tp_session *s, tpi_sink *k)
+/* 1 when k is now one of the session's sinks (else it is destroyed). */
+static int add_sink(tp_session *s, tpi_sink *k)
 {
     if (!k)
-        return;
+        return 0;
     if (s->n_sinks < TPI_MAX_SINKS) {
         k->env = &s->env;
         s->sinks[s->n_sinks++] = k;
+        return 1;
     } else if (k->ops && k->ops->destroy) {
         k->ops->destroy(k);
     }
+    return 0;
 }
 
 static void open_sinks(tp_session *s)
@@ -45,6 +49,9 @@ static void open_sinks(tp_session *s)
     add_sink(s, tpi_sink_csv_new(e));
     add_sink(s, tpi_sink_tensorboard_new(e));
     add_sink(s, tpi_sink_console_new(e));
+    tpi_live *live = tpi_sink_live_new(e); /* issue 30: written by the collector thread */
+    if (add_sink(s, tpi_live_sink(live)))
+        s->live = live;
 }
 
 static void open_memory(tp_session *s)

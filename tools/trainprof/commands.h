@@ -13,6 +13,7 @@ int cmd_merge(int argc, char **argv);
 int cmd_fix(int argc, char **argv);
 int cmd_config(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_top(int argc, char **argv); /* cmd_top.c: live view (issue 30) */
 
 /* multi-rank jobs (cmd_ranks.c, cmd_combine.c) */
 #include <stdbool.h>

@@ -22,6 +22,7 @@ static const command COMMANDS[] = {
     {"combine", cmd_combine, "reduce rank summaries into the cross-rank analysis of a job"},
     {"fix", cmd_fix, "make a trace cut short by a crash loadable again"},
     {"config", cmd_config, "print the effective configuration [--explain] [FILE] [-- FLAGS...]"},
+    {"top", cmd_top, "watch running jobs live, per rank: top [--once|--json] [PATH]"},
     {"run", cmd_run, "monitor any command's memory and CPU: run [--interval 100ms] [-o DIR] -- CMD..."},
 };
 #define N_COMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])
