@@ -10,13 +10,15 @@
 #include "commands.h"
 
 static const char USAGE[] =
-    "usage: trainprof analyze|steps|report [--json] [-j N] [--summaries DIR] JOB_DIR\n"
+    "usage: trainprof ranks|analyze|steps|report [--json] [-j N] [--summaries DIR] JOB_DIR\n"
     "       trainprof analyze --summary RANK_DIR|TRACE\n"
     "The ranks of one job (rank<r>/ directories written by trainprof, or Kineto traces\n"
     "of several ranks in one directory): a per-rank step-time table (mean, p50, p90,\n"
     "max, compute outside collectives, time in collectives, wait beyond the fastest\n"
     "rank, collective bytes per step), the straggler of each step and how often each\n"
-    "rank is it, and findings (analyze, report); steps prints the table only.\n\n"
+    "rank is it, and findings (analyze, report); steps prints the table only.\n"
+    "When ranks wrote hang captures (profiling.hang_timeout, docs/CAPTURES.md), says\n"
+    "where each hung rank is and which did not arrive (`trainprof ranks JOB_DIR`).\n\n"
     "  -j N             read N ranks at once (default: the cores online)\n"
     "  --summaries DIR  also write each rank's summary to DIR/rank<r>.json\n"
     "  --summary        print one rank's summary (a few KB of JSON): the map step,\n"
@@ -130,11 +132,16 @@ int cmd_ranks(int argc, char **argv)
     if (!r) abort();
     tpa_set_jobs(n >= (size_t)jobs ? 1 : (int)(jobs / (long)n));  /* threads per rank's reader */
     tpa_ranks_map_all(inputs, n, (int)jobs, r, summaries);
+    tpa_job_hang hang;
+    tpa_job_hang_read(inputs, n, &hang);
+    r->hang = &hang;
     tpa_job_inputs_free(inputs, n);
-    int rc = tpa_ranks_count(r) ? CLI_OK : CLI_BAD_INPUT;
+    /* a hung job may have written no trace yet: its hang is the answer */
+    int rc = tpa_ranks_count(r) || hang.hung ? CLI_OK : CLI_BAD_INPUT;
     if (json) tpa_ranks_render_json(r, stdout);
     else tpa_ranks_render_text(r, stdout, strcmp(cmd, "steps") == 0);
     tpa_ranks_free(r);
+    tpa_job_hang_free(&hang);
     return rc;
 }
 

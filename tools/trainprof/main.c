@@ -19,6 +19,7 @@ static const command COMMANDS[] = {
     {"diff", cmd_diff, "compare two traces; --fail-if-slower PCT gates CI"},
     {"slice", cmd_slice, "cut a large trace down by steps, time, duration or category"},
     {"merge", cmd_merge, "several ranks on one timeline"},
+    {"ranks", cmd_ranks, "the ranks of a job: straggler, waits, and who a hung job waits for"},
     {"combine", cmd_combine, "reduce rank summaries into the cross-rank analysis of a job"},
     {"fix", cmd_fix, "make a trace cut short by a crash loadable again"},
     {"config", cmd_config, "print the effective configuration [--explain] [FILE] [-- FLAGS...]"},

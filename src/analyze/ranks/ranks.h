@@ -97,6 +97,34 @@ void tpa_job_inputs_free(tpa_rank_input *in, size_t n);
  * each path and the array. */
 int tpa_job_trace_files(const char *dir, char ***files, size_t *n, tpa_error *err);
 
+/* ---- a hung job: who waits, who did not arrive (ranks_hang.c) ---- */
+typedef struct tpa_rank_hang {
+    int64_t rank;            /* captures.json's, else the directory's hint */
+    int64_t step;            /* the step in progress at the capture, -1 unknown */
+    bool has_captures;       /* captures.json was read */
+    bool hang;               /* a `hang` capture (else reason is its last exception, if any) */
+    bool has_stacks;         /* the dump holds Python stacks */
+    bool in_collective;      /* waiting in a collective (a frame near a stack's top, or the open zone) */
+    bool late;               /* did not arrive: behind the others, or not where they wait */
+    char reason[16];         /* "hang", "exception" or "" */
+    char detail[512];        /* the capture's detail (an exception's message and traceback) */
+    char dump[512];          /* the hang dump, relative to the rank's directory */
+    char zone[128];          /* the innermost open zone of the first thread with one */
+    char waiting_in[160];    /* the collective: "all_reduce (distributed_c10d.py:2801)" */
+    char where[200];         /* the innermost frame of the program's own code */
+} tpa_rank_hang;
+
+typedef struct tpa_job_hang {
+    tpa_rank_hang *ranks; size_t n;  /* ranks with captures.json, by rank */
+    size_t hung;                     /* ranks with a hang capture */
+    size_t n_late;                   /* ranks marked late */
+} tpa_job_hang;
+
+/* Reads each rank directory's captures.json and last hang dump (files
+ * that are missing or unreadable leave that rank out). 0. */
+int tpa_job_hang_read(const tpa_rank_input *in, size_t n, tpa_job_hang *out);
+void tpa_job_hang_free(tpa_job_hang *h);
+
 /* ---- reduce (ranks_reduce.c) ---- */
 typedef struct tpa_ranks tpa_ranks;
 
@@ -131,6 +159,9 @@ struct tpa_ranks {
     int64_t top_rank; uint64_t top_count, contested_steps;
     int64_t top_lead_p50, others_wait_ns, others_step_ns, spread_p50, min_comm_mean;
     int64_t max_clock_error; size_t unsynced;
+    /* what the job's captures say of a hang (tpa_job_hang_read), set by the
+     * caller for the renderers; NULL: not read */
+    const tpa_job_hang *hang;
 };
 
 /* Sorts the rows by rank and computes the straggler, waits and clocks (once). */

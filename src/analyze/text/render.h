@@ -37,4 +37,10 @@ void tpa_render_diff_json(FILE *f, const tpa_diff *d, const tpa_steps_result *sa
 void tpa_ranks_render_text(tpa_ranks *r, FILE *f, bool steps_only);
 void tpa_ranks_render_json(tpa_ranks *r, FILE *f);
 
+/* a hung job (ranks_hang.c): each hung rank's step and where it is, and
+ * the ranks that did not arrive; nothing when no rank hung */
+void tpa_render_job_hang_text(FILE *f, const tpa_job_hang *h);
+/* the same as the JSON value of "hang" (null when no rank hung) */
+void tpa_render_job_hang_json(FILE *f, const tpa_job_hang *h);
+
 #endif

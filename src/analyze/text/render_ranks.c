@@ -86,9 +86,22 @@ static int cmp_compute_desc(const void *a, const void *b)
     return x->compute_mean_ns > y->compute_mean_ns ? -1 : x->compute_mean_ns < y->compute_mean_ns;
 }
 
+static void warnings_text(const tpa_ranks *r, FILE *f)
+{
+    if (r->n_warnings) fputs("\nwarnings:\n", f);
+    for (size_t i = 0; i < r->n_warnings; i++) fprintf(f, "  %s\n", r->warnings[i]);
+    if (r->lost_warnings) fprintf(f, "  ... and %zu more\n", r->lost_warnings);
+}
+
 void tpa_ranks_render_text(tpa_ranks *r, FILE *f, bool steps_only)
 {
     tpa_ranks_finalize(r);
+    if (!r->n_rows && r->hang && r->hang->hung) {  /* hung before any trace was written */
+        fputs("job: no rank has written a trace yet", f);
+        tpa_render_job_hang_text(f, r->hang);
+        warnings_text(r, f);
+        return;
+    }
     fprintf(f, "job %s: %zu rank(s) (world size %lld), %zu step number(s), %s traces\n\n",
             r->job_id[0] ? r->job_id : "(unnamed)", r->n_rows, (long long)r->world_size, r->n_steps,
             r->format[0] ? r->format : "no");
@@ -111,9 +124,8 @@ void tpa_ranks_render_text(tpa_ranks *r, FILE *f, bool steps_only)
         fputs("\nfindings:\n", f);
         finding_text(r, f);
     }
-    if (r->n_warnings) fputs("\nwarnings:\n", f);
-    for (size_t i = 0; i < r->n_warnings; i++) fprintf(f, "  %s\n", r->warnings[i]);
-    if (r->lost_warnings) fprintf(f, "  ... and %zu more\n", r->lost_warnings);
+    if (r->hang) tpa_render_job_hang_text(f, r->hang);
+    warnings_text(r, f);
 }
 
 static void json_str(FILE *f, const char *s) { tpa_json_str(f, s, strlen(s)); }
@@ -172,10 +184,81 @@ void tpa_ranks_render_json(tpa_ranks *r, FILE *f)
         }
     }
     free(text);
-    fputs("],\n\"warnings\":[", f);
+    fputs("],\n\"hang\":", f);
+    if (r->hang) tpa_render_job_hang_json(f, r->hang);
+    else fputs("null", f);
+    fputs(",\n\"warnings\":[", f);
     for (size_t i = 0; i < r->n_warnings; i++) {
         fputs(i ? ",\n" : "\n", f);
         json_str(f, r->warnings[i]);
     }
     fputs("]}\n", f);
+}
+
+/* ---- a hung job ------------------------------------------------------------ */
+
+static void hang_rank_text(FILE *f, const tpa_rank_hang *h)
+{
+    fprintf(f, "  rank %lld: ", (long long)h->rank);
+    if (!h->hang) {
+        fprintf(f, "%s at step %lld, no hang capture%s%.200s\n", h->reason, (long long)h->step,
+                h->detail[0] ? ": " : "", h->detail);
+        return;
+    }
+    fprintf(f, "step %lld, ", (long long)h->step);
+    if (h->in_collective) fprintf(f, "waiting in %s", h->waiting_in);
+    else fprintf(f, "not in a collective%s%s", h->zone[0] ? ": in zone " : "", h->zone);
+    if (h->where[0]) fprintf(f, ", in %s", h->where);
+    if (!h->has_stacks) fputs(" (no Python stacks in its dump)", f);
+    fprintf(f, "%s\n", h->late ? "  <- did not arrive" : "");
+}
+
+void tpa_render_job_hang_text(FILE *f, const tpa_job_hang *h)
+{
+    if (!h->hung) return;
+    fprintf(f, "\nhang: %zu rank(s) wrote a hang capture (no step ended for profiling.hang_timeout)\n", h->hung);
+    for (size_t i = 0; i < h->n; i++)
+        if (h->ranks[i].reason[0]) hang_rank_text(f, &h->ranks[i]);
+    if (!h->n_late) {
+        fputs("  every hung rank is at the same step and place: no rank is behind the others\n", f);
+        return;
+    }
+    fputs("  did not arrive:", f);
+    for (size_t i = 0; i < h->n; i++)
+        if (h->ranks[i].late) fprintf(f, " rank %lld", (long long)h->ranks[i].rank);
+    fputs(" (the others wait for it; its dump says where it is)\n", f);
+    for (size_t i = 0; i < h->n; i++)
+        if (h->ranks[i].late && h->ranks[i].dump[0])
+            fprintf(f, "  rank %lld's dump: %s\n", (long long)h->ranks[i].rank, h->ranks[i].dump);
+}
+
+void tpa_render_job_hang_json(FILE *f, const tpa_job_hang *h)
+{
+    if (!h->hung) { fputs("null", f); return; }
+    fprintf(f, "{\"hung_ranks\":%zu,\"late\":[", h->hung);
+    bool first = true;
+    for (size_t i = 0; i < h->n; i++)
+        if (h->ranks[i].late) { fprintf(f, "%s%lld", first ? "" : ",", (long long)h->ranks[i].rank); first = false; }
+    fputs("],\"ranks\":[", f);
+    first = true;
+    for (size_t i = 0; i < h->n; i++) {
+        const tpa_rank_hang *r = &h->ranks[i];
+        if (!r->reason[0]) continue;
+        fprintf(f, "%s\n{\"rank\":%lld,\"reason\":", first ? "" : ",", (long long)r->rank);
+        first = false;
+        json_str(f, r->reason);
+        fprintf(f, ",\"step\":%lld,\"in_collective\":%s,\"late\":%s,\"waiting_in\":", (long long)r->step,
+                r->in_collective ? "true" : "false", r->late ? "true" : "false");
+        json_str(f, r->waiting_in);
+        fputs(",\"zone\":", f);
+        json_str(f, r->zone);
+        fputs(",\"where\":", f);
+        json_str(f, r->where);
+        fputs(",\"dump\":", f);
+        json_str(f, r->dump);
+        fputs(",\"detail\":", f);
+        json_str(f, r->detail);
+        fputc('}', f);
+    }
+    fputs("]}", f);
 }
