@@ -251,6 +251,8 @@ def _build(namespace):
             token = self._timers.pop(action_name, None)
             if token is not None:
                 self.profiler.end_timer(action_name, token)
+                if action_name == "run_training_epoch":  # the rows' epoch and batch_idx
+                    self.profiler.epoch_end()
                 return
             if self.profiler is not None:
                 self._stop_out_of_order(action_name)
@@ -406,6 +408,9 @@ def _build(namespace):
         def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
             self._end_optimizer()
             self.profiler.step(_batch_size(batch, extract))
+
+        def on_train_epoch_end(self, trainer, pl_module):
+            self.profiler.epoch_end()  # the rows' epoch and batch_idx
 
         def teardown(self, trainer, pl_module, stage):
             self._end_optimizer()
