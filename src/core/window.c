@@ -500,6 +500,11 @@ int tpi_collector_finish(tpi_collector *c, uint64_t end_ticks)
     tpi_col_close_window(c);
     tpi_gpu_finish(c);
     tpi_col_refresh_totals(c, 1);
+    if (c->step == 0 && c->n_totals > 0) /* zones but no step: say once how to mark them */
+        fprintf(stderr, "trainprof: warning: no step was marked, so the per-step files "
+                        "(timing_profile.json, metrics, traces) are empty: end each training step "
+                        "with prof.step() (C: tp_step_end), or iterate with "
+                        "trainprof.profile_data_loader(loader)\n");
     static const double q[2] = {0.5, 0.9};
     double p[2];
     uint64_t lo = (uint64_t)(c->step_min * 1e9 + 0.5), hi = (uint64_t)(c->step_max * 1e9 + 0.5);
@@ -531,6 +536,7 @@ int tpi_collector_finish(tpi_collector *c, uint64_t end_ticks)
     last.n_counters = c->n_ctrs;
     sum.last_step = c->step ? &last : NULL;
     sum.gpu_found = s->probes && s->settings.memory ? c->gpu_seen : -1;
+    sum.gpu_probe_note = s->probes ? tpi_probes_gpu_note(s->probes) : NULL;
     sum.trace_events_dropped = c->trace_dropped;
     for (int i = 0; i < s->n_sinks; i++)
         sum.io_errors += s->sinks[i]->io_errors;

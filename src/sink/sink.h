@@ -134,6 +134,7 @@ typedef struct tpi_summary {
     /* issue 12 */
     const tpi_step_info *last_step;  /* the last step with the final totals; NULL: no step */
     int gpu_found;                   /* -1: not sampled (memory off), 0: none, 1: a device */
+    const char *gpu_probe_note;      /* why no GPU probe opened; NULL or "": one did */
     uint64_t trace_events_dropped;   /* dropped by the trace budget (max_trace_mb, disk low) */
 } tpi_summary;
 
