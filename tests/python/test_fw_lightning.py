@@ -84,6 +84,21 @@ def test_two_epochs_have_their_epoch_and_batch_idx(how, tmp_path):
     assert epochs_and_batches(only_run_dir(tmp_path)) == want
 
 
+def test_a_fit_with_the_profiler_prints_one_table(tmp_path, capfd, caplog):
+    """Issue 33: Lightning's table (describe) and trainprof's console table."""
+    with caplog.at_level(logging.INFO):
+        fit("lightning.pytorch", tmp_path / "root", max_epochs=1,
+            profiler=tpl.TrainprofProfiler(log_dir=str(tmp_path / "runs"), memory=False))
+    out = capfd.readouterr().out + caplog.text
+    assert out.count("Profiler Report (trainprof)") == 1, out
+    assert "=== trainprof:" not in out and "Calls        Total" not in out, out
+    # named explicitly, the console table is the user's choice
+    capfd.readouterr()
+    fit("lightning.pytorch", tmp_path / "root2", max_epochs=1,
+        profiler=tpl.TrainprofProfiler(log_dir=str(tmp_path / "runs2"), memory=False, metrics="console"))
+    assert "=== trainprof:" in capfd.readouterr().out
+
+
 def test_profiler_defaults_to_the_trainers_log_dir(tmp_path):
     prof = tpl.TrainprofProfiler(metrics="none", memory=False)
     fit("lightning.pytorch", tmp_path, profiler=prof, max_epochs=1)
