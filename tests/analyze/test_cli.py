@@ -362,7 +362,23 @@ def test_bad_inputs(tmp):
         check("usage:" in p.stdout, f"{sub} --help")
 
 
+def test_help_names_every_option():
+    """Issue 33: `help analyze` printed the general usage; analyze --help
+    did not list --summary, which combine --help tells users to run."""
+    for sub in ("report", "steps", "analyze", "diff", "slice", "merge", "combine", "fix", "config"):
+        p, q = run("help", sub), run(sub, "--help")
+        check(p.stdout == q.stdout and f"trainprof {sub}" in p.stdout, f"help {sub} is {sub} --help: {p.stdout[:80]!r}")
+    usage = run("analyze", "--help").stdout
+    for opt in ("--summary", "--summaries", "--json", "--top", "-j"):
+        check(opt in usage, f"analyze --help lists {opt}")
+    check("analyze --summary" in run("combine", "--help").stdout, "combine --help names analyze --summary")
+    p = run("help", "bogus", expect=2)
+    check("unknown command 'bogus'" in p.stderr, f"help bogus: {p.stderr!r}")
+    check("usage:" in run("help").stdout, "help alone: the general usage")
+
+
 def main():
+    test_help_names_every_option()
     test_report_matches_key_averages()
     test_steps_match_profiler_step_spans()
     test_report_counts_on_kineto()
