@@ -114,6 +114,21 @@ class TrainingProfiler(Profiler):
         super().__init__(config, **overrides)
         self.log_to_wandb = bool(log_to_wandb)
         self._baseline = {}
+        self._counters = {}  # name -> [last, sum, n] since the last log_profiling_metrics()
+
+    def counter(self, name, value):
+        """Profiler.counter, and kept for log_profiling_metrics()'s rows
+        (counter/<name>, counter/<name>_mean), as the C layer's metrics rows
+        carry them."""
+        super().counter(name, value)
+        c = self._counters.get(name)
+        v = float(value)
+        if c is None:
+            self._counters[name] = [v, v, 1]
+        else:
+            c[0] = v
+            c[1] += v
+            c[2] += 1
 
     def get_summary(self):
         """{name: {"avg_time", "total_time", "count", "self_time", "min",
@@ -144,7 +159,13 @@ class TrainingProfiler(Profiler):
         """Prints the per-operation block and sends the profiling/* values to
         the registered metrics loggers (and to W&B with log_to_wandb=True).
         Returns the metrics dict."""
-        return _log_metrics(self, self.get_summary(), step, self.log_to_wandb)
+        extra = {}
+        for name, c in self._counters.items():
+            extra[f"counter/{name}"] = c[0]
+            if c[2]:
+                extra[f"counter/{name}_mean"] = c[1] / c[2]
+            c[1], c[2] = 0.0, 0
+        return _log_metrics(self, self.get_summary(), step, self.log_to_wandb, extra)
 
 
 def _fmt_time(seconds):
@@ -156,7 +177,7 @@ def _fmt_time(seconds):
     return f"{seconds * 1e6:.3f} us"
 
 
-def _log_metrics(prof, summary, step, to_wandb):
+def _log_metrics(prof, summary, step, to_wandb, extra=None):
     if step is None:  # the last step ended, numbered as metrics.jsonl numbers it
         step = max(prof.steps - 1, 0)
     lines = [f"--- Profiling Metrics (Step {step}) ---"]
@@ -167,6 +188,7 @@ def _log_metrics(prof, summary, step, to_wandb):
         metrics[f"profiling/{name}_avg_time"] = avg
         metrics[f"profiling/{name}_total_time"] = total
         metrics[f"profiling/{name}_count"] = count
+    metrics.update(extra or {})
     print("\n".join(lines), flush=True)
     for fn in list(_metrics_loggers):
         fn(dict(metrics), step=step)

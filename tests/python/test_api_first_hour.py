@@ -152,3 +152,26 @@ def test_cpu_only_run_says_no_gpu_probe_in_the_summary_not_the_console(tmp_path)
     summary = load(os.path.join(only_run_dir(tmp_path), "training_summary.json"))
     if summary.get("gpu_found") is False:  # this machine has no GPU
         assert summary["gpu_probe"], summary
+
+
+def test_counters_reach_the_wandb_rows_of_log_profiling_metrics(tmp_path):
+    """The rows log_profiling_metrics() sends to wandb.log / the metrics
+    loggers carry each counter's last value and its mean since the last call."""
+    got = []
+    logger = lambda metrics, step=None: got.append(metrics)  # noqa: E731
+    trainprof.add_metrics_logger(logger)
+    try:
+        with trainprof.TrainingProfiler(log_dir=str(tmp_path), metrics="none", memory=False,
+                                        trace=False) as prof:
+            for i in range(4):
+                prof.counter("loss", float(i))
+                prof.step()
+            prof.log_profiling_metrics()
+            prof.counter(name="loss", value=10.0)
+            prof.log_profiling_metrics()
+            prof.log_profiling_metrics()
+    finally:
+        trainprof.remove_metrics_logger(logger)
+    assert got[0]["counter/loss"] == 3.0 and got[0]["counter/loss_mean"] == 1.5
+    assert got[1]["counter/loss"] == 10.0 and got[1]["counter/loss_mean"] == 10.0
+    assert got[2]["counter/loss"] == 10.0 and "counter/loss_mean" not in got[2]
