@@ -114,6 +114,21 @@ class TrainingProfiler(Profiler):
         super().__init__(config, **overrides)
         self.log_to_wandb = bool(log_to_wandb)
         self._baseline = {}
+        self._counters = {}  # name -> [last, sum, n] since the last log_profiling_metrics()
+
+    def counter(self, name, value):
+        """Profiler.counter, and kept for log_profiling_metrics()'s rows
+        (counter/<name>, counter/<name>_mean), as the C layer's metrics rows
+        carry them."""
+        super().counter(name, value)
+        c = self._counters.get(name)
+        v = float(value)
+        if c is None:
+            self._counters[name] = [v, v, 1]
+        else:
+            c[0] = v
+            c[1] += v
+            c[2] += 1
 
     def get_summary(self):
         """{name: {"avg_time", "total_time", "count", "self_time", "min",
@@ -144,20 +159,36 @@ class TrainingProfiler(Profiler):
         """Prints the per-operation block and sends the profiling/* values to
         the registered metrics loggers (and to W&B with log_to_wandb=True).
         Returns the metrics dict."""
-        return _log_metrics(self, self.get_summary(), step, self.log_to_wandb)
+        extra = {}
+        for name, c in self._counters.items():
+            extra[f"counter/{name}"] = c[0]
+            if c[2]:
+                extra[f"counter/{name}_mean"] = c[1] / c[2]
+            c[1], c[2] = 0.0, 0
+        return _log_metrics(self, self.get_summary(), step, self.log_to_wandb, extra)
 
 
-def _log_metrics(prof, summary, step, to_wandb):
-    if step is None:
-        step = prof.steps
+def _fmt_time(seconds):
+    """The console table's units: "1.234 s", "23.400 ms", "5.000 us"."""
+    if seconds >= 1:
+        return f"{seconds:.3f} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.3f} ms"
+    return f"{seconds * 1e6:.3f} us"
+
+
+def _log_metrics(prof, summary, step, to_wandb, extra=None):
+    if step is None:  # the last step ended, numbered as metrics.jsonl numbers it
+        step = max(prof.steps - 1, 0)
     lines = [f"--- Profiling Metrics (Step {step}) ---"]
     metrics = {}
     for name, row in summary.items():
         avg, total, count = row["avg_time"], row["total_time"], row["count"]
-        lines.append(f"{name}: avg={avg:.6f}s, total={total:.4f}s, count={count}")
+        lines.append(f"{name}: avg={_fmt_time(avg)}, total={_fmt_time(total)}, count={count}")
         metrics[f"profiling/{name}_avg_time"] = avg
         metrics[f"profiling/{name}_total_time"] = total
         metrics[f"profiling/{name}_count"] = count
+    metrics.update(extra or {})
     print("\n".join(lines), flush=True)
     for fn in list(_metrics_loggers):
         fn(dict(metrics), step=step)
@@ -207,6 +238,59 @@ def profile_operation(name, profiler=None):
     return decorate
 
 
+class _AutoSteps:
+    """Steps for a program that marks none (issue 33): the timer style of
+    the foundational-SSM guide never calls step(), so profile_data_loader
+    and trainprof.jax.profile_make_step end a step where the program
+    evidently iterates: after each batch's work, after each make_step call.
+    One per profiler: `auto` counts the steps marked here; once
+    prof.steps exceeds it the program marks its own, and nothing is marked
+    here again. `seen` is prof.steps at a helper's last boundary, so two
+    helpers in one loop mark one step per iteration, not two."""
+
+    def __init__(self):
+        self.auto = 0
+        self.off = False
+
+    def end_step(self, prof, seen, samples=None):
+        """Ends a step unless the program marks its own, or a step already
+        ended since `seen`; returns prof.steps afterwards."""
+        steps = prof.steps
+        if self.off or prof.closed or steps > self.auto:
+            self.off = True
+            return steps
+        if steps == seen:
+            prof.step(samples)
+            self.auto += 1
+        return prof.steps
+
+
+_auto_steps = weakref.WeakKeyDictionary()
+
+
+def _auto_for(prof):
+    """The _AutoSteps of prof (made at first use)."""
+    state = _auto_steps.get(prof)
+    if state is None:
+        state = _auto_steps[prof] = _AutoSteps()
+    return state
+
+
+def _batch_samples(batch):
+    """The leading dimension of a batch's first array (a tensor, a numpy or
+    JAX array, or the first of a tuple/list/dict of them); None otherwise."""
+    first = batch
+    if isinstance(batch, (list, tuple)) and batch:
+        first = batch[0]
+    elif isinstance(batch, dict) and batch:
+        first = next(iter(batch.values()))
+    shape = getattr(first, "shape", None)
+    try:
+        return int(shape[0]) if shape else None
+    except (TypeError, ValueError, IndexError):
+        return None
+
+
 class profile_data_loader:
     """Iterates over loader, timing the wait for each batch as zone `name`.
 
@@ -215,12 +299,20 @@ class profile_data_loader:
     the first wait of each pass includes iter(loader), which starts them).
     When the loader has a length, exactly len(loader) waits are timed: the
     final StopIteration is not counted as a batch.
+
+    Steps: when the program marks none (it never calls prof.step()), each
+    batch is a step, ended when the loop asks for the next batch (or
+    leaves), with the batch's leading dimension as its samples. Once the
+    program calls step() itself, only its steps count. steps=False: never
+    mark steps here (a loop that steps every few batches and does not
+    call step() before its first few).
     """
 
-    def __init__(self, loader, name="data_batch_production", profiler=None):
+    def __init__(self, loader, name="data_batch_production", profiler=None, steps=True):
         self.loader = loader
         self.name = name
         self.profiler = profiler
+        self.steps = steps
 
     def __len__(self):
         return len(self.loader)
@@ -228,6 +320,7 @@ class profile_data_loader:
     def __iter__(self):
         prof = self.profiler if self.profiler is not None else get_profiler()
         zone = prof.zone(self.name)
+        auto = _auto_for(prof) if self.steps else None
         try:
             remaining = len(self.loader)
         except TypeError:
@@ -242,7 +335,12 @@ class profile_data_loader:
                 except StopIteration:
                     return
             remaining -= 1
-            yield batch
+            seen = prof.steps
+            try:
+                yield batch
+            finally:  # the loop is done with this batch (next batch, break or error)
+                if auto is not None:
+                    auto.end_step(prof, seen, _batch_samples(batch))
         if it is not None:
             yield from it  # a length that was too short: the rest, untimed
 

@@ -70,6 +70,34 @@ static PyObject *core_report_html(PyObject *m, PyObject *args)
     return PyErr_Format(rc == TP_ERR_IO ? PyExc_OSError : PyExc_ValueError, "%s", e.message);
 }
 
+static PyObject *g_signal_hook; /* trainprof._signals._handler */
+
+/* _on_signal(signum, frame): the handler trainprof._signals installs. It
+ * calls the hook (_signals._handler: closes the run); when the hook returns
+ * a handler to run now (the program's, or Python's default_int_handler),
+ * that handler is called from here, where no trainprof frame is left on
+ * the stack: the KeyboardInterrupt it raises carries the program's frames
+ * only, and its traceback ends where the program was. */
+static PyObject *core_on_signal(PyObject *m, PyObject *const *args, Py_ssize_t n)
+{
+    if (!g_signal_hook)
+        Py_RETURN_NONE;
+    PyObject *next = PyObject_Vectorcall(g_signal_hook, args, (size_t)n, NULL);
+    if (!next || next == Py_None)
+        return next;
+    PyObject *r = PyObject_Vectorcall(next, args, (size_t)n, NULL);
+    Py_DECREF(next);
+    return r;
+}
+
+static PyObject *core_set_signal_hook(PyObject *m, PyObject *fn)
+{
+    if (fn != Py_None && !PyCallable_Check(fn))
+        return PyErr_Format(PyExc_TypeError, "_set_signal_hook: %R is not callable", fn);
+    Py_XSETREF(g_signal_hook, fn == Py_None ? NULL : Py_NewRef(fn));
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
     {"report_html", core_report_html, METH_VARARGS,
      "report_html(input, out): the HTML report of a run directory or trace file"},
@@ -81,6 +109,10 @@ static PyMethodDef module_methods[] = {
     {"_set_closed_hook", core_set_closed_hook, METH_O,
      "_set_closed_hook(fn): fn() after every close, once no close is under way (None clears)"},
     {"_closing", core_closing, METH_NOARGS, "_closing() -> True while a close is under way"},
+    {"_on_signal", (PyCFunction)(void (*)(void))core_on_signal, METH_FASTCALL,
+     "_on_signal(signum, frame): SIGTERM/SIGINT handler (trainprof._signals)"},
+    {"_set_signal_hook", core_set_signal_hook, METH_O,
+     "_set_signal_hook(fn): fn(signum, frame) -> a handler to call next, or None"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef core_module = {

@@ -18,7 +18,11 @@ installed outside Python holds it). On the first signal it:
    report.html), as close() does;
 4. puts back the handlers that were there before and delivers the signal
    again: the program's own handler runs, or the default action ends the
-   process, so the exit status still says "terminated" (-15 / 143).
+   process, so the exit status still says "terminated" (-15 / 143). The
+   handler installed is _core._on_signal (C): a Python handler that was
+   there before (Python's own SIGINT handler raising KeyboardInterrupt)
+   is called from it once every trainprof frame has returned, so Ctrl-C's
+   traceback ends in the program's code, not here.
 
 The handler runs on the main thread between bytecodes, never inside the
 C library. A signal that comes while a close is already under way (an
@@ -59,19 +63,19 @@ def install(prof):
     _owner_pid = os.getpid()
     for signum in SIGNALS:
         current = signal.getsignal(signum)
-        if current is _handler:
+        if current is _core._on_signal:
             continue  # installed already (here, or inherited across fork)
         if current is signal.SIG_IGN or current is None:
             continue  # ignored by the program, or held by a non-Python handler
         _previous[signum] = current
-        signal.signal(signum, _handler)
+        signal.signal(signum, _core._on_signal)
 
 
 def _handler(signum, frame):
+    """Called by _core._on_signal; returns the handler it calls next, or None."""
     global _first
     if os.getpid() != _owner_pid:  # a forked child: the run is its parent's
-        _chain(signum)
-        return
+        return _chain(signum, direct=True)
     _first = (signum, time.monotonic())
     for s in SIGNALS:
         if s in _previous:
@@ -79,15 +83,16 @@ def _handler(signum, frame):
     _mute_sigchld()
     if _core._closing() or _held[0]:  # under way below this frame: let it finish
         _pending.append(signum)
-        return
-    _close_and_chain(signum)
+        return None
+    return _close_and_chain(signum, direct=True)
 
 
-def _close_and_chain(signum):
+def _close_and_chain(signum, direct=False):
     try:
         _core._close_all()
     finally:
-        _chain(signum)
+        next_handler = _chain(signum, direct)
+    return next_handler
 
 
 class held:
@@ -140,9 +145,11 @@ def _after_close():
         _chain(signum)
 
 
-def _chain(signum):
+def _chain(signum, direct=False):
     """Puts the previous handlers back and delivers signum to them (or to
-    the default action, which ends the process)."""
+    the default action, which ends the process). direct: a previous Python
+    handler is returned instead, for _core._on_signal to call once this
+    frame is gone (None returned otherwise)."""
     global _first
     if _sigchld and signal.getsignal(signal.SIGCHLD) is _ignore:
         signal.signal(signal.SIGCHLD, _sigchld.pop())
@@ -151,7 +158,11 @@ def _chain(signum):
     for s, prev in list(_previous.items()):
         signal.signal(s, prev)
     _flush()
+    prev = _previous.get(signum)
+    if direct and callable(prev):
+        return prev
     signal.raise_signal(signum)
+    return None
 
 
 def _flush():
@@ -163,3 +174,4 @@ def _flush():
 
 
 _core._set_closed_hook(_after_close)
+_core._set_signal_hook(_handler)

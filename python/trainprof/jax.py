@@ -26,8 +26,8 @@ import tempfile
 
 import jax
 
-from . import (TrainingProfiler, _core, get_profiler, log_profiling_metrics,  # noqa: F401
-               profile_data_loader, profile_operation)
+from . import (TrainingProfiler, _auto_for, _core, get_profiler,  # noqa: F401
+               log_profiling_metrics, profile_data_loader, profile_operation)
 
 __all__ = ["profile_jax_loss_fn", "profile_make_step", "ProfilingConfig", "JAXProfiler",
            "MemoryProfileConfig", "MemoryProfiler", "device_memory", "get_profiler",
@@ -39,24 +39,28 @@ def _has_tracer(values):
     return any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(values))
 
 
-def _timed_until_ready(fn, name, profiler):
+def _timed_until_ready(fn, name, profiler, ends_step=False):
     """fn wrapped in zone `name` that ends once fn's outputs are ready. Calls
     made while JAX traces fn (inside jit/grad: the arguments are tracers)
-    are not timed: they run no device work."""
+    are not timed: they run no device work. ends_step: each timed call
+    ends a step when the program marks none (trainprof._AutoSteps)."""
     if not isinstance(name, str):
         raise TypeError(f"name must be a str, not {type(name).__name__}")
-    zone = owner = None
+    zone = owner = seen = None
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        nonlocal zone, owner
+        nonlocal zone, owner, seen
         if _has_tracer((args, kwargs)):
             return fn(*args, **kwargs)
         prof = profiler if profiler is not None else get_profiler()
         if prof is not owner:
-            zone, owner = prof.zone(name), prof
+            zone, owner, seen = prof.zone(name), prof, None
         with zone:
-            return jax.block_until_ready(fn(*args, **kwargs))
+            out = jax.block_until_ready(fn(*args, **kwargs))
+        if ends_step:
+            seen = _auto_for(prof).end_step(prof, prof.steps if seen is None else seen)
+        return out
     return wrapper
 
 
@@ -66,10 +70,13 @@ def profile_jax_loss_fn(loss_fn, name="loss_fn", profiler=None):
     return _timed_until_ready(loss_fn, name, profiler)
 
 
-def profile_make_step(make_step, name="make_step", profiler=None):
+def profile_make_step(make_step, name="make_step", profiler=None, steps=True):
     """make_step (the jitted update of the foundational-SSM trainer) timed as
-    zone `name` until the new parameters, optimizer state and loss are ready."""
-    return _timed_until_ready(make_step, name, profiler)
+    zone `name` until the new parameters, optimizer state and loss are ready.
+    When the program marks no steps (never calls prof.step()), each call
+    ends a step (one per iteration with profile_data_loader in the same
+    loop); steps=False: never."""
+    return _timed_until_ready(make_step, name, profiler, ends_step=bool(steps))
 
 
 def _batch_size(batch):
@@ -151,6 +158,7 @@ class JAXProfiler(_Callback):
             kw.update(self._overrides)
             self.profiler = _core.Profiler(None, **kw)
             self._owned = True
+        _auto_for(self.profiler).off = True  # its batches are the steps, not make_step's calls
         self.step = 0
 
     def on_batch_begin(self, trainer=None, batch=None):

@@ -49,6 +49,17 @@ def _open_profiler(config, overrides, default_log_dir, rank, trainer=None):
     return _core.Profiler(config, **kw)
 
 
+def _one_table(config, overrides):
+    """TrainprofProfiler's overrides: Lightning prints its table (with
+    P50/P99) through describe(), so trainprof's own console table stays off
+    unless the user names profiling.metrics (argument, config or
+    TRAINPROF_METRICS)."""
+    if config is not None or os.environ.get("TRAINPROF_METRICS") \
+            or "metrics" in overrides or "profiling.metrics" in overrides:
+        return overrides
+    return dict(overrides, metrics="none")
+
+
 def _needs_job_id(config, kw):
     """True when neither the user nor the launcher names the job (then each
     rank would get its own run number: one job, several names)."""
@@ -212,7 +223,8 @@ def _build(namespace):
             rank = getattr(trainer, "global_rank", None) if trainer is not None else None
             if rank is not None and getattr(trainer, "world_size", 1) <= 1:
                 rank = None
-            self.profiler = _open_profiler(self._tp_config, self._tp_overrides,
+            self.profiler = _open_profiler(self._tp_config, _one_table(self._tp_config,
+                                                                       self._tp_overrides),
                                            self.dirpath, rank, trainer)
             self.run_dir = self.profiler.run_dir
             self._zones, self._open, self._timers = {}, [], {}
@@ -251,6 +263,8 @@ def _build(namespace):
             token = self._timers.pop(action_name, None)
             if token is not None:
                 self.profiler.end_timer(action_name, token)
+                if action_name == "run_training_epoch":  # the rows' epoch and batch_idx
+                    self.profiler.epoch_end()
                 return
             if self.profiler is not None:
                 self._stop_out_of_order(action_name)
@@ -406,6 +420,9 @@ def _build(namespace):
         def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
             self._end_optimizer()
             self.profiler.step(_batch_size(batch, extract))
+
+        def on_train_epoch_end(self, trainer, pl_module):
+            self.profiler.epoch_end()  # the rows' epoch and batch_idx
 
         def teardown(self, trainer, pl_module, stage):
             self._end_optimizer()

@@ -17,6 +17,7 @@
   thread track), in one pass over the traces, and report.html is written
   again from the merged traces.
 """
+import contextlib
 import gzip
 import json
 import os
@@ -68,6 +69,43 @@ def _config_int(prof, key):
     return int(prof.config_get(key))
 
 
+# Kineto's own progress lines, written from C++ to fd 2 at every start and
+# stop of torch.profiler ("USDT:... profiler_start", "STAGE:... Completed
+# Stage"): two per window, hundreds in a long run, and nothing went wrong.
+_KINETO_CHATTER = (b"USDT:", b"STAGE:")
+
+
+@contextlib.contextmanager
+def _quiet_kineto():
+    """While torch.profiler starts, steps across a window edge or stops,
+    fd 2 goes to a temporary file; then everything it got except Kineto's
+    progress lines is written back to fd 2 (warnings and errors still show,
+    a moment later). KINETO_LOG_LEVEL would also hide its errors, and is
+    read only once, when Kineto starts."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):  # no fd 2, or sys.stderr closed: nothing to hide
+        yield
+        return
+    held = tempfile.TemporaryFile()
+    os.dup2(held.fileno(), 2)
+    try:
+        yield
+    finally:
+        try:
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+        os.dup2(saved, 2)
+        os.close(saved)
+        held.seek(0)
+        rest = [ln for ln in held.read().splitlines(True) if not ln.startswith(_KINETO_CHATTER)]
+        held.close()
+        if rest:
+            os.write(2, b"".join(rest))
+
+
 class TorchWindows:
     """torch.profiler run on one trainprof profiler's schedule."""
 
@@ -85,7 +123,8 @@ class TorchWindows:
             warnings.filterwarnings("ignore", message=".*won't be using warmup.*")
             self.torch_prof = self._make_profiler(prof, activities)
         self.recording = False
-        self.torch_prof.start()
+        with _quiet_kineto():
+            self.torch_prof.start()
         self._sync_if_recording()
         prof._set_step_hook(self.step)
         prof._add_close_hook(self.close)
@@ -133,7 +172,8 @@ class TorchWindows:
         with _signals.held(), warnings.catch_warnings():
             # "clears events at the end of each cycle": wanted
             warnings.filterwarnings("ignore", message=".*clears events at the end of each cycle.*")
-            tp.step()
+            with _quiet_kineto():
+                tp.step()
             self.steps += 1
             self._sync_if_recording(saved)
 
@@ -149,7 +189,8 @@ class TorchWindows:
         in one pass, rewrite report.html from the merged traces, and say so
         in one line (when the metrics go to the console)."""
         if self.torch_prof.current_action != torch.profiler.ProfilerAction.NONE:
-            self.torch_prof.stop()
+            with _quiet_kineto():
+                self.torch_prof.stop()
         run_dir = self.prof.run_dir
         merged, kept = merge_windows(run_dir, self.pending)
         self.pending = []

@@ -45,6 +45,7 @@ void tpi_collector_free(tpi_collector *c)
     free(c->ops);
     free(c->step_ops);
     free(c->totals);
+    free(c->ctrs);
     free(c);
 }
 
@@ -373,6 +374,7 @@ static uint32_t process(tpi_collector *c, tpi_thread_state *t, tpi_cursor *cur, 
         double v;
         uint64_t bits = tpi_cursor_slot(cur, 1)->x.a;
         memcpy(&v, &bits, sizeof v);
+        tpi_col_counter_value(c, name, v);
         simple_event(c, t, TPI_EV_COUNTER, name, ns, v);
         return 2;
     }

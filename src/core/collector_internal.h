@@ -74,6 +74,10 @@ struct tpi_collector {
     int have_sample_this_step;
     uint32_t ctr_rss, ctr_sys;
 
+    /* counters (tp_counter) for the metrics rows, first seen first */
+    tpi_counter_stat *ctrs;
+    size_t n_ctrs, cap_ctrs, ctr_hint;
+
     /* counts */
     uint64_t events, unbalanced;
     int overlap_warned;           /* zones ended out of order: warned once */
@@ -91,6 +95,8 @@ struct tpi_collector {
 void tpi_col_deliver(tpi_collector *c, const tpi_event *e);
 void tpi_col_step_end(tpi_collector *c, tpi_thread_state *t, uint64_t ts, uint64_t samples);
 void tpi_col_epoch_end(tpi_collector *c);
+/* A counter value for the metrics rows (its last value and running mean). */
+void tpi_col_counter_value(tpi_collector *c, uint32_t name_id, double v);
 void tpi_col_update_window(tpi_collector *c, uint64_t ts);
 void tpi_col_close_window(tpi_collector *c);
 /* The row of `op` (an entry of c->ops, so its name id is its index) in

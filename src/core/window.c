@@ -16,6 +16,7 @@
 #include "core/collector_internal.h"
 #include "core/gpu_session.h"
 #include "core/names.h"
+#include "sink/metric_fields.h"
 #include "util/buf.h"
 #include "util/fileio.h"
 
@@ -292,6 +293,41 @@ static int sample_due(tpi_collector *c)
     return c->s->probes && c->s->settings.memory && n > 0 && (c->step + 1) % (uint64_t)n == 0;
 }
 
+/* At most this many counters reach the metrics rows (every one still goes
+ * to the traces): a name made per step (f"loss_{i}") must not grow each
+ * row without bound. */
+#define TPI_MAX_METRIC_COUNTERS 256
+
+void tpi_col_counter_value(tpi_collector *c, uint32_t name_id, double v)
+{
+    size_t i = c->ctr_hint; /* usually the counter after the previous one */
+    if (i >= c->n_ctrs || c->ctrs[i].name_id != name_id)
+        for (i = 0; i < c->n_ctrs && c->ctrs[i].name_id != name_id; i++)
+            ;
+    if (i == c->n_ctrs) {
+        if (i >= TPI_MAX_METRIC_COUNTERS ||
+            tpu_reserve_items(&c->ctrs, &c->cap_ctrs, i + 1, sizeof *c->ctrs, 8) != 0)
+            return;
+        c->ctrs[i] = (tpi_counter_stat){.name_id = name_id, .name = tpi_names_get(name_id)};
+        c->n_ctrs++;
+    }
+    c->ctrs[i].last = v;
+    c->ctrs[i].sum += v;
+    c->ctrs[i].n++;
+    c->ctr_hint = i + 1;
+}
+
+/* After a metrics row: the next row's means start afresh. */
+static void counters_row_written(tpi_collector *c, const tpi_step_info *si)
+{
+    if (!tpi_metric_due(&c->s->settings, si))
+        return;
+    for (size_t i = 0; i < c->n_ctrs; i++) {
+        c->ctrs[i].sum = 0;
+        c->ctrs[i].n = 0;
+    }
+}
+
 void tpi_col_step_end(tpi_collector *c, tpi_thread_state *t, uint64_t ts, uint64_t samples)
 {
     /* zones left open on the stepping thread are unbalanced */
@@ -348,11 +384,14 @@ void tpi_col_step_end(tpi_collector *c, tpi_thread_state *t, uint64_t ts, uint64
     si.totals = c->totals;
     si.n_totals = c->n_totals;
     si.mem = c->have_sample_this_step ? &c->last_sample : NULL;
+    si.counters = c->ctrs;
+    si.n_counters = c->n_ctrs;
     EACH_SINK(c, k)
     {
         if (k->ops->step)
             k->ops->step(k, &si);
     }
+    counters_row_written(c, &si);
     if (c->window_seq) {
         EACH_SINK(c, k)
         {
@@ -367,6 +406,8 @@ void tpi_col_step_end(tpi_collector *c, tpi_thread_state *t, uint64_t ts, uint64
     c->last_si.totals = NULL;
     c->last_si.n_totals = 0;
     c->last_si.mem = NULL;
+    c->last_si.counters = NULL;
+    c->last_si.n_counters = 0;
     /* next step */
     c->step++;
     c->batch_idx++;
@@ -459,6 +500,11 @@ int tpi_collector_finish(tpi_collector *c, uint64_t end_ticks)
     tpi_col_close_window(c);
     tpi_gpu_finish(c);
     tpi_col_refresh_totals(c, 1);
+    if (c->step == 0 && c->n_totals > 0) /* zones but no step: say once how to mark them */
+        fprintf(stderr, "trainprof: warning: no step was marked, so the per-step files "
+                        "(timing_profile.json, metrics, traces) are empty: end each training step "
+                        "with prof.step() (C: tp_step_end), or iterate with "
+                        "trainprof.profile_data_loader(loader)\n");
     static const double q[2] = {0.5, 0.9};
     double p[2];
     uint64_t lo = (uint64_t)(c->step_min * 1e9 + 0.5), hi = (uint64_t)(c->step_max * 1e9 + 0.5);
@@ -486,8 +532,11 @@ int tpi_collector_finish(tpi_collector *c, uint64_t end_ticks)
     tpi_step_info last = c->last_si; /* the last step, with the final totals */
     last.totals = c->totals;
     last.n_totals = c->n_totals;
+    last.counters = c->ctrs;
+    last.n_counters = c->n_ctrs;
     sum.last_step = c->step ? &last : NULL;
     sum.gpu_found = s->probes && s->settings.memory ? c->gpu_seen : -1;
+    sum.gpu_probe_note = s->probes ? tpi_probes_gpu_note(s->probes) : NULL;
     sum.trace_events_dropped = c->trace_dropped;
     for (int i = 0; i < s->n_sinks; i++)
         sum.io_errors += s->sinks[i]->io_errors;

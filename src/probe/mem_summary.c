@@ -22,6 +22,8 @@
 #define LEAK_MIN_SPAN 10.0           /* steps (or seconds without steps) */
 #define LEAK_MIN_BYTES (16.0 * MB)
 #define LEAK_MIN_FRACTION 0.05       /* of the first value */
+#define LEAK_CHUNKS 8                /* the series' levels: the medians of 8 runs of points */
+#define LEAK_MIN_KEPT 0.5            /* of the growth, still there at the end */
 #define FRAG_MIN_BYTES (256.0 * MB)
 #define FRAG_MIN_FRACTION 0.25       /* of reserved */
 #define NEAR_FULL_FRACTION 0.90
@@ -58,6 +60,9 @@ typedef struct slope {
     double per_x, span, first;
     int points;
     int by_step; /* x is steps (else seconds) */
+    /* levels (medians of LEAK_CHUNKS runs of points, spikes left out): the
+     * first run's, the last run's, the highest */
+    double level_first, level_last, level_top;
 } slope;
 
 tpi_mem_summary *tpi_mem_summary_new(void) { return calloc(1, sizeof(tpi_mem_summary)); }
@@ -255,10 +260,27 @@ static int median_sampled(const series *s, size_t pairs, double *out)
     return rc;
 }
 
+/* The series' levels over its LEAK_CHUNKS runs of points (in order). */
+static void levels(const series *s, slope *r)
+{
+    double v[SERIES_MAX / LEAK_CHUNKS + 1];
+    for (int c = 0; c < LEAK_CHUNKS; c++) {
+        int lo = (int)((long)s->n * c / LEAK_CHUNKS), hi = (int)((long)s->n * (c + 1) / LEAK_CHUNKS);
+        if (hi <= lo)
+            continue;
+        memcpy(v, &s->y[lo], (size_t)(hi - lo) * sizeof *v);
+        double m = median_of(v, (size_t)(hi - lo));
+        if (lo == 0)
+            r->level_first = r->level_top = m;
+        r->level_last = m;
+        r->level_top = m > r->level_top ? m : r->level_top;
+    }
+}
+
 /* Theil-Sen slope of a series; ok = 0 with fewer than 2 distinct x. */
 static slope theil_sen(const series *s)
 {
-    slope r = {0, 0, 0, 0, s->n, 0};
+    slope r = {0, 0, 0, 0, s->n, 0, 0, 0, 0};
     if (s->n < 2)
         return r;
     size_t pairs = (size_t)s->n * (size_t)(s->n - 1) / 2;
@@ -272,6 +294,7 @@ static slope theil_sen(const series *s)
         return r;
     r.span = hi - lo;
     r.first = s->y[0];
+    levels(s, &r);
     r.ok = 1;
     return r;
 }
@@ -288,12 +311,22 @@ static slope growth(const series *by_step, const series *by_time)
     return r;
 }
 
+/* Growth that does not come back: the last level keeps at least half of
+ * the growth the slope gives, and is down from the highest level by at most
+ * half of the rise to it (memory that grows, then is given back - a cache
+ * filled, then freed - is not a leak). */
+static int growth_kept(const slope *g, double grown)
+{
+    double kept = g->level_last - g->level_first, rise = g->level_top - g->level_first;
+    return kept >= LEAK_MIN_KEPT * grown && g->level_top - g->level_last <= LEAK_MIN_KEPT * rise;
+}
+
 static int is_leak(const slope *g)
 {
     double grown = g->per_x * g->span;
     double floor = g->first * LEAK_MIN_FRACTION;
     return g->ok && g->points >= LEAK_MIN_POINTS && g->span >= LEAK_MIN_SPAN && g->per_x > 0 &&
-           grown >= LEAK_MIN_BYTES && grown >= floor;
+           grown >= LEAK_MIN_BYTES && grown >= floor && growth_kept(g, grown);
 }
 
 static dev_stats *dev_find(tpi_mem_summary *m, const char *name)

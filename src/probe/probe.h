@@ -54,6 +54,9 @@ void tpi_probes_close(tpi_probe_set *p);
 /* Which probes answered at open: "process,system,nvml" (for the info line
  * and the summary). */
 const char *tpi_probes_describe(const tpi_probe_set *p);
+/* Why no GPU memory probe opened (NVML's and the CUDA runtime's reasons),
+ * "" when one did: training_summary.json says it. */
+const char *tpi_probes_gpu_note(const tpi_probe_set *p);
 
 /* Background sampler every interval_ms, delivering to fn on its own thread. */
 typedef void (*tpi_sample_fn)(void *ctx, tpi_mem_sample *sample);

@@ -42,6 +42,7 @@ struct tpi_probe_set {
     uint32_t cb_rejected, errors;
     int warned_proc, warned_sys, warned_gpu, warned_cb;
     char describe[64];
+    char gpu_note[600]; /* why no GPU probe opened ("" when one did) */
 };
 
 static uint64_t clock_ns(clockid_t id)
@@ -57,9 +58,10 @@ static void open_gpu(tpi_probe_set *p)
     p->nvml = tpi_nvml_open(why_nvml, sizeof why_nvml);
     if (!p->nvml)
         p->cudart = tpi_cudart_open(why_cuda, sizeof why_cuda);
+    /* said in training_summary.json, not on the console: a CPU-only run
+     * (most of them on a laptop) has nothing wrong to report */
     if (!p->nvml && !p->cudart)
-        fprintf(stderr, "trainprof: info: no GPU memory probe: %s; %s; GPU memory fields are 0.0\n",
-                why_nvml, why_cuda);
+        snprintf(p->gpu_note, sizeof p->gpu_note, "%s; %s", why_nvml, why_cuda);
 }
 
 tpi_probe_set *tpi_probes_open(const tpi_settings *s, tp_error *err)
@@ -88,6 +90,8 @@ tpi_probe_set *tpi_probes_open(const tpi_settings *s, tp_error *err)
 }
 
 const char *tpi_probes_describe(const tpi_probe_set *p) { return p ? p->describe : ""; }
+
+const char *tpi_probes_gpu_note(const tpi_probe_set *p) { return p ? p->gpu_note : ""; }
 
 void tpi_probes_set_callback(tpi_probe_set *p, tp_device_memory_fn fn, void *user)
 {

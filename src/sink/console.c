@@ -1,7 +1,7 @@
 /*
  * console.c - human output on stdout:
- *   every log_every steps:  --- Profiling Metrics (Step N) ---
- *                           name: avg=0.0234s, total=2.34s, count=100
+ *   every log_every steps:  --- Profiling Metrics (Step N) ---  (N: metrics.jsonl's step)
+ *                           name: avg=23.400 ms, total=2.340 s, count=100
  *   at close:               the top operations table (name, calls, total,
  *                           self, avg, min, max, p99, % of step time) and
  *                           the memory / allocation lines of the probes.
@@ -17,21 +17,6 @@ typedef struct console_sink {
     FILE *out;
 } console_sink;
 
-static void co_step(tpi_sink *k, const tpi_step_info *si)
-{
-    console_sink *c = (console_sink *)k;
-    int64_t every = k->env->settings->log_every;
-    if (every <= 0 || (si->step + 1) % (uint64_t)every != 0)
-        return;
-    fprintf(c->out, "--- Profiling Metrics (Step %llu) ---\n", (unsigned long long)(si->step + 1));
-    for (size_t i = 0; i < si->n_totals; i++) {
-        const tpi_op_stat *o = &si->totals[i];
-        fprintf(c->out, "%s: avg=%.6fs, total=%.4fs, count=%llu\n", o->name, o->mean_s,
-                o->total_s, (unsigned long long)o->count);
-    }
-    fflush(c->out);
-}
-
 /* "1.234 ms" style, 4 significant digits */
 static const char *fmt_time(char *buf, size_t n, double s)
 {
@@ -42,6 +27,24 @@ static const char *fmt_time(char *buf, size_t n, double s)
     else
         snprintf(buf, n, "%.3f us", s * 1e6);
     return buf;
+}
+
+static void co_step(tpi_sink *k, const tpi_step_info *si)
+{
+    console_sink *c = (console_sink *)k;
+    int64_t every = k->env->settings->log_every;
+    if (every <= 0 || (si->step + 1) % (uint64_t)every != 0)
+        return;
+    char a[32], b[32];
+    /* the step as metrics.jsonl numbers it (0-based), times as the table shows them */
+    fprintf(c->out, "--- Profiling Metrics (Step %llu) ---\n", (unsigned long long)si->step);
+    for (size_t i = 0; i < si->n_totals; i++) {
+        const tpi_op_stat *o = &si->totals[i];
+        fprintf(c->out, "%s: avg=%s, total=%s, count=%llu\n", o->name,
+                fmt_time(a, sizeof a, o->mean_s), fmt_time(b, sizeof b, o->total_s),
+                (unsigned long long)o->count);
+    }
+    fflush(c->out);
 }
 
 static int co_close(tpi_sink *k, const tpi_summary *sum)

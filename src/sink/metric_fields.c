@@ -23,6 +23,24 @@ static void op_fields(const tpi_op_stat *op, tpi_metric_fn fn, void *ctx)
     fn(ctx, key, (double)op->count);
 }
 
+/* counter/<name>: the latest value; counter/<name>_mean: the mean of the
+ * values since the previous row, when there were any. */
+static void counter_fields(const tpi_counter_stat *ctr, tpi_metric_fn fn, void *ctx)
+{
+    char key[320];
+    const char *name = ctr->name ? ctr->name : "unnamed";
+    int nl = (int)(sizeof key - sizeof "counter/" - sizeof "_mean");
+    if (strlen(name) > (size_t)nl)
+        while (nl > 0 && ((unsigned char)name[nl] & 0xC0) == 0x80)
+            nl--;
+    snprintf(key, sizeof key, "counter/%.*s", nl, name);
+    fn(ctx, key, ctr->last);
+    if (ctr->n) {
+        snprintf(key, sizeof key, "counter/%.*s_mean", nl, name);
+        fn(ctx, key, ctr->sum / (double)ctr->n);
+    }
+}
+
 static void device_fields(const tpi_device_sample *d, tpi_metric_fn fn, void *ctx)
 {
     char key[160];
@@ -59,6 +77,8 @@ void tpi_metric_fields(const tpi_step_info *si, const tpi_mem_sample *fallback_m
     fn(ctx, "profiling/samples_per_second", si->samples_per_second);
     for (size_t i = 0; i < si->n_totals; i++)
         op_fields(&si->totals[i], fn, ctx);
+    for (size_t i = 0; i < si->n_counters; i++)
+        counter_fields(&si->counters[i], fn, ctx);
     const tpi_mem_sample *m = si->mem ? si->mem : fallback_mem;
     if (m)
         mem_fields(m, fn, ctx);

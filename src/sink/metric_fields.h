@@ -2,7 +2,8 @@
  * metric_fields.h - the per-step scalars every metrics exporter writes
  * (JSONL, CSV, TensorBoard), named as W&B users of the timer-style guides
  * chart them: profiling/step_time, profiling/samples_per_second,
- * profiling/<op>_avg_time, _total_time, _count, and memory fields.
+ * profiling/<op>_avg_time, _total_time, _count, counter/<name> and
+ * counter/<name>_mean (tp_counter's values), and memory fields.
  */
 #ifndef TP_SINK_METRIC_FIELDS_H
 #define TP_SINK_METRIC_FIELDS_H
@@ -12,9 +13,10 @@
 typedef void (*tpi_metric_fn)(void *ctx, const char *key, double value);
 
 /* Calls fn once per scalar of the step, in a stable order: step scalars,
- * then per operation (cumulative statistics, in si->totals order), then the
- * memory sample (si->mem, or `fallback_mem` when si->mem is NULL; either
- * may be NULL). Times are seconds. */
+ * then per operation (cumulative statistics, in si->totals order), then per
+ * counter (its last value, and its mean since the previous row when it was
+ * recorded since), then the memory sample (si->mem, or `fallback_mem` when
+ * si->mem is NULL; either may be NULL). Times are seconds. */
 void tpi_metric_fields(const tpi_step_info *si, const tpi_mem_sample *fallback_mem,
                        tpi_metric_fn fn, void *ctx);
 

@@ -58,6 +58,8 @@ void tpi_seed_write_summary(tpu_buf *b, const tpi_sink_env *env, const tpi_summa
         if (!sum->gpu_found)
             tpu_json_kv_string(&j, "gpu", "no GPU found: gpu_memory_* fields are 0.0");
     }
+    if (sum->gpu_probe_note && sum->gpu_probe_note[0])
+        tpu_json_kv_string(&j, "gpu_probe", sum->gpu_probe_note);
     tpu_json_kv_string(&j, "trainprof_version", tp_version());
     tpu_json_kv_string(&j, "host", env->host);
     tpu_json_kv_int(&j, "pid", env->pid);

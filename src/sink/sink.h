@@ -68,6 +68,17 @@ typedef struct tpi_op_stat {
     double gpu_total_s, gpu_mean_s, gpu_min_s, gpu_max_s;
 } tpi_op_stat;
 
+/* A counter (tp_counter: loss, learning rate ...) as the metrics rows see
+ * it: its latest value, and the values recorded since the previous metrics
+ * row (tpi_metric_due); n == 0: none since then. */
+typedef struct tpi_counter_stat {
+    uint32_t name_id;
+    const char *name;
+    double last;
+    double sum;
+    uint64_t n;
+} tpi_counter_stat;
+
 /* Time spent in one top-level operation within one step. */
 typedef struct tpi_step_op {
     uint32_t name_id;
@@ -99,6 +110,8 @@ typedef struct tpi_step_info {
     const tpi_op_stat *totals; /* cumulative per-operation statistics so far */
     size_t n_totals;
     const tpi_mem_sample *mem; /* sample taken at this step's end, or NULL */
+    const tpi_counter_stat *counters; /* every counter recorded so far, first seen first */
+    size_t n_counters;
 } tpi_step_info;
 
 typedef struct tpi_window {
@@ -121,6 +134,7 @@ typedef struct tpi_summary {
     /* issue 12 */
     const tpi_step_info *last_step;  /* the last step with the final totals; NULL: no step */
     int gpu_found;                   /* -1: not sampled (memory off), 0: none, 1: a device */
+    const char *gpu_probe_note;      /* why no GPU probe opened; NULL or "": one did */
     uint64_t trace_events_dropped;   /* dropped by the trace budget (max_trace_mb, disk low) */
 } tpi_summary;
 

@@ -362,7 +362,61 @@ def test_bad_inputs(tmp):
         check("usage:" in p.stdout, f"{sub} --help")
 
 
+def test_help_names_every_option():
+    """Issue 33: `help analyze` printed the general usage; analyze --help
+    did not list --summary, which combine --help tells users to run."""
+    for sub in ("report", "steps", "analyze", "diff", "slice", "merge", "combine", "fix", "config"):
+        p, q = run("help", sub), run(sub, "--help")
+        check(p.stdout == q.stdout and f"trainprof {sub}" in p.stdout, f"help {sub} is {sub} --help: {p.stdout[:80]!r}")
+    usage = run("analyze", "--help").stdout
+    for opt in ("--summary", "--summaries", "--json", "--top", "-j"):
+        check(opt in usage, f"analyze --help lists {opt}")
+    check("analyze --summary" in run("combine", "--help").stdout, "combine --help names analyze --summary")
+    p = run("help", "bogus", expect=2)
+    check("unknown command 'bogus'" in p.stderr, f"help bogus: {p.stderr!r}")
+    check("usage:" in run("help").stdout, "help alone: the general usage")
+
+
+def xfail(ok, what):
+    """A behaviour issue 33 (item 6) asks of src/analyze, which was not to be
+    touched while it moved into stage folders: reported, not failed, until it
+    lands; once it passes this fails, so the mark gets dropped."""
+    if ok:
+        failures.append(f"XPASS: {what}: drop its xfail mark")
+        print("XPASS:", what)
+    else:
+        print("XFAIL (issue 33 item 6, src/analyze):", what)
+
+
+def test_a_json_array_that_is_not_a_trace_is_refused(tmp):
+    """[1,2,3] and timing_profile.json's rows are JSON arrays, not traces:
+    refused (exit 2, naming the file) as an object without traceEvents is."""
+    for name, text in (("numbers.json", "[1,2,3]"),
+                       ("timing_profile.json", '[{"step": 0, "total_batch_time": 0.1}]')):
+        path = os.path.join(tmp, name)
+        with open(path, "w") as f:
+            f.write(text)
+        for sub in ("analyze", "steps", "report"):
+            p = subprocess.run([BIN, sub, path], capture_output=True, text=True)
+            xfail(p.returncode == 2 and name in p.stderr and "not a trace" in p.stderr,
+                  f"{sub} {name}: exit {p.returncode}, {p.stderr.strip()[:120]!r}")
+
+
+def test_a_trainprof_run_directory_is_one_run(tmp):
+    """`trainprof run -o DIR` writes trace.json, memory_profile.json and
+    run_summary.json: analyze read them as "2 rank(s) (world size -1)"."""
+    d = os.path.join(tmp, "monitored")
+    p = subprocess.run([BIN, "run", "--interval", "50ms", "-o", d, "--", sys.executable, "-c",
+                        "import time; time.sleep(0.5)"], capture_output=True, text=True)
+    check(p.returncode == 0 and os.path.exists(os.path.join(d, "run_summary.json")),
+          f"trainprof run: {p.returncode} {p.stderr[-300:]}")
+    a = subprocess.run([BIN, "analyze", d], capture_output=True, text=True)
+    xfail(a.returncode == 0 and "rank(s)" not in a.stdout and "world size" not in a.stdout,
+          f"analyze on a trainprof run directory: {a.stdout.strip()[:100]!r}")
+
+
 def main():
+    test_help_names_every_option()
     test_report_matches_key_averages()
     test_steps_match_profiler_step_spans()
     test_report_counts_on_kineto()
@@ -379,6 +433,8 @@ def main():
         test_slice_time_window_far_out(tmp)
         test_stdin_for_multi_pass_commands(tmp)
         test_bad_inputs(tmp)
+        test_a_json_array_that_is_not_a_trace_is_refused(tmp)
+        test_a_trainprof_run_directory_is_one_run(tmp)
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0
 

@@ -11,6 +11,9 @@
 #include "analyze/page/view.h"
 #include "tp_test.h"
 
+/* the repository's copies (tests/fixtures/README.md): the test needs nothing beside the checkout */
+#define FIXTURES TP_SOURCE_DIR "/tests/fixtures/"
+
 
 /* What the builder does: every file once, every event to the collector. */
 static char *run_view(const tpa_view_class *vc, const char *const *files, int n, bool job_dir)
@@ -102,12 +105,8 @@ static void check_split(const char *js)
 
 TP_TEST(kineto_ranks_match_ranks_json)
 {
-    const char *fx = getenv("TP_FIXTURES");
-    if (!fx) { fprintf(stderr, "skip: TP_FIXTURES unset\n"); return; }
-    char a[512], b[512];
-    snprintf(a, sizeof a, "%s/kineto/trace_filter__sampled_rank-0.json.gz", fx);
-    snprintf(b, sizeof b, "%s/kineto/trace_filter__sampled_rank-1.json.gz", fx);
-    const char *files[] = {a, b};
+    const char *files[] = {FIXTURES "trace_filter__sampled_rank-0.json.gz",
+                           FIXTURES "trace_filter__sampled_rank-1.json.gz"};
     char *page = run_view(&tpa_view_distributed, files, 2, false), *cli = ranks_json(files, 2);
     const char *job = strstr(page, "{\"job\":");
     CHECK(job != NULL);
@@ -121,11 +120,7 @@ TP_TEST(kineto_ranks_match_ranks_json)
 /* One trace, or a run directory's windows: one rank, no view. */
 TP_TEST(one_rank_is_null)
 {
-    const char *fx = getenv("TP_FIXTURES");
-    if (!fx) return;
-    char a[512];
-    snprintf(a, sizeof a, "%s/kineto/trace_filter__sampled_rank-0.json.gz", fx);
-    const char *files[] = {a};
+    const char *files[] = {FIXTURES "trace_filter__sampled_rank-0.json.gz"};
     char *page = run_view(&tpa_view_distributed, files, 1, false);
     CHECK_STR(page, "null");
     free(page);

@@ -2,7 +2,7 @@
 (headless Debian chromium via playwright), checked against numbers computed
 here with Python's json, torch's own key_averages() tables and HTA.
 
-1. Kineto GPU traces of ../shared/fixtures: the page loads with no console
+1. Kineto GPU traces of tests/fixtures: the page loads with no console
    error; the step categories (per step and in total) equal `trainprof steps
    --json`; the GPUs equal deviceProperties; GPU utilization equals the steps'
    busy time; against HTA's temporal breakdown (kernel span, last step
@@ -39,7 +39,7 @@ sync_playwright = browser_or_skip()
 BIN = os.environ["TRAINPROF_BIN"]
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
-FIXTURES = os.path.normpath(os.path.join(ROOT, "..", "shared", "fixtures", "kineto"))
+FIXTURES = os.path.join(ROOT, "tests", "fixtures")  # the repository's copies (see its README.md)
 failures = []
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """`trainprof diff --html OUT A B` in headless chromium, on two real Kineto
-runs (../shared/fixtures trace_diff control vs test): no console error; the
+runs (tests/fixtures: trace_diff control vs test, steps 1009-1011): no console error; the
 headline, the run table, the step breakdown, the step pairs, the operators
 by impact (those in one run only included, marked) and the findings that
 moved equal `trainprof diff --json --top 0` of the same runs as the page
@@ -18,10 +18,10 @@ from view_checks import check, run, shoot, table  # noqa: E402
 
 BIN = os.environ.get("TRAINPROF_BIN", "build/trainprof")
 SRC = os.environ.get("TP_SOURCE_DIR", ".")
-FIX = os.path.normpath(os.environ.get("TP_FIXTURES", os.path.join(SRC, "..", "shared", "fixtures")))  # a path as a user writes it (pages show it)
+FIX = os.path.join(SRC, "tests", "fixtures")  # the repository's copies (see its README.md)
 def diff_page(browser, tmp):
-    a = os.path.join(FIX, "kineto", "trace_diff__control__control.json.gz")
-    b = os.path.join(FIX, "kineto", "trace_diff__test__test.json.gz")
+    a = os.path.join(FIX, "trace_diff__control__control.json.gz")
+    b = os.path.join(FIX, "trace_diff__test__test.json.gz")
     html = os.path.join(tmp, "diff.html")
     p = subprocess.run([BIN, "diff", "--html", html, a, b], capture_output=True, text=True)
     check(p.returncode == 0 and p.stdout == "", f"diff --html: rc {p.returncode} {p.stdout[:200]} {p.stderr}")
@@ -89,11 +89,6 @@ def diff_page(browser, tmp):
 
 
 def main():
-    a = os.path.join(FIX, "kineto", "trace_diff__control__control.json.gz")
-    b = os.path.join(FIX, "kineto", "trace_diff__test__test.json.gz")
-    if not (os.path.exists(a) and os.path.exists(b)):
-        print("SKIP: no trace_diff fixtures")
-        return 77
     return run(diff_page, prefix="tp_diff_")
 
 

@@ -233,7 +233,7 @@ def check_tensorboard(protoc, run):
             tag, sv = unquote(get(v, 1)[0]), get(v, 2)
             vals[tag] = fixed(sv[0], "f") if sv else None
         check("profiling/step_time" in vals, "TB record %d: profiling/step_time tag" % i)
-        check(set(vals) == {k for k in row if k.startswith("profiling/")},
+        check(set(vals) == {k for k in row if k.startswith(("profiling/", "counter/"))},
               "TB record %d: tags == JSONL keys" % i)
         check(all(v is not None and math.isclose(v, row[k], rel_tol=1e-6, abs_tol=1e-30)
                   for k, v in vals.items() if k in row),

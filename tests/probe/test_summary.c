@@ -61,6 +61,38 @@ TP_TEST(leak_found_despite_spikes)
     free(js);
 }
 
+/* Issue 33: the example CNN's RSS grows ~0.1 MB/step, then drops at step
+ * 250 (its caches released): the slope is positive, the growth comes back. */
+static void grows_then_given_back(int i)
+{
+    s.step = (uint64_t)i;
+    s.have_process = 1;
+    s.rss_bytes = (uint64_t)(300 * MB + (i < 250 ? 0.12 * MB * i : 2 * MB));
+}
+
+TP_TEST(growth_that_comes_back_is_no_leak)
+{
+    char *js = series_json(320, grows_then_given_back, 0);
+    CHECK_CONTAINS(js, "\"possible_leak\":false");
+    CHECK_CONTAINS(js, "\"signals\":[]");
+    free(js);
+}
+
+/* the same rise, kept to the end: still a leak */
+static void grows_and_stays(int i)
+{
+    s.step = (uint64_t)i;
+    s.have_process = 1;
+    s.rss_bytes = (uint64_t)(300 * MB + 0.12 * MB * (i < 250 ? i : 250));
+}
+
+TP_TEST(growth_kept_to_the_end_is_a_leak)
+{
+    char *js = series_json(320, grows_and_stays, 0);
+    CHECK_CONTAINS(js, "\"possible_leak\":true");
+    free(js);
+}
+
 static void flat_noise(int i)
 {
     s.step = (uint64_t)i;
@@ -259,6 +291,8 @@ int main(void)
     RUN(growth_median_next_to_half_ties);
     RUN(leak_found_despite_spikes);
     RUN(flat_noise_no_leak);
+    RUN(growth_that_comes_back_is_no_leak);
+    RUN(growth_kept_to_the_end_is_a_leak);
     RUN(gpu_gap_and_near_full);
     RUN(time_based_growth_without_steps);
     tpi_mem_summary_print(NULL, stdout);

@@ -82,6 +82,18 @@ def test_sigint_closes_then_raises_keyboard_interrupt(tmp_path):
         assert os.path.exists(os.path.join(run_dir, name)), name
 
 
+def test_ctrl_c_traceback_ends_in_the_programs_code(tmp_path):
+    """Issue 33: it ended in trainprof/_signals.py, as if trainprof crashed."""
+    proc = start(loop(), tmp_path)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    frames = [ln.strip() for ln in err.splitlines() if ln.strip().startswith("File ")]
+    assert frames and "prog.py" in frames[-1], err
+    assert "_signals.py" not in err and "trainprof" not in frames[-1], err
+    assert err.rstrip().endswith("KeyboardInterrupt"), err
+
+
 def test_the_programs_own_handler_runs_after_the_close(tmp_path):
     setup = """
     def mine(signum, frame):

@@ -183,3 +183,29 @@ def test_example_loss_falls_and_writes_everything(tmp_path):
                                   "perfetto_trace.json.gz"))
     rows = load(str(tmp_path / "memory" / "memory_profile.json"))
     assert [r["step"] for r in rows] == [0, 20, 40, 60, 80, 100]
+
+
+def test_make_step_calls_are_the_steps_when_the_program_marks_none(tmp_path):
+    """Issue 33: profile_make_step x 20 left 0 rows; with profile_data_loader
+    in the same loop, still one step per iteration."""
+    import os
+    from tp_pyhelpers import load
+    with trainprof.Profiler(log_dir=str(tmp_path), metrics="none", memory=False) as p:
+        step = profile_make_step(jax.jit(lambda x: x * 2.0), profiler=p)
+        x = jnp.ones(4)
+        for _ in range(20):
+            x = step(x)
+        assert p.steps == 20
+        for batch in trainprof.profile_data_loader([jnp.ones(4)] * 5, profiler=p):
+            step(batch)
+        assert p.steps == 25
+    timing = load(os.path.join(p.run_dir, "timing_profile.json"))
+    assert len(timing) == 25 and all(r["operations"]["make_step"]["count"] == 1 for r in timing)
+
+
+def test_make_step_under_jax_profiler_is_not_an_extra_step(tmp_path):
+    with trainprof.Profiler(log_dir=str(tmp_path), metrics="none", memory=False) as p:
+        step = profile_make_step(jax.jit(lambda b: jnp.sum(b[0])), profiler=p)
+        ArtifexStyleTrainer([JAXProfiler(ProfilingConfig(str(tmp_path / "jax"), 100, 101),
+                                         profiler=p)]).fit(batches(6), step)
+        assert p.steps == 6

@@ -64,6 +64,41 @@ def test_profiler_records_lightning_actions_steps_and_table(namespace, tmp_path,
     assert "Profiler Report (trainprof)" in caplog.text  # printed by Lightning's describe()
 
 
+def epochs_and_batches(run_dir):
+    with open(os.path.join(run_dir, "metrics.jsonl")) as f:
+        rows = [json.loads(line) for line in f]
+    timing = [(r["epoch"], r["batch_idx"]) for r in load(os.path.join(run_dir, "timing_profile.json"))]
+    assert [(r["epoch"], r["batch_idx"]) for r in rows] == timing
+    return timing
+
+
+@pytest.mark.parametrize("how", ["profiler", "callback"])
+def test_two_epochs_have_their_epoch_and_batch_idx(how, tmp_path):
+    """Issue 33: epoch was 0 in every row and batch_idx never restarted."""
+    kw = dict(log_dir=str(tmp_path), metrics="jsonl", log_every=1, memory=False)
+    if how == "profiler":
+        fit("lightning.pytorch", tmp_path / "root", profiler=tpl.TrainprofProfiler(**kw))
+    else:
+        fit("lightning.pytorch", tmp_path / "root", callbacks=[tpl.TrainprofCallback(**kw)])
+    want = [(e, b) for e in range(2) for b in range(STEPS // 2)]
+    assert epochs_and_batches(only_run_dir(tmp_path)) == want
+
+
+def test_a_fit_with_the_profiler_prints_one_table(tmp_path, capfd, caplog):
+    """Issue 33: Lightning's table (describe) and trainprof's console table."""
+    with caplog.at_level(logging.INFO):
+        fit("lightning.pytorch", tmp_path / "root", max_epochs=1,
+            profiler=tpl.TrainprofProfiler(log_dir=str(tmp_path / "runs"), memory=False))
+    out = capfd.readouterr().out + caplog.text
+    assert out.count("Profiler Report (trainprof)") == 1, out
+    assert "=== trainprof:" not in out and "Calls        Total" not in out, out
+    # named explicitly, the console table is the user's choice
+    capfd.readouterr()
+    fit("lightning.pytorch", tmp_path / "root2", max_epochs=1,
+        profiler=tpl.TrainprofProfiler(log_dir=str(tmp_path / "runs2"), memory=False, metrics="console"))
+    assert "=== trainprof:" in capfd.readouterr().out
+
+
 def test_profiler_defaults_to_the_trainers_log_dir(tmp_path):
     prof = tpl.TrainprofProfiler(metrics="none", memory=False)
     fit("lightning.pytorch", tmp_path, profiler=prof, max_epochs=1)

@@ -120,9 +120,10 @@ def test_tensorboard_scalars_match_metrics_jsonl(tmp_path):
     expected = {}
     for row in rows:
         for key, value in row.items():
-            if key.startswith("profiling/"):
+            if key.startswith(("profiling/", "counter/")):
                 expected.setdefault(key, []).append((row["step"], value))
     assert "profiling/forward_avg_time" in expected
+    assert "counter/loss" in expected and "counter/loss_mean" in expected  # issue 33
     assert set(tb) == set(expected), (sorted(tb), sorted(expected))
     for tag, points in expected.items():
         assert [s for s, _ in tb[tag]] == [s for s, _ in points], tag

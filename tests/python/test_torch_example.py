@@ -32,7 +32,7 @@ def test_example_trains_and_writes_the_run_directory(tmp_path):
     assert m, out
     first, last = float(m.group(1)), float(m.group(2))
     assert first > 2.0 and last < 0.6 * first, (first, last)  # the loss visibly falls
-    assert "--- Profiling Metrics (Step 100) ---" in out
+    assert "--- Profiling Metrics (Step 99) ---" in out  # metrics.jsonl's step of the 100th
     run_dir = only_run_dir(tmp_path)
     for name in ("timing_profile.json", "memory_profile.json", "training_summary.json",
                  "operations.json", "config.json"):

@@ -171,3 +171,26 @@ def test_torch_ops_close_is_quiet_with_metrics_none(tmp_path, capsys):
                      if "torch_ops" in load(t)["trainprof"])
     assert windows[:6] == list(range(6))  # back-to-back one-step windows, each its own
     assert not glob.glob(os.path.join(run_dir, ".torch_ops_*"))
+
+
+def test_kineto_progress_lines_are_silenced_other_stderr_kept(tmp_path):
+    """Issue 33: Kineto printed 2 `USDT: ... profiler_start/stop` lines per
+    window from C++; what else reaches fd 2 meanwhile still shows."""
+    from tp_pyhelpers import run_python
+    res = run_python("import os, sys, torch, trainprof, trainprof.torch\n"
+                     f"p = trainprof.Profiler(log_dir={str(tmp_path)!r}, torch_ops=True, wait=0,"
+                     " warmup=0, active=1, repeat=0, metrics='none')\n"
+                     "for i in range(4):\n"
+                     "    torch.ones(3) + 1\n"
+                     "    p.step()\n"
+                     "os.write(2, b'the program\\'s own line\\n')\n"
+                     "p.close()\n")
+    assert "USDT:" not in res.stderr and "STAGE:" not in res.stderr, res.stderr
+    assert "the program's own line" in res.stderr
+    assert len(traces(only_run_dir(tmp_path))) >= 4  # the windows were recorded
+
+
+def test_quiet_kineto_writes_back_all_but_kinetos_lines(capfd):
+    with tpt._quiet_kineto():
+        os.write(2, b"USDT:2026 1:1 X.cpp:52] profiler_start\nwarning: kept\nSTAGE:x Completed\n")
+    assert capfd.readouterr().err == "warning: kept\n"

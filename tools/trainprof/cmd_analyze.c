@@ -10,7 +10,9 @@
 #include "commands.h"
 
 static const char USAGE[] =
-    "usage: trainprof analyze [--json] [--top N] [-j N] FILE\n"
+    "usage: trainprof analyze [--json] [--top N] [-j N] FILE|RUN_DIR\n"
+    "       trainprof analyze [--json] [-j N] [--summaries DIR] JOB_DIR\n"
+    "       trainprof analyze --summary RANK_DIR|TRACE\n"
     "One streaming pass over a trace (trainprof, Kineto, torch, JAX; .gz ok; - = stdin):\n"
     "the mean step-time breakdown, GPU idle share, the top operations by self time and\n"
     "ranked findings - data loading, launch-bound GPU, tiny kernels, host<->device\n"
@@ -19,6 +21,10 @@ static const char USAGE[] =
     "  --top N   operations listed per side (default 5, at most 16)\n"
     "  --json    machine-readable output\n"
     "  -j N      threads that parse the file (default: the cores online; same output)\n"
+    "A job's directory (several ranks) gets the cross-rank analysis instead; there\n"
+    "  --summaries DIR  also writes each rank's summary to DIR/rank<r>.json\n"
+    "  --summary        prints one rank's summary (a few KB of JSON) for\n"
+    "                   `trainprof combine` (docs/DISTRIBUTED.md)\n"
     "Exit: 0 ok (findings are advice), 2 bad input.\n";
 
 int cmd_analyze(int argc, char **argv)

@@ -33,8 +33,29 @@ static void usage(FILE *out)
     fprintf(out, "usage: trainprof <command> [options] ...\n\ncommands:\n");
     for (size_t i = 0; i < N_COMMANDS; i++)
         fprintf(out, "  %-8s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
-    fprintf(out, "\n'trainprof <command> --help' describes each command.\n"
+    fprintf(out, "\n'trainprof <command> --help' (or 'trainprof help <command>') describes each command.\n"
                  "Exit status: 0 ok, 1 findings (e.g. diff gate), 2 bad input.\n");
+}
+
+static const command *find_command(const char *name)
+{
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (strcmp(name, COMMANDS[i].name) == 0)
+            return &COMMANDS[i];
+    return NULL;
+}
+
+/* `trainprof help COMMAND`: the command's own --help. */
+static int help_of(const char *name)
+{
+    const command *c = find_command(name);
+    if (!c) {
+        fprintf(stderr, "trainprof: help: unknown command '%s'\n\n", name);
+        usage(stderr);
+        return 2;
+    }
+    char *args[] = {(char *)c->name, (char *)"--help", NULL};
+    return c->run(2, args);
 }
 
 int main(int argc, char **argv)
@@ -44,6 +65,8 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *name = argv[1];
+    if (strcmp(name, "help") == 0 && argc > 2)
+        return help_of(argv[2]);
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
         usage(stdout);
         return 0;
@@ -52,9 +75,9 @@ int main(int argc, char **argv)
         printf("trainprof %s\n", tp_version());
         return 0;
     }
-    for (size_t i = 0; i < N_COMMANDS; i++)
-        if (strcmp(name, COMMANDS[i].name) == 0)
-            return COMMANDS[i].run(argc - 1, argv + 1);
+    const command *c = find_command(name);
+    if (c)
+        return c->run(argc - 1, argv + 1);
     fprintf(stderr, "trainprof: unknown command '%s'\n\n", name);
     usage(stderr);
     return 2;
