@@ -377,17 +377,6 @@ def test_help_names_every_option():
     check("usage:" in run("help").stdout, "help alone: the general usage")
 
 
-def xfail(ok, what):
-    """A behaviour issue 33 (item 6) asks of src/analyze, which was not to be
-    touched while it moved into stage folders: reported, not failed, until it
-    lands; once it passes this fails, so the mark gets dropped."""
-    if ok:
-        failures.append(f"XPASS: {what}: drop its xfail mark")
-        print("XPASS:", what)
-    else:
-        print("XFAIL (issue 33 item 6, src/analyze):", what)
-
-
 def test_a_json_array_that_is_not_a_trace_is_refused(tmp):
     """[1,2,3] and timing_profile.json's rows are JSON arrays, not traces:
     refused (exit 2, naming the file) as an object without traceEvents is."""
@@ -398,7 +387,7 @@ def test_a_json_array_that_is_not_a_trace_is_refused(tmp):
             f.write(text)
         for sub in ("analyze", "steps", "report"):
             p = subprocess.run([BIN, sub, path], capture_output=True, text=True)
-            xfail(p.returncode == 2 and name in p.stderr and "not a trace" in p.stderr,
+            check(p.returncode == 2 and name in p.stderr and "not a trace" in p.stderr,
                   f"{sub} {name}: exit {p.returncode}, {p.stderr.strip()[:120]!r}")
 
 
@@ -411,7 +400,7 @@ def test_a_trainprof_run_directory_is_one_run(tmp):
     check(p.returncode == 0 and os.path.exists(os.path.join(d, "run_summary.json")),
           f"trainprof run: {p.returncode} {p.stderr[-300:]}")
     a = subprocess.run([BIN, "analyze", d], capture_output=True, text=True)
-    xfail(a.returncode == 0 and "rank(s)" not in a.stdout and "world size" not in a.stdout,
+    check(a.returncode == 0 and "rank(s)" not in a.stdout and "world size" not in a.stdout,
           f"analyze on a trainprof run directory: {a.stdout.strip()[:100]!r}")
 
 

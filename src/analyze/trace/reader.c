@@ -51,6 +51,7 @@ struct tpa_reader {
     char *buf; size_t cap, len, pos;
     uint64_t buf_off;          /* input offset of buf[0] */
     bool eof, gz_truncated, lenient, in_events, saw_events;
+    uint64_t with_ph;           /* events with a "ph": a bare array with none is not a trace */
     size_t max_read;           /* 0 = unlimited; tests use tiny reads */
     bool showed_progress;
     enum state st;
@@ -497,6 +498,7 @@ static int step(tpa_reader *r, tpa_event *ev, bool *got_event, tpa_scanerr *e)
                 note_device_pid(r, ev);
                 ev->offset = r->buf_off + (uint64_t)(start - r->buf);
                 r->meta.events++;
+                r->with_ph += ev->ph != 0;
                 *got_event = true;
             }
         } else {
@@ -542,6 +544,15 @@ static int at_eof(tpa_reader *r, tpa_error *err)
     if (r->st == S_END && r->meta.object_form && !r->saw_events) {
         fail_plain(r, err, TPA_ERR_FORMAT, "a JSON object without a traceEvents array is not a trace "
                    "(expected a Chrome trace: {\"traceEvents\": [...]} or [...])");
+        r->st = S_DONE;
+        return -1;
+    }
+    if (r->st == S_END && !r->meta.object_form && !r->with_ph && (r->meta.events || r->meta.non_objects)) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "a JSON array of %llu value(s), none a trace event (an object with \"ph\"), "
+                 "is not a trace (expected a Chrome trace: {\"traceEvents\": [...]} or [...])",
+                 (unsigned long long)(r->meta.events + r->meta.non_objects));
+        fail_plain(r, err, TPA_ERR_FORMAT, msg);
         r->st = S_DONE;
         return -1;
     }
@@ -687,6 +698,7 @@ static void took_from_batch(tpa_reader *r, tpa_event *evs, size_t n)
     for (size_t i = 0; i < n; i++) {
         note_device_pid(r, &evs[i]);
         evs[i].offset = r->buf_off + (uint64_t)(evs[i].raw.p - r->buf);
+        r->with_ph += evs[i].ph != 0;
     }
     r->meta.events += n;
     r->batch_gave = true;
