@@ -172,7 +172,7 @@ def job_of_four(tmp):
         env = base_env()
         env.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE="4")
         slow = rank == 3
-        p, run = start(log_dir, "--profiling.job_id", "topjob", "--steps", "180" if slow else "700",
+        p, run = start(log_dir, "--profiling.job_id", "topjob", "--steps", "250" if slow else "1000",
                        "--step_ms", "40" if slow else "10", env=env)
         procs.append(p)
         dirs.append(run)
