@@ -46,7 +46,7 @@ static const char USAGE[] =
     "Keys: up/down (or k/j) choose a run, Home/End the first/last, q quits.\n"
     "States: stalled = no step for 3 median steps and at least 2 s; ended = closed,\n"
     "or its process is gone (said which). Runs need profiling.live (default true).\n"
-    "Exit: 0 ok, 2 bad input or no runs under PATH.\n";
+    "Exit: 0 ok, 2 bad input or no runs under PATH. Details: docs/TOP.md.\n";
 
 typedef struct top_opts {
     const char *path;
