@@ -442,6 +442,13 @@ typedef struct tp_proc_sample {
     int threads;               /* threads in the tree */
     double system_memory_percent;
     uint64_t system_available_bytes;
+    /* Proportional set size summed over the tree: a page shared by k
+     * processes (a DataLoader worker's forked copy of the parent, shared
+     * libraries) counts 1/k in each, so the sum is the tree's own memory,
+     * where rss_bytes counts shared pages once per process. Read from
+     * /proc/<pid>/smaps_rollup at most once a second (the kernel walks
+     * the page tables for it); 0 when it cannot be read. */
+    uint64_t pss_bytes;
 } tp_proc_sample;
 
 typedef struct tp_monitor tp_monitor;

@@ -33,7 +33,28 @@ struct tp_monitor {
     tpi_nvml *nvml;
     int nvml_tried;
     uint64_t gpu_peak[TPI_MAX_DEVICES];
+    uint64_t pss_bytes, pss_at_ns;  /* the last PSS sum and when it was read */
 };
+
+#define PSS_EVERY_NS 1000000000ull
+
+/* "Pss:" of /proc/<pid>/smaps_rollup in bytes; 0 when unreadable (an old
+ * kernel, another user's process, a process gone meanwhile). */
+static uint64_t read_pss(int pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "%s/%d/smaps_rollup", tpi_proc_root(), pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return 0;
+    char line[256];
+    unsigned long long kb = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "Pss: %llu kB", &kb) == 1)
+            break;
+    fclose(f);
+    return (uint64_t)kb * 1024;
+}
 
 static void set_err(tp_error *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -142,6 +163,14 @@ static int measure(tp_monitor *m, tp_proc_sample *out, int first, tp_error *err)
     out->processes = k;
     m->n_tree = k;
     free(all);
+    uint64_t now_pss = mono_ns();
+    if (first || now_pss - m->pss_at_ns >= PSS_EVERY_NS) {
+        m->pss_bytes = 0;
+        for (int i = 0; i < k; i++)
+            m->pss_bytes += read_pss(m->tree[i]);
+        m->pss_at_ns = now_pss;
+    }
+    out->pss_bytes = m->pss_bytes;
     free(m->marks);
     m->marks = marks;
     m->n_marks = marks ? k : 0;

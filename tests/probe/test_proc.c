@@ -140,6 +140,45 @@ TP_TEST(monitor_sees_child_tree)
     CHECK_CONTAINS(err.message, "is gone");
 }
 
+/* A forked child sharing 64 MB with its parent (a DataLoader worker's
+ * copy-on-write pages): RSS counts them in both, PSS once in all. */
+TP_TEST(monitor_pss_counts_shared_pages_once)
+{
+    size_t n = (size_t)64 << 20;
+    char *big = malloc(n);
+    CHECK(big != NULL);
+    if (!big)
+        return;
+    memset(big, 1, n);
+    int go[2];
+    CHECK(pipe(go) == 0);
+    pid_t c = fork();
+    if (c == 0) {
+        char b;
+        close(go[1]);
+        (void)!read(go[0], &b, 1);  /* holds the shared pages until the parent has sampled */
+        _exit(big[n - 1] == 1 ? 0 : 1);
+    }
+    close(go[0]);
+    tp_monitor *m = tp_monitor_new((int)getpid(), NULL);
+    tp_proc_sample ps;
+    CHECK_EQ_INT(tp_monitor_sample(m, &ps, NULL), 0);
+    CHECK_EQ_INT(ps.processes, 2);
+    if (ps.pss_bytes == 0) {
+        printf("  (no /proc/<pid>/smaps_rollup here: PSS not checked)\n");
+    } else {
+        CHECK(ps.rss_bytes >= 2 * n);                   /* the 64 MB twice */
+        CHECK(ps.pss_bytes >= n && ps.pss_bytes < ps.rss_bytes - n / 2);  /* once */
+    }
+    tp_monitor_free(m);
+    (void)!write(go[1], "x", 1);
+    close(go[1]);
+    int status = -1;
+    waitpid(c, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    free(big);
+}
+
 /* /proc unreadable: fields absent, counted, one warning, no failure. */
 TP_TEST(proc_unreadable)
 {
@@ -207,6 +246,7 @@ int main(void)
     RUN(cpu_percent_of_busy_loop);
     RUN(cpu_percent_after_fork);
     RUN(monitor_sees_child_tree);
+    RUN(monitor_pss_counts_shared_pages_once);
     RUN(proc_unreadable);
     RUN(proc_garbage);
     return tp_test_finish();
