@@ -30,6 +30,7 @@
 #include "util/buf.h"
 #include "util/fileio.h"
 #include "util/json.h"
+#include "util/names_rule.h"
 
 #define LIVE_STEPS 32      /* ring: median, sparkline, zones, rates */
 #define LIVE_OPS 12        /* largest top-level zones kept per step */
@@ -68,21 +69,6 @@ struct tpi_live {
     char path[1100], tmp[1100];
 };
 
-/* DataLoader iteration, batch production, the wait for a batch: "data"
- * followed by loader / _batch / _load / " loading" / _wait, any case (the
- * rule `trainprof steps` uses for its data loading part). */
-static int is_data_loading(const char *name)
-{
-    static const char *const tails[] = {"loader", "_batch", "_load", " loading", "_wait"};
-    for (const char *p = name; p && *p; p++) {
-        if (strncasecmp(p, "data", 4) != 0)
-            continue;
-        for (size_t t = 0; t < sizeof tails / sizeof tails[0]; t++)
-            if (strncasecmp(p + 4, tails[t], strlen(tails[t])) == 0)
-                return 1;
-    }
-    return 0;
-}
 
 static int data_loading_id(tpi_live *L, uint32_t id)
 {
@@ -92,13 +78,13 @@ static int data_loading_id(tpi_live *L, uint32_t id)
             cap *= 2;
         unsigned char *d = realloc(L->data_name, cap);
         if (!d)
-            return is_data_loading(tpi_names_get(id));
+            return tpu_name_is_data_loading(tpi_names_get(id));
         memset(d + L->data_cap, 0, cap - L->data_cap);
         L->data_name = d;
         L->data_cap = cap;
     }
     if (!L->data_name[id])
-        L->data_name[id] = is_data_loading(tpi_names_get(id)) ? 2 : 1;
+        L->data_name[id] = tpu_name_is_data_loading(tpi_names_get(id)) ? 2 : 1;
     return L->data_name[id] == 2;
 }
 

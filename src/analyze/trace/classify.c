@@ -2,6 +2,7 @@
  * parsing/formatting helpers the subcommands share. */
 #include "analyze/trace/trace.h"
 #include "util/json.h"
+#include "util/names_rule.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -90,14 +91,11 @@ static size_t next_pair_icase(const unsigned char *p, size_t n, size_t from, cha
  * pass: this runs on most host op names. */
 bool tpa_name_is_data_loading(tpa_sv name)
 {
-    static const char *const tails[] = { "loader", "_batch", "_load", " loading", "_wait" };
     const unsigned char *p = (const unsigned char *)name.p;
     for (size_t i = next_pair_icase(p, name.n, 0, 'd', 'a'); i + 4 <= name.n;
-         i = next_pair_icase(p, name.n, i + 1, 'd', 'a')) {
-        if (!iprefix(p + i, name.n - i, "data")) continue;
-        for (size_t t = 0; t < sizeof tails / sizeof tails[0]; t++)
-            if (iprefix(p + i + 4, name.n - i - 4, tails[t])) return true;
-    }
+         i = next_pair_icase(p, name.n, i + 1, 'd', 'a'))
+        if (iprefix(p + i, name.n - i, "data") && tpu_data_loading_tail(name.p + i + 4, name.n - i - 4))
+            return true;
     return false;
 }
 
