@@ -122,6 +122,9 @@ typedef struct tpi_summary {
     const tpi_step_info *last_step;  /* the last step with the final totals; NULL: no step */
     int gpu_found;                   /* -1: not sampled (memory off), 0: none, 1: a device */
     uint64_t trace_events_dropped;   /* dropped by the trace budget (max_trace_mb, disk low) */
+    /* issue 34: the flight recorder's captures, as JSON array items (NULL: none) */
+    const char *captures_json;
+    int capture_on;                  /* profiling.capture: "captures" is in the summary */
 } tpi_summary;
 
 /* What every sink knows about the session. */
