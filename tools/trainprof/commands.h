@@ -13,6 +13,7 @@ int cmd_merge(int argc, char **argv);
 int cmd_fix(int argc, char **argv);
 int cmd_config(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_capture(int argc, char **argv); /* flight-recorder captures of live runs */
 
 /* multi-rank jobs (cmd_ranks.c, cmd_combine.c) */
 #include <stdbool.h>

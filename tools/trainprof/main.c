@@ -22,6 +22,7 @@ static const command COMMANDS[] = {
     {"combine", cmd_combine, "reduce rank summaries into the cross-rank analysis of a job"},
     {"fix", cmd_fix, "make a trace cut short by a crash loadable again"},
     {"config", cmd_config, "print the effective configuration [--explain] [FILE] [-- FLAGS...]"},
+    {"capture", cmd_capture, "ask running sessions for a capture of their last steps: capture RUN_DIR|JOB_DIR"},
     {"run", cmd_run, "monitor any command's memory and CPU: run [--interval 100ms] [-o DIR] -- CMD..."},
 };
 #define N_COMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])
