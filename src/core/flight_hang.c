@@ -153,6 +153,7 @@ int tpi_capture_hang_dump(tpi_flight *f, const char *path, const char *detail, u
     if (dumper) {
         dprintf(fd, "\n== Python: every thread's stack (most recent call first) ==\n");
         dumper(fd, user);
+        dprintf(fd, "\n");
     }
     fsync(fd); /* the process may be killed next (a launcher's timeout); unsupported is fine */
     return close(fd) == 0 ? 0 : -1;
