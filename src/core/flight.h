@@ -43,13 +43,23 @@ typedef struct tpi_fl_step {
     uint64_t ev_begin; /* ring position where the step's events begin */
 } tpi_fl_step;
 
-/* Events live at positions tail..head-1 (positions only grow; the slot is
- * position & (cap - 1)). The ring keeps the events since the beginning of
- * the oldest of the last n_steps steps, plus the step in progress; when
- * max_events is reached first, the oldest events go (counted in dropped). */
+/* Events live at positions tail..head-1 (positions only grow). They are
+ * stored in blocks of TPI_FL_BLOCK events, allocated as the ring first
+ * needs them and reused after: position p is in block (p / TPI_FL_BLOCK) %
+ * n_blocks. A push inside a block is one store of the position; the
+ * collector never copies events; blocks the tail has passed go back (two
+ * kept spare), so memory follows what the last steps hold. The ring keeps the events since the
+ * beginning of the oldest of the last n_steps steps, plus the step in
+ * progress; when the blocks are all in use first (max_bytes), the oldest
+ * events go (counted in dropped). */
+#define TPI_FL_BLOCK_SHIFT 10
+#define TPI_FL_BLOCK (1u << TPI_FL_BLOCK_SHIFT) /* events per block (32 KB) */
 typedef struct tpi_fl_ring {
-    tpi_fl_ev *ev;
-    uint64_t cap, max_events;     /* cap: a power of two <= max_events */
+    tpi_fl_ev **blocks;           /* n_blocks, a power of two (>= 2); NULL until used */
+    uint64_t n_blocks, max_events;/* max_events = n_blocks * TPI_FL_BLOCK */
+    uint64_t n_allocated;         /* blocks allocated (in use and spare) */
+    tpi_fl_ev *spare[2];          /* blocks the tail passed, for the next ones */
+    tpi_fl_ev *cur;               /* the block of position head (when head % TPI_FL_BLOCK != 0) */
     uint64_t head, tail, dropped;
     uint64_t step_begin;          /* position where the step in progress began */
     uint32_t n_steps;
@@ -60,22 +70,25 @@ typedef struct tpi_fl_ring {
     uint64_t mem_done;
 } tpi_fl_ring;
 
-/* n_steps >= 1; max_bytes bounds the whole ring (events, rows, samples).
- * 0, or -1 when out of memory. */
+/* n_steps >= 1; max_bytes bounds the whole ring (events, rows, samples;
+ * at least two blocks). 0, or -1 when out of memory. */
 int tpi_fl_ring_init(tpi_fl_ring *r, uint32_t n_steps, uint64_t max_bytes);
 void tpi_fl_ring_free(tpi_fl_ring *r);
 tpi_fl_ev *tpi_fl_ring_push_slow(tpi_fl_ring *r);
-/* The slot of a new event (filled by the caller); NULL only when out of
- * memory before anything could be kept. */
+/* The slot of a new event (filled by the caller); NULL when out of memory
+ * (the event is not kept). */
 static inline tpi_fl_ev *tpi_fl_ring_push(tpi_fl_ring *r)
 {
-    if (__builtin_expect(r->head - r->tail < r->cap, 1))
-        return &r->ev[r->head++ & (r->cap - 1)];
-    return tpi_fl_ring_push_slow(r);
+    uint64_t h = r->head;
+    if (__builtin_expect((h & (TPI_FL_BLOCK - 1)) != 0, 1)) {
+        r->head = h + 1;
+        return &r->cur[h & (TPI_FL_BLOCK - 1)];
+    }
+    return tpi_fl_ring_push_slow(r); /* a block begins */
 }
 static inline const tpi_fl_ev *tpi_fl_ring_at(const tpi_fl_ring *r, uint64_t pos)
 {
-    return &r->ev[pos & (r->cap - 1)];
+    return &r->blocks[(pos >> TPI_FL_BLOCK_SHIFT) & (r->n_blocks - 1)][pos & (TPI_FL_BLOCK - 1)];
 }
 /* A step ended (row->ev_begin is set here): the events of steps older than
  * the last n_steps go. */

@@ -2,17 +2,17 @@
  * flight_ring.c - the flight recorder's bounded ring of events, step rows
  * and memory samples (see flight.h). Collector thread only.
  *
- * The event array starts small and doubles while the last n_steps steps
- * need more room, up to max_events (from the byte bound): a loop of 100
- * zones a step holds 10 steps in 32 KB; one that records a million zones a
- * step stays within the bound and loses its oldest events (counted).
+ * Blocks of events are allocated as the last n_steps steps need them, up
+ * to the byte bound, and reused: a loop of 100 zones a step holds 10 steps
+ * in two blocks (64 KB); one that records a million zones a step stays
+ * within the bound and loses its oldest events (counted). Nothing is ever
+ * copied: an earlier version grew one array by doubling, and the copies
+ * were most of the collector's extra cost in the first steps.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/flight.h"
-
-#define FIRST_CAP 1024
 
 static uint32_t mem_slots(uint32_t n_steps)
 {
@@ -28,14 +28,14 @@ int tpi_fl_ring_init(tpi_fl_ring *r, uint32_t n_steps, uint64_t max_bytes)
     uint64_t fixed = (uint64_t)r->n_steps * sizeof(tpi_fl_step) +
                      (uint64_t)r->n_mem * sizeof(tpi_mem_sample);
     uint64_t room = max_bytes > fixed ? max_bytes - fixed : 0;
-    uint64_t max_events = 1;
-    while (max_events * 2 * sizeof(tpi_fl_ev) <= room)
-        max_events *= 2; /* a power of two, so the slot is a mask */
-    r->max_events = max_events;
-    r->cap = max_events < FIRST_CAP ? max_events : FIRST_CAP;
-    r->ev = malloc(r->cap * sizeof *r->ev);
+    uint64_t block_bytes = (uint64_t)TPI_FL_BLOCK * sizeof(tpi_fl_ev) + sizeof(tpi_fl_ev *);
+    r->n_blocks = 2;
+    while (r->n_blocks * 2 * block_bytes <= room)
+        r->n_blocks *= 2; /* a power of two, so the block is a mask */
+    r->max_events = r->n_blocks * TPI_FL_BLOCK;
+    r->blocks = calloc(r->n_blocks, sizeof *r->blocks);
     r->rows = calloc(r->n_steps, sizeof *r->rows);
-    if (!r->ev || !r->rows) {
+    if (!r->blocks || !r->rows) {
         tpi_fl_ring_free(r);
         return -1;
     }
@@ -44,41 +44,75 @@ int tpi_fl_ring_init(tpi_fl_ring *r, uint32_t n_steps, uint64_t max_bytes)
 
 void tpi_fl_ring_free(tpi_fl_ring *r)
 {
-    free(r->ev);
+    for (uint64_t i = 0; r->blocks && i < r->n_blocks; i++)
+        free(r->blocks[i]);
+    free(r->spare[0]);
+    free(r->spare[1]);
+    free(r->blocks);
     free(r->rows);
     free(r->mem);
     memset(r, 0, sizeof *r);
 }
 
-/* Doubles the array (positions keep their meaning: each event moves to its
- * slot in the larger one); -1 when it cannot. */
-static int grow(tpi_fl_ring *r)
+/* Blocks wholly before the tail (it moved from old_tail) are no longer
+ * needed: two are kept spare, the others freed. */
+static void release(tpi_fl_ring *r, uint64_t old_tail)
 {
-    if (r->cap >= r->max_events)
-        return -1;
-    uint64_t cap = r->cap * 2;
-    tpi_fl_ev *ev = malloc(cap * sizeof *ev);
-    if (!ev)
-        return -1;
-    for (uint64_t p = r->tail; p < r->head; p++)
-        ev[p & (cap - 1)] = r->ev[p & (r->cap - 1)];
-    free(r->ev);
-    r->ev = ev;
-    r->cap = cap;
-    return 0;
+    for (uint64_t b = old_tail >> TPI_FL_BLOCK_SHIFT; b < r->tail >> TPI_FL_BLOCK_SHIFT; b++) {
+        tpi_fl_ev **slot = &r->blocks[b & (r->n_blocks - 1)];
+        if (!*slot)
+            continue;
+        if (!r->spare[0])
+            r->spare[0] = *slot;
+        else if (!r->spare[1])
+            r->spare[1] = *slot;
+        else {
+            free(*slot);
+            r->n_allocated--;
+        }
+        *slot = NULL;
+    }
 }
 
+/* A block for a slot: a spare one, or a new one. */
+static tpi_fl_ev *take_block(tpi_fl_ring *r)
+{
+    for (int i = 0; i < 2; i++) {
+        if (r->spare[i]) {
+            tpi_fl_ev *b = r->spare[i];
+            r->spare[i] = NULL;
+            return b;
+        }
+    }
+    tpi_fl_ev *b = malloc((size_t)TPI_FL_BLOCK * sizeof *b);
+    if (b)
+        r->n_allocated++;
+    return b;
+}
+
+/* head is at the start of a block: the block of its slot becomes the
+ * current one, after the events still in it (the oldest) are let go. */
 tpi_fl_ev *tpi_fl_ring_push_slow(tpi_fl_ring *r)
 {
-    if (!r->ev)
+    if (!r->blocks)
         return NULL;
-    if (grow(r) != 0) { /* full at the bound: the oldest event goes */
-        r->tail++;
-        r->dropped++;
+    uint64_t h = r->head;
+    /* the slot's previous positions are h - n_blocks * BLOCK + [0, BLOCK) */
+    uint64_t keep_from = h >= (r->n_blocks - 1) * TPI_FL_BLOCK ? h - (r->n_blocks - 1) * TPI_FL_BLOCK : 0;
+    if (r->tail < keep_from) { /* full at the bound: the oldest events go */
+        uint64_t old = r->tail;
+        r->dropped += keep_from - r->tail;
+        r->tail = keep_from;
         if (r->step_begin < r->tail)
             r->step_begin = r->tail;
+        release(r, old);
     }
-    return &r->ev[r->head++ & (r->cap - 1)];
+    tpi_fl_ev **slot = &r->blocks[(h >> TPI_FL_BLOCK_SHIFT) & (r->n_blocks - 1)];
+    if (!*slot && !(*slot = take_block(r)))
+        return NULL;
+    r->cur = *slot;
+    r->head = h + 1;
+    return &r->cur[0];
 }
 
 void tpi_fl_ring_step_end(tpi_fl_ring *r, const tpi_fl_step *row)
@@ -92,8 +126,11 @@ void tpi_fl_ring_step_end(tpi_fl_ring *r, const tpi_fl_step *row)
     r->step_begin = r->head;
     /* the oldest row kept begins the ring */
     const tpi_fl_step *oldest = tpi_fl_ring_row(r, 0);
-    if (oldest->ev_begin > r->tail)
+    if (oldest->ev_begin > r->tail) {
+        uint64_t old = r->tail;
         r->tail = oldest->ev_begin;
+        release(r, old);
+    }
 }
 
 uint32_t tpi_fl_ring_rows(const tpi_fl_ring *r)
@@ -130,6 +167,7 @@ const tpi_mem_sample *tpi_fl_ring_sample_at(const tpi_fl_ring *r, uint32_t i)
 
 uint64_t tpi_fl_ring_bytes(const tpi_fl_ring *r)
 {
-    return r->cap * sizeof(tpi_fl_ev) + (uint64_t)r->n_steps * sizeof(tpi_fl_step) +
+    return r->n_allocated * TPI_FL_BLOCK * sizeof(tpi_fl_ev) + r->n_blocks * sizeof(tpi_fl_ev *) +
+           (uint64_t)r->n_steps * sizeof(tpi_fl_step) +
            (r->mem ? (uint64_t)r->n_mem * sizeof(tpi_mem_sample) : 0);
 }

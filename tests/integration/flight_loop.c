@@ -2,7 +2,7 @@
  * public API only. Prints "run_dir PATH" once the session is open and
  * "step K" after each step. --steps N (0: until SIGTERM, then closes and
  * exits 0), --zones Z per step (forward/backward pairs), --step_ms MS of
- * busy time per step, --slow K (step K takes 10x longer, inside zone
+ * busy time per step, --slow K (step K sleeps 30 steps' time more, inside zone
  * "slow_part"), --stall K --stall_s S (step K sleeps S seconds inside zone
  * "stuck_here"). Other flags: --profiling.*. */
 #include <signal.h>
@@ -87,9 +87,12 @@ int main(int argc, char **argv)
             TP_ZONE(s, "backward");
             busy_ms(step_ms / (double)zones);
         }
-        if (k == slow) {
+        if (k == slow) { /* a sleep: 30 steps' time whatever the machine's load */
             TP_ZONE(s, "slow_part");
-            busy_ms(step_ms * 10);
+            double ms = step_ms * 30;
+            struct timespec ts = {(time_t)(ms / 1000), (long)(ms - (double)(time_t)(ms / 1000) * 1000) * 1000000L};
+            while (nanosleep(&ts, &ts) != 0 && !g_stop)
+                ;
         }
         if (k == stall) {
             TP_ZONE(s, "stuck_here");
