@@ -247,7 +247,7 @@ static void flight_recorder_note(char *out, size_t n)
 {
     const char *size = getenv("TORCH_FR_BUFFER_SIZE");
     if (!size || !*size)
-        size = getenv("TORCH_NCCL_TRACE_BUFFER_SIZE"); /* its name before torch 2.7 */
+        size = getenv("TORCH_NCCL_TRACE_BUFFER_SIZE"); /* its older name */
     if (!size || !*size || strcmp(size, "0") == 0) {
         out[0] = '\0';
         return;
