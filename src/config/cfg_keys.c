@@ -102,7 +102,7 @@ static const tpc_key KEYS[TPC_NKEYS] = {
      "max_buffer_mb.", "20"},
     {"capture_slow_step", TPC_INT, "3", 0, 1000000, NULL, "slow_step_factor", NULL, 0,
      "Capture a step that takes more than this many times the median of the steps before it "
-     "(up to 64, at least 5); 0 = off.", "5"},
+     "(up to 64, at least 5) and 10 ms more; 0 = off.", "5"},
     {"hang_timeout", TPC_DURATION, "300s", 0, 604800000, NULL, "watchdog_timeout", NULL, 0,
      "No step ends for this long (from the session open, then from each step end): a hang "
      "capture with every thread's stack; 0 = off.", "10min"},

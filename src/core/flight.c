@@ -18,6 +18,8 @@
 #include "util/json.h"
 
 #define MIN_HISTORY 5   /* step times needed before a step can be "slow" */
+#define MIN_EXCESS_S 0.010 /* and at least this much over the median: a 1 ms
+                            * step preempted for 3 ms on a busy machine is no news */
 
 /* ---- SIGUSR1 ---------------------------------------------------------------
  * One handler for the process while a session with captures is open, and
@@ -171,15 +173,30 @@ int tpi_flight_wants_window(const tpi_flight *f, uint64_t next_step)
     return f && next_step < f->window_until;
 }
 
+/* A step inside a trace window (the schedule's or a capture's), or the one
+ * right after it (torch.profiler exports there with torch_ops), is slower
+ * by the tracing itself: neither checked nor part of the median. */
+static int traced(tpi_flight *f, const tpi_step_info *si)
+{
+    int now = si->phase == TPI_PHASE_WARMUP || si->phase == TPI_PHASE_ACTIVE ||
+              si->step < f->window_until;
+    int was = f->prev_traced;
+    f->prev_traced = now;
+    return now || was;
+}
+
 static void check_slow(tpi_flight *f, const tpi_step_info *si)
 {
     double dt = si->step_time_s;
+    if (traced(f, si))
+        return;
     if (f->slow_ratio > 0 && f->n_times >= MIN_HISTORY && si->step >= f->quiet_until) {
         double lo = f->times[0];
         for (uint32_t i = 1; i < f->n_times; i++)
             lo = f->times[i] < lo ? f->times[i] : lo;
         double med = dt > (double)f->slow_ratio * lo ? median_time(f) : 0;
-        if (med > 0 && dt > (double)f->slow_ratio * med && capture_budget(f)) {
+        if (med > 0 && dt > (double)f->slow_ratio * med && dt - med >= MIN_EXCESS_S &&
+            capture_budget(f)) {
             char detail[256];
             snprintf(detail, sizeof detail,
                      "step %llu took %.6f s: %.1fx the median %.6f s of the %u steps before it "

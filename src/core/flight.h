@@ -125,6 +125,7 @@ typedef struct tpi_flight {
     double times[64];
     uint32_t n_times;
     uint64_t quiet_until;       /* no slow-step capture before this step */
+    int prev_traced;            /* the step before was in a trace window */
     /* captures */
     uint32_t n_captures;        /* written (atomic: tp_session_captures reads it) */
     int max_warned;
