@@ -41,7 +41,7 @@ def wall(bench, capture):
     for line in out.splitlines():
         f = line.split()
         if len(f) > 6 and f[0] == "1" and f[1] in ("aggregate", "trace"):
-            rows[f[1]] = (float(f[3]), float(f[5]))  # zone ns, median step ratio
+            rows[f[1]] = (float(f[3]), float(f[4]), float(f[5]))  # zone ns, zone / 2 reads, step ratio
     return rows
 
 
@@ -49,9 +49,9 @@ def main():
     bench = os.path.abspath(sys.argv[1])
     valgrind = sys.argv[2] if len(sys.argv) > 2 else "valgrind"
     rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 6
-    cg = {c: callgrind(valgrind, bench, c) for c in ("false", "true")}
+    cg = {c: callgrind(valgrind, bench, c) for c in ("false", "true")} if valgrind != "-" else {}
     print("callgrind, instructions per zone (bench_steps 1 10 20000):")
-    for case in ("aggregate", "trace"):
+    for case in ("aggregate", "trace") if cg else ():
         (w0, c0), (w1, c1) = cg["false"].get(case, (0, 0)), cg["true"].get(case, (0, 0))
         print(f"  {case:9s} recording thread {w0:.1f} -> {w1:.1f}; collector {c0:.1f} -> {c1:.1f} "
               f"(+{c1 - c0:.1f} per zone with the ring)")
@@ -60,13 +60,14 @@ def main():
         for c in ("false", "true"):
             for case, v in wall(bench, c).items():
                 got[c][case].append(v)
-    print(f"wall time, {rounds} alternating rounds (median zone ns on the recording thread, median step ratio):")
+    print(f"wall time, {rounds} alternating rounds, medians on the recording thread: zone ns, "
+          f"zone / two TSC reads in the same process, median step ratio:")
     for case in ("aggregate", "trace"):
         off, on = got["false"][case], got["true"][case]
-        z0, z1 = statistics.median(v[0] for v in off), statistics.median(v[0] for v in on)
-        s0, s1 = statistics.median(v[1] for v in off), statistics.median(v[1] for v in on)
-        print(f"  {case:9s} zone {z0:.2f} ns off, {z1:.2f} ns on ({z1 / z0:.3f}x); "
-              f"step ratio {s0:.2f} off, {s1:.2f} on")
+        m = [(statistics.median(v[i] for v in off), statistics.median(v[i] for v in on)) for i in range(3)]
+        print(f"  {case:9s} zone {m[0][0]:.2f} -> {m[0][1]:.2f} ns ({m[0][1] / m[0][0]:.3f}x); "
+              f"ratio {m[1][0]:.2f} -> {m[1][1]:.2f}; step ratio {m[2][0]:.2f} -> {m[2][1]:.2f}")
+        print("    rounds off:", [round(v[0], 1) for v in off], "on:", [round(v[0], 1) for v in on])
 
 
 if __name__ == "__main__":
