@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """The flight recorder with real processes (issue 34, docs/CAPTURES.md):
 flight_loop (a C loop on the public API) with one slow step, SIGUSR1 to a
-running loop, `trainprof capture RUN_DIR`, a hang, captures_max and
-capture off. Every file is read with Python's json module; captures.json is
-parsed at every poll while the job writes it (valid at every moment).
+running loop and to `trainprof run` (which forwards it), `trainprof capture
+RUN_DIR`, a hang, captures_max and capture off. Every file is read with
+Python's json module; captures.json is parsed at every poll while the job
+writes it (valid at every moment).
 
 usage: check_captures.py FLIGHT_LOOP TRAINPROF"""
 import glob
@@ -195,6 +196,24 @@ def captures_max(tmp):
     check(len(summary["captures"]) == 2, f"max: summary {summary['captures']}")
 
 
+def run_forwards(tmp):
+    """SIGUSR1 to `trainprof run` reaches the program it runs."""
+    p = subprocess.Popen([CLI, "run", "-o", os.path.join(tmp, "mon"), "--", LOOP, "--profiling.log_dir", tmp,
+                          *BASE, "--steps", "0", "--step_ms", "3", "--profiling.capture_slow_step", "0"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = p.stdout.readline()
+    check(line.startswith("run_dir "), f"run: first line {line!r}")
+    run_dir = line.split(" ", 1)[1].strip()
+    while not p.stdout.readline().startswith("step 10"):
+        pass
+    p.send_signal(signal.SIGUSR1)
+    doc = wait_entries(run_dir, 1)
+    check([c["reason"] for c in doc["captures"]] == ["signal"], f"run: {doc['captures']}")
+    p.send_signal(signal.SIGTERM)
+    p.communicate(timeout=60)
+    check(p.returncode == 0, f"run: trainprof run exited {p.returncode}")
+
+
 def capture_off(tmp):
     p = subprocess.run([LOOP, "--profiling.log_dir", tmp, *BASE, "--steps", "5", "--profiling.capture", "false"],
                        capture_output=True, text=True, timeout=60)
@@ -208,7 +227,7 @@ def capture_off(tmp):
 def main():
     tmp = tempfile.mkdtemp(prefix="tp_captures_")
     try:
-        for case in (slow_step, sigusr1, cli_capture, hang, captures_max, capture_off):
+        for case in (slow_step, sigusr1, cli_capture, hang, captures_max, run_forwards, capture_off):
             print("case", case.__name__, flush=True)
             d = os.path.join(tmp, case.__name__)
             os.makedirs(d)
