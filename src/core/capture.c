@@ -375,6 +375,19 @@ static void entry_json(tpi_flight *f, tpu_buf *b, const char *reason, uint64_t s
     tpu_json_kv_uint(&j, "last_step", c->step);
     tpu_json_kv_uint(&j, "events", r->head - r->tail);
     tpu_json_kv_uint(&j, "events_dropped", r->dropped);
+    /* where the stepping thread is: its open zones, outermost first (what
+     * `trainprof ranks` compares across ranks: the ones that wait in a
+     * collective and the one that is elsewhere) */
+    tpu_json_key(&j, "open_zones");
+    tpu_json_begin_array(&j);
+    for (uint32_t i = 0; i < c->n_th; i++) {
+        const tpi_thread_state *t = c->th[i];
+        for (int d = 0; t->tid == c->s->opener_tid && d < t->depth; d++)
+            tpu_json_string(&j, tpi_names_get(t->zs[d].name_id));
+    }
+    tpu_json_end_array(&j);
+    tpu_json_kv_double(&j, "step_elapsed_s",
+                       now_ns > c->step_begin_ns ? (double)(now_ns - c->step_begin_ns) / 1e9 : 0);
     tpu_json_end_object(&j);
 }
 

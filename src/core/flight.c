@@ -324,9 +324,9 @@ void tpi_flight_close(tpi_flight *f)
     take_requests(f);
 }
 
-const char *tpi_flight_entries(const tpi_flight *f)
+const char *tpi_flight_entries(tpi_flight *f)
 {
-    return f && f->entries.len && !f->entries.oom ? tpu_buf_cstr((tpu_buf *)&f->entries) : NULL;
+    return f && f->entries.len && !f->entries.oom ? tpu_buf_cstr(&f->entries) : NULL;
 }
 
 /* ---- public API ----------------------------------------------------------------- */

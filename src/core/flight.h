@@ -184,7 +184,7 @@ void tpi_flight_poll(tpi_flight *f);
 /* At close, after the last drain: the requests still queued. */
 void tpi_flight_close(tpi_flight *f);
 /* The entries written, as JSON array items (NULL when none or off). */
-const char *tpi_flight_entries(const tpi_flight *f);
+const char *tpi_flight_entries(tpi_flight *f);
 
 /* ---- writing a capture (capture.c) ------------------------------------------ */
 

@@ -62,6 +62,7 @@ def test_both_ranks_dump_where_they_wait(tmp_path):
         assert doc["rank"] == rank
         hangs = [c for c in doc["captures"] if c["reason"] == "hang"]
         assert len(hangs) == 1 and hangs[0]["step"] == 3, doc
+        assert hangs[0]["open_zones"] == (["all_reduce"] if rank == 0 else []), hangs[0]
         for rel in hangs[0]["files"]:
             if rel.endswith(".json"):
                 with open(os.path.join(run_dir, rel), encoding="utf-8") as f:
