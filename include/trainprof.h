@@ -197,6 +197,38 @@ typedef struct tp_session_stats {
 TP_API void tp_session_get_stats(const tp_session *s, tp_session_stats *out);
 
 /* ------------------------------------------------------------------------ */
+/* Flight recorder: captures of the last steps (docs/CAPTURES.md)           */
+/* ------------------------------------------------------------------------ */
+/* With profiling.capture on (the default) the session keeps the events of
+ * the last profiling.capture_steps steps in memory, and writes them into
+ * <run_dir>/captures/ (a Chrome trace, the step rows, the memory samples),
+ * listed in <run_dir>/captures.json and the summary, on a slow step
+ * (profiling.capture_slow_step), on SIGUSR1 (installed when the program has
+ * no handler of its own), when no step ends for profiling.hang_timeout (with
+ * every thread's stack), and when asked below. At most
+ * profiling.captures_max per run. The collector thread writes them: the
+ * calling thread only queues the request. */
+
+/* Asks for a capture now: reason is [a-z0-9_]{1,31} ("exception", "user",
+ * ...), detail any text (cut at 16 KB; may be NULL), both in the entry. Any
+ * thread; returns at once (the capture is written within ~20 ms, or at
+ * close). 0 when queued; TP_ERR_INVALID for a bad reason; TP_ERR_STATE when
+ * the session has no flight recorder (capture off, NULL session, fork
+ * child) or 8 requests are already waiting. Must not race tp_session_close. */
+TP_API int tp_session_capture(tp_session *s, const char *reason, const char *detail);
+
+/* Writes the stacks of the program's threads to fd (a language runtime's
+ * own dump: Python's faulthandler). Called on the collector thread while
+ * the program may be stuck: it must take no lock the program's threads may
+ * hold (no GIL). */
+typedef void (*tp_stack_dump_fn)(int fd, void *user);
+/* Registers the dumper whose output a hang capture includes (NULL: none). */
+TP_API void tp_session_set_stack_dumper(tp_session *s, tp_stack_dump_fn fn, void *user);
+
+/* Captures written so far (0 for NULL or without a flight recorder). */
+TP_API uint64_t tp_session_captures(const tp_session *s);
+
+/* ------------------------------------------------------------------------ */
 /* Multi-rank jobs (docs/DISTRIBUTED.md)                                     */
 /* ------------------------------------------------------------------------ */
 /* The ranks of one job (rank and job id from the launcher's environment or

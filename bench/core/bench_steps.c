@@ -113,6 +113,12 @@ static tp_session *open_session(const char *dir, int trace)
     for (int i = 0; kv[i]; i += 2)
         if (tp_config_set(cfg, kv[i], kv[i + 1], &err) != 0)
             fprintf(stderr, "bench_steps: %s: %s\n", kv[i], err.message);
+    /* TP_BENCH_CAPTURE=false|true: the flight recorder off or on (default on),
+     * for side-by-side costs (bench/core/bench_flight.sh) */
+    const char *capture = getenv("TP_BENCH_CAPTURE");
+    if (capture && (tp_config_set(cfg, "capture", capture, &err) != 0 ||
+                    tp_config_set(cfg, "capture_slow_step", "0", &err) != 0))
+        fprintf(stderr, "bench_steps: capture: %s\n", err.message); /* the ring alone */
     tp_session *s = tp_session_open(cfg, &err);
     if (!s)
         fprintf(stderr, "bench_steps: session: %s\n", err.message);

@@ -22,7 +22,7 @@ import sys
 import threading
 import weakref
 
-from . import _core, _signals
+from . import _captures, _core, _signals
 from ._core import Config, ConfigError, Profiler, ProfilerClosedError, Zone, cli_path
 
 __version__ = _core.__version__
@@ -358,6 +358,7 @@ def _on_open(prof):
     if prof.run_dir is None:
         return
     _signals.install(prof)
+    _captures.install(prof)  # an escaping exception is a capture (docs/CAPTURES.md)
     torch_ops = prof.config_get("torch_ops") == "true"
     if torch_ops or "torch" in sys.modules:
         from . import torch as tp_torch

@@ -170,6 +170,13 @@ int core_count_arg(PyObject *v, const char *what, uint64_t *out);
 PyObject *core_sync(ProfilerObject *p, PyObject *barrier);
 PyObject *core_clock_offset(ProfilerObject *p, PyObject *unused);
 
+/* _core_capture.c (the flight recorder, docs/CAPTURES.md) */
+/* Registers the Python stack dumper hang captures call (no GIL needed). */
+void core_capture_attach(ProfilerObject *p);
+PyObject *core_capture(ProfilerObject *p, PyObject *const *args, Py_ssize_t n,
+                       PyObject *kwnames);
+PyObject *core_captures(ProfilerObject *p, void *unused);
+
 /* _core_memory.c */
 PyObject *core_set_memory_provider(ProfilerObject *p, PyObject *fn);
 void core_memory_detach(ProfilerObject *p);

@@ -183,6 +183,7 @@ static int profiler_init(ProfilerObject *p, PyObject *args, PyObject *kw)
         if (!p->run_dir)
             return -1;
         list_add(p);
+        core_capture_attach(p);
     }
     if (g_open_hook) /* profiling off too: the program's profiler all the same */
         call_hook_quietly(g_open_hook, (PyObject *)p);
@@ -622,6 +623,8 @@ static PyGetSetDef profiler_getset[] = {
     {"closed", (getter)get_closed, NULL, "True once close() ran", NULL},
     {"enabled", (getter)get_enabled, NULL, "False when profiling.enabled is false", NULL},
     {"steps", (getter)get_steps, NULL, "steps ended so far", NULL},
+    {"captures", (getter)core_captures, NULL,
+     "flight-recorder captures written so far (0 once closed; captures.json lists them)", NULL},
     {"config", (getter)get_config, NULL, "the trainprof._core.Config the session was opened with", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
@@ -640,6 +643,9 @@ static PyMethodDef profiler_methods[] = {
      "zone(name) -> a reusable Zone: `with prof.zone(n):` or `@prof.zone(n)`"},
     {"counter", FAST(profiler_counter), METH_FASTCALL | METH_KEYWORDS, "counter(name, value): a counter sample"},
     {"mark", FAST(profiler_mark), METH_FASTCALL | METH_KEYWORDS, "mark(name): an instant event"},
+    {"capture", FAST(core_capture), METH_FASTCALL | METH_KEYWORDS,
+     "capture(reason='user', detail=None) -> bool: the flight recorder writes its last steps "
+     "into captures/ (on the collector thread; False when capture is off)"},
     {"summary", (PyCFunction)profiler_summary, METH_NOARGS,
      "summary() -> {op: {count, total_time, avg_time, self_time, min, max, p50, p90, p99}} (s)"},
     {"stats", (PyCFunction)profiler_stats, METH_NOARGS,

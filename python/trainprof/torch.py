@@ -123,6 +123,9 @@ class TorchWindows:
             warnings.filterwarnings("ignore", message=".*won't be using warmup.*")
             self.torch_prof = self._make_profiler(prof, activities)
         self.recording = False
+        self.activities = activities
+        self.extra = None  # a capture's window: [torch profile, steps left, first step]
+        self.seen_captures = 0
         with _quiet_kineto():
             self.torch_prof.start()
         self._sync_if_recording()
@@ -158,6 +161,11 @@ class TorchWindows:
         self.recording = now
 
     def step(self):
+        self._step()
+        if self.extra is not None or self.prof.captures != self.seen_captures:
+            self._capture_window()
+
+    def _step(self):
         tp = self.torch_prof
         saved = tp.current_action == torch.profiler.ProfilerAction.RECORD_AND_SAVE
         if not saved and tp.schedule(tp.step_num + 1) == tp.current_action:
@@ -177,6 +185,45 @@ class TorchWindows:
             self.steps += 1
             self._sync_if_recording(saved)
 
+    def _capture_window(self):
+        """After a slow_step or signal capture (docs/CAPTURES.md) the C layer
+        traces the next capture_steps steps in a window of their own; torch's
+        operators are recorded for them too, by a torch.profiler of their
+        own (only while the schedule's profiler is idle for all of them:
+        torch runs one profiler at a time), merged at close like a window."""
+        if self.extra is not None:
+            self.extra[1] -= 1
+            if self.extra[1] > 0:
+                return
+            extra, _left, first = self.extra
+            self.extra = None
+            with _signals.held(), _quiet_kineto():
+                extra.stop()
+                path = os.path.join(self.tmpdir, f"capture_window_{first}.json")
+                extra.export_chrome_trace(path)
+                self.pending.append((first, path))
+            return
+        self.seen_captures = self.prof.captures
+        if _last_capture_reason(self.prof.run_dir) not in ("slow_step", "signal"):
+            return
+        n = _config_int(self.prof, "capture_steps")
+        tp = self.torch_prof
+        idle = torch.profiler.ProfilerAction.NONE
+        if tp.current_action != idle or any(tp.schedule(tp.step_num + k) != idle
+                                            for k in range(1, n + 2)):
+            return
+        extra = torch.profiler.profile(activities=self.activities,
+                                       record_shapes=_config_bool(self.prof, "record_shapes"),
+                                       profile_memory=_config_bool(self.prof, "profile_memory"))
+        with _signals.held(), _quiet_kineto():
+            extra.start()
+        for _ in range(SYNC_TRIES):  # the clocks' alignment, as for the schedule's windows
+            self.prof.mark(SYNC_NAME)
+            with torch.profiler.record_function(SYNC_NAME):
+                pass
+            self.prof.mark(SYNC_NAME)
+        self.extra = [extra, n, self.steps]
+
     def _trace_ready(self, tp):
         path = os.path.join(self.tmpdir, f"window_{self.window_first}.json")
         if any(p == path for _, p in self.pending):  # never over a window not merged yet
@@ -191,6 +238,9 @@ class TorchWindows:
         if self.torch_prof.current_action != torch.profiler.ProfilerAction.NONE:
             with _quiet_kineto():
                 self.torch_prof.stop()
+        if self.extra is not None:  # a capture's window cut by the end of the run
+            self.extra[1] = 1
+            self._capture_window()
         run_dir = self.prof.run_dir
         merged, kept = merge_windows(run_dir, self.pending)
         self.pending = []
@@ -206,6 +256,16 @@ class TorchWindows:
             if kept:
                 line += f"; {len(kept)} kept beside them (no trainprof JSON trace)"
             print(line, flush=True)
+
+
+def _last_capture_reason(run_dir):
+    """The reason of the last entry of run_dir/captures.json (None: none)."""
+    try:
+        with open(os.path.join(run_dir, "captures.json"), encoding="utf-8") as f:
+            entries = json.load(f).get("captures", [])
+    except (OSError, ValueError):
+        return None
+    return entries[-1].get("reason") if entries else None
 
 
 def merge_windows(run_dir, pending):

@@ -181,4 +181,9 @@ void tpi_settings_defaults(tpi_settings *out)
     out->live = 1;
     snprintf(out->job_id, sizeof out->job_id, "auto");
     snprintf(out->ranks, sizeof out->ranks, "all");
+    out->capture = 1;
+    out->capture_steps = 10;
+    out->capture_slow_step = 3;
+    out->hang_timeout_ms = 300000;
+    out->captures_max = 20;
 }

@@ -95,6 +95,8 @@ enum {
     TPC_K_MAX_TRACE_MB, /* issue 12: per-window trace budget */
     TPC_K_JOB_ID, TPC_K_RANKS, /* multi-rank jobs */
     TPC_K_LIVE, /* issue 30: live.json for trainprof top */
+    TPC_K_CAPTURE, TPC_K_CAPTURE_STEPS, TPC_K_CAPTURE_SLOW_STEP, TPC_K_HANG_TIMEOUT,
+    TPC_K_CAPTURES_MAX, /* the flight recorder (issue 34) */
     /* derived spellings */
     TPC_K_START_STEP, TPC_K_END_STEP, TPC_K_PROFILE_STEPS, TPC_K_EVERY_N_STEPS,
     TPC_K_LOG_TO_WANDB, TPC_K_ACTIVITIES,

@@ -96,6 +96,22 @@ static const tpc_key KEYS[TPC_NKEYS] = {
     {"live", TPC_BOOL, "true", 0, 1, NULL, "live_state", NULL, 0,
      "Keep live.json in the run directory up to date (at most once a second, from the collector "
      "thread) for `trainprof top`; false = write nothing for it (docs/TOP.md).", "false"},
+    /* the flight recorder (issue 34, docs/CAPTURES.md) */
+    {"capture", TPC_BOOL, "true", 0, 1, NULL, "flight_recorder", NULL, 0,
+     "Keep the last capture_steps steps in memory at all times and write them into captures/ on "
+     "a slow step, an exception, SIGUSR1 or `trainprof capture`, and a hang; false = no ring.",
+     "false"},
+    {"capture_steps", TPC_INT, "10", 1, 100000, NULL, NULL, NULL, 0,
+     "Steps the flight recorder keeps (events, step rows, memory samples), within a quarter of "
+     "max_buffer_mb.", "20"},
+    {"capture_slow_step", TPC_INT, "3", 0, 1000000, NULL, "slow_step_factor", NULL, 0,
+     "Capture a step that takes more than this many times the median of the steps before it "
+     "(up to 64, at least 5) and 10 ms more; 0 = off.", "5"},
+    {"hang_timeout", TPC_DURATION, "300s", 0, 604800000, NULL, "watchdog_timeout", NULL, 0,
+     "No step ends for this long (from the session open, then from each step end): a hang "
+     "capture with every thread's stack; 0 = off.", "10min"},
+    {"captures_max", TPC_INT, "20", 0, 1000000, NULL, "max_captures", NULL, 0,
+     "Captures at most per run (all reasons together).", "5"},
     /* derived: spellings of other systems that expand onto the schedule */
     {"start_step", TPC_INT, "", 0, BIG, NULL, NULL, NULL, 1,
      "JAX style: first traced step. Sets skip_first=start_step, wait=0, warmup=0.", "100"},

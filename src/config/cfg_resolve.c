@@ -269,6 +269,12 @@ static void fill_settings(const tp_config *cfg, tpi_settings *s)
     copy_str(s->job_id, sizeof s->job_id, e[TPC_K_JOB_ID].v.s);
     copy_str(s->ranks, sizeof s->ranks, e[TPC_K_RANKS].v.s);
     s->live = (int)e[TPC_K_LIVE].v.i;
+    s->capture = (int)e[TPC_K_CAPTURE].v.i;
+    s->capture_steps = e[TPC_K_CAPTURE_STEPS].v.i;
+    s->capture_slow_step = e[TPC_K_CAPTURE_SLOW_STEP].v.i;
+    s->hang_timeout_ms = e[TPC_K_HANG_TIMEOUT].v.i;
+    s->captures_max = e[TPC_K_CAPTURES_MAX].v.i;
+    s->torch_ops = (int)e[TPC_K_TORCH_OPS].v.i;
 }
 
 int tpc_resolve(tp_config *cfg, tp_error *err)

@@ -52,6 +52,13 @@ typedef struct tpi_settings {
     char job_id[112];            /* "auto": from the launcher's environment */
     char ranks[208];             /* "all" or "0,3,8-15": ranks that profile */
     int live;                    /* live.json for `trainprof top` (sink/live.c) */
+    /* the flight recorder (issue 34, docs/CAPTURES.md) */
+    int capture;                 /* keep the last capture_steps steps, write captures */
+    int64_t capture_steps;       /* steps the ring keeps */
+    int64_t capture_slow_step;   /* a step over this x the rolling median is captured; 0 = off */
+    int64_t hang_timeout_ms;     /* no step end for this long: hang capture; 0 = off */
+    int64_t captures_max;        /* captures per run */
+    int torch_ops;               /* profiling.torch_ops (Python): capture windows too */
 } tpi_settings;
 
 /* Every key at its default. */

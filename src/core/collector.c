@@ -22,6 +22,7 @@ tpi_collector *tpi_collector_new(tp_session *s)
     tpi_schedule_from_settings(&c->sched, &s->settings);
     c->ctr_rss = tpi_names_intern("rss_bytes");
     c->ctr_sys = tpi_names_intern("system_memory_percent");
+    c->fl = tpi_flight_new(c);
     return c;
 }
 
@@ -46,6 +47,7 @@ void tpi_collector_free(tpi_collector *c)
     free(c->step_ops);
     free(c->totals);
     free(c->ctrs);
+    tpi_flight_free(c->fl, c->s->dead);
     free(c);
 }
 
@@ -183,6 +185,8 @@ static void close_frame(tpi_collector *c, tpi_thread_state *t, int k, uint64_t e
     }
     if (k == 0 && op)
         tpi_col_add_step_op(c, op, dur, !t->is_step_thread);
+    if (c->fl)
+        tpi_flight_slice(c->fl, t->tid, z->name_id, z->begin_ns, dur, k, unterminated);
     if (z->window && z->window == c->window_seq) {
         char abuf[1600]; /* 240 bytes of args, each escaped to at most 6 */
         tpi_event e = {0};
@@ -259,6 +263,9 @@ static void on_end(tpi_collector *c, tpi_thread_state *t, uint32_t name, uint64_
 static void simple_event(tpi_collector *c, tpi_thread_state *t, tpi_event_kind kind,
                          uint32_t name_id, uint64_t ns, double value)
 {
+    if (c->fl)
+        tpi_flight_point(c->fl, kind == TPI_EV_COUNTER ? TPI_FL_COUNTER : TPI_FL_INSTANT, t->tid,
+                         name_id, ns, value);
     if (!c->window_seq)
         return;
     tpi_event e = {0};
@@ -315,6 +322,8 @@ static void complete_zone(tpi_collector *c, tpi_thread_state *t, uint32_t name_i
         tpi_dstat_add(&op->d, dur, dur);
     if (t->depth == 0 && op)
         tpi_col_add_step_op(c, op, dur, !t->is_step_thread);
+    if (c->fl)
+        tpi_flight_slice(c->fl, t->tid, name_id, begin_ns, dur, t->depth, 0);
     if (!c->window_seq)
         return;
     tpi_event e = {0};

@@ -7,6 +7,7 @@
 #ifndef TP_CORE_COLLECTOR_INTERNAL_H
 #define TP_CORE_COLLECTOR_INTERNAL_H
 
+#include "core/flight.h"
 #include "core/schedule.h"
 #include "core/session_internal.h"
 #include "core/stats.h"
@@ -89,6 +90,7 @@ struct tpi_collector {
     int trace_stopped;            /* this window's events are dropped */
     uint64_t trace_budget_events; /* events delivered since the last check */
     uint64_t trace_dropped;       /* events dropped by the budget, all windows */
+    tpi_flight *fl;               /* the flight recorder (flight.h), NULL when off */
 };
 
 /* window.c */

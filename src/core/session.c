@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/collector_internal.h"
 #include "core/gpu_session.h"
 #include "core/names.h"
 #include "core/session_internal.h"
@@ -592,6 +593,7 @@ void *tpi_session_collector_main(void *arg)
         pthread_mutex_lock(&s->col_lock);
         tpi_collector_samples(s->col);
         tpi_collector_drain(s->col, tpi_ticks());
+        tpi_flight_poll(s->col->fl); /* captures: SIGUSR1, requests, hang timeout */
         tpi_pool_top_up(&s->pool); /* after the drain gave chunks back */
         tpi_pool_pass_done(&s->pool);
         tpi_collector_publish_stats(s->col);

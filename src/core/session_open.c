@@ -321,6 +321,7 @@ int tp_session_close(tp_session *s, tp_error *err)
     if (s->col) {
         tpi_collector_samples(s->col);
         tpi_collector_drain(s->col, UINT64_MAX);
+        tpi_flight_close(s->col->fl); /* captures still asked for (an exception) */
         rc = tpi_collector_finish(s->col, end);
     }
     uint64_t io = 0;

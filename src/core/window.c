@@ -263,6 +263,10 @@ void tpi_col_update_window(tpi_collector *c, uint64_t ts)
     int64_t cycle;
     tpi_phase ph = tpi_schedule_phase(&c->sched, k, &cycle);
     int want = ph == TPI_PHASE_ACTIVE;
+    if (!want && tpi_flight_wants_window(c->fl, c->step)) {
+        want = 1; /* a capture's window (flight.c), a cycle of its own */
+        cycle = -2 - (int64_t)c->fl->window_capture;
+    }
     if (c->window_seq && (!want || cycle != c->window_cycle))
         tpi_col_close_window(c);
     if (want && !c->window_seq)
@@ -400,6 +404,8 @@ void tpi_col_step_end(tpi_collector *c, tpi_thread_state *t, uint64_t ts, uint64
         }
         check_trace_budget(c);
     }
+    if (c->fl)
+        tpi_flight_step_end(c->fl, &si);
     c->last_si = si; /* scalars only: the pointers are not kept */
     c->last_si.ops = NULL;
     c->last_si.n_ops = 0;
@@ -458,6 +464,8 @@ void tpi_col_memory(tpi_collector *c, tpi_mem_sample *m)
         c->last_sample = *m;
     if (c->s->mem_summary)
         tpi_mem_summary_add(c->s->mem_summary, m);
+    if (c->fl)
+        tpi_flight_memory(c->fl, m);
     EACH_SINK(c, k)
     {
         if (k->ops->memory)
@@ -538,6 +546,8 @@ int tpi_collector_finish(tpi_collector *c, uint64_t end_ticks)
     sum.gpu_found = s->probes && s->settings.memory ? c->gpu_seen : -1;
     sum.gpu_probe_note = s->probes ? tpi_probes_gpu_note(s->probes) : NULL;
     sum.trace_events_dropped = c->trace_dropped;
+    sum.captures_json = tpi_flight_entries(c->fl);
+    sum.capture_on = c->fl != NULL;
     for (int i = 0; i < s->n_sinks; i++)
         sum.io_errors += s->sinks[i]->io_errors;
     int rc = 0;

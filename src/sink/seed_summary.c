@@ -53,6 +53,13 @@ void tpi_seed_write_summary(tpu_buf *b, const tpi_sink_env *env, const tpi_summa
     tpu_json_kv_uint(&j, "io_errors", sum->io_errors);
     tpu_json_kv_uint(&j, "trace_files", sum->trace_files);
     tpu_json_kv_uint(&j, "trace_events_dropped", sum->trace_events_dropped);
+    if (sum->capture_on) { /* captures.json's entries (docs/CAPTURES.md) */
+        tpu_json_key(&j, "captures");
+        tpu_json_begin_array(&j);
+        if (sum->captures_json)
+            tpu_json_raw(&j, sum->captures_json, strlen(sum->captures_json));
+        tpu_json_end_array(&j);
+    }
     if (sum->gpu_found >= 0) { /* memory sampling looked for devices */
         tpu_json_kv_bool(&j, "gpu_found", sum->gpu_found);
         if (!sum->gpu_found)

@@ -136,6 +136,9 @@ typedef struct tpi_summary {
     int gpu_found;                   /* -1: not sampled (memory off), 0: none, 1: a device */
     const char *gpu_probe_note;      /* why no GPU probe opened; NULL or "": one did */
     uint64_t trace_events_dropped;   /* dropped by the trace budget (max_trace_mb, disk low) */
+    /* issue 34: the flight recorder's captures, as JSON array items (NULL: none) */
+    const char *captures_json;
+    int capture_on;                  /* profiling.capture: "captures" is in the summary */
 } tpi_summary;
 
 /* What every sink knows about the session. */

@@ -49,7 +49,7 @@ typedef struct run_state {
     int monitor_failed;
 } run_state;
 
-static const int FORWARDED[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+static const int FORWARDED[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1};
 #define N_FORWARDED (int)(sizeof FORWARDED / sizeof FORWARDED[0])
 
 static void usage(FILE *f)

@@ -14,6 +14,7 @@ int cmd_fix(int argc, char **argv);
 int cmd_config(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_top(int argc, char **argv); /* cmd_top.c: live view (issue 30) */
+int cmd_capture(int argc, char **argv); /* flight-recorder captures of live runs */
 
 /* multi-rank jobs (cmd_ranks.c, cmd_combine.c) */
 #include <stdbool.h>

@@ -24,6 +24,7 @@ static const command COMMANDS[] = {
     {"fix", cmd_fix, "make a trace cut short by a crash loadable again"},
     {"config", cmd_config, "print the effective configuration [--explain] [FILE] [-- FLAGS...]"},
     {"top", cmd_top, "watch running jobs live, per rank: top [--once|--json] [PATH]"},
+    {"capture", cmd_capture, "ask running sessions for a capture of their last steps: capture RUN_DIR|JOB_DIR"},
     {"run", cmd_run, "monitor any command's memory and CPU: run [--interval 100ms] [-o DIR] -- CMD..."},
 };
 #define N_COMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])
