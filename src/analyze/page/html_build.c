@@ -452,6 +452,7 @@ int tpa_report_html(const char *input, const char *out, tpa_error *err)
     if (!p) abort();
     tpu_buf data = {0};
     int rc = resolve(p, input, err);
+    p->in.out = out;
     if (rc == 0) rc = build(p, &data, err);
     return write_and_free(p, &data, rc, out, err);
 }

@@ -31,6 +31,7 @@
 /* What the builder tells every collector about the page being built. */
 typedef struct tpa_view_input {
     const char *input;          /* what the user named: a trace, a run directory, a job directory */
+    const char *out;            /* the page's path (links to the run's files are relative to it); NULL: unknown */
     bool run_dir;               /* input is a run directory (profiler_traces/ inside) */
     bool job_dir;               /* input is a job directory (job.json, rank<r>/ inside) */
     const char *const *traces;  /* the trace files the builder reads, in order */
@@ -79,6 +80,7 @@ extern const tpa_view_class tpa_view_kernels;    /* view_kernels.c (attrib.h) */
 extern const tpa_view_class tpa_view_modules;    /* view_modules.c (attrib.h) */
 extern const tpa_view_class tpa_view_timeline;   /* view_timeline.c */
 extern const tpa_view_class tpa_view_distributed; /* view_distributed.c */
+extern const tpa_view_class tpa_view_captures;   /* view_captures.c (captures.json) */
 
 /* The builder's list (html_build.c): add your view's line. */
 #define TPA_VIEW_LIST \
@@ -88,6 +90,7 @@ extern const tpa_view_class tpa_view_distributed; /* view_distributed.c */
     &tpa_view_kernels, \
     &tpa_view_modules, \
     &tpa_view_timeline, \
-    &tpa_view_distributed,
+    &tpa_view_distributed, \
+    &tpa_view_captures,
 
 #endif

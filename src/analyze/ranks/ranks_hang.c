@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_CAPTURES_BYTES ((size_t)16 << 20)
 #define MAX_DUMP_BYTES ((size_t)4 << 20)
 #define TOP_FRAMES 8    /* frames from the top of a stack that count as "waiting in" */
 
@@ -29,46 +28,6 @@ static char *read_file(const char *path, size_t cap, size_t *n)
     fclose(f);
     buf[*n] = '\0';
     return buf;
-}
-
-/* A string member of the object at obj, decoded, into out. */
-static bool str_member(const char *obj, const char *end, const char *key, char *out, size_t cap)
-{
-    const char *v = tpa_obj_find(obj, end, key);
-    const char *s;
-    size_t n, got;
-    bool esc;
-    tpa_scanerr e;
-    out[0] = '\0';
-    if (!v || v >= end || *v != '"' || tpa_scan_string(&v, end, &e, &s, &n, &esc) != SC_OK) return false;
-    char *tmp = malloc(n + 1);
-    if (!tmp) abort();
-    bool ok = tpa_decode_string(s, n, tmp, &got, &e) == SC_OK;
-    if (ok) snprintf(out, cap, "%.*s", (int)got, tmp);
-    free(tmp);
-    return ok;
-}
-
-/* The first file of the capture's "files" array ending in suffix. */
-static bool file_member(const char *obj, const char *end, const char *suffix, char *out, size_t cap)
-{
-    const char *p = tpa_obj_find(obj, end, "files");
-    tpa_scanerr e;
-    if (!p || *p != '[') return false;
-    for (p = tpa_skip_ws(p + 1, end); p < end && *p == '"';) {
-        const char *s;
-        size_t n;
-        bool esc;
-        if (tpa_scan_string(&p, end, &e, &s, &n, &esc) != SC_OK) return false;
-        size_t k = strlen(suffix);
-        if (!esc && n >= k && memcmp(s + n - k, suffix, k) == 0) {
-            snprintf(out, cap, "%.*s", (int)n, s);
-            return true;
-        }
-        p = tpa_skip_ws(p, end);
-        if (p < end && *p == ',') p = tpa_skip_ws(p + 1, end);
-    }
-    return false;
 }
 
 /* A collective by its name: one of torch.distributed's (exactly: a user's
@@ -213,46 +172,41 @@ static void read_dump(const char *text, size_t n, tpa_rank_hang *h)
     h->has_stacks = py != NULL;
 }
 
+static const char *file_ending(const tpa_capture *c, const char *suffix)
+{
+    size_t k = strlen(suffix);
+    for (size_t i = 0; i < c->n_files; i++) {
+        size_t n = strlen(c->files[i]);
+        if (n >= k && strcmp(c->files[i] + n - k, suffix) == 0) return c->files[i];
+    }
+    return NULL;
+}
+
 /* The rank's last hang capture (and, without one, its last exception). */
 static void read_rank(const char *dir, int64_t rank_hint, tpa_rank_hang *h)
 {
-    char path[4200];
-    size_t n;
     memset(h, 0, sizeof *h);
     h->rank = rank_hint;
     h->step = -1;
-    snprintf(path, sizeof path, "%s/captures.json", dir);
-    char *doc = read_file(path, MAX_CAPTURES_BYTES, &n);
-    if (!doc) return;
+    tpa_captures caps;
+    if (tpa_captures_read(dir, &caps) == 0) return;
     h->has_captures = true;
-    const char *end = doc + n;
-    int64_t v;
-    const char *rank = tpa_obj_find(doc, end, "rank");
-    if (rank && tpa_value_i64(rank, end, &v) && v >= 0) h->rank = v;
-    const char *p = tpa_obj_find(doc, end, "captures");
-    tpa_scanerr e;
-    if (p && *p == '[') {
-        for (p = tpa_skip_ws(p + 1, end); p < end && *p == '{';) {
-            const char *obj = p;
-            if (tpa_skip_value(&p, end, &e, 0) != SC_OK) break;
-            char reason[16];
-            str_member(obj, p, "reason", reason, sizeof reason);
-            bool hang = strcmp(reason, "hang") == 0;
-            if (hang || (strcmp(reason, "exception") == 0 && !h->hang)) {
-                h->hang = hang;
-                snprintf(h->reason, sizeof h->reason, "%s", reason);
-                const char *step = tpa_obj_find(obj, p, "step");
-                h->step = step && tpa_value_i64(step, p, &v) ? v : -1;
-                str_member(obj, p, "detail", h->detail, sizeof h->detail);
-                h->dump[0] = '\0';
-                if (hang) file_member(obj, p, ".hang.txt", h->dump, sizeof h->dump);
-            }
-            p = tpa_skip_ws(p, end);
-            if (p < end && *p == ',') p = tpa_skip_ws(p + 1, end);
-        }
+    if (caps.rank >= 0) h->rank = caps.rank;
+    for (size_t i = 0; i < caps.n; i++) {
+        const tpa_capture *c = &caps.v[i];
+        bool hang = strcmp(c->reason, "hang") == 0;
+        if (!hang && (strcmp(c->reason, "exception") != 0 || h->hang)) continue;
+        h->hang = hang;
+        snprintf(h->reason, sizeof h->reason, "%s", c->reason);
+        h->step = c->step;
+        snprintf(h->detail, sizeof h->detail, "%s", c->detail);
+        const char *dump = hang ? file_ending(c, ".hang.txt") : NULL;
+        snprintf(h->dump, sizeof h->dump, "%s", dump ? dump : "");
     }
-    free(doc);
+    tpa_captures_free(&caps);
     if (h->hang && h->dump[0]) {
+        char path[4200];
+        size_t n;
         snprintf(path, sizeof path, "%s/%s", dir, h->dump);
         char *text = read_file(path, MAX_DUMP_BYTES, &n);
         if (text) read_dump(text, n, h);

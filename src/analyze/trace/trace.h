@@ -224,6 +224,23 @@ bool tpa_is_trace_file_name(const char *name);
 int tpa_trace_files(const char *dir, char ***files, size_t *n, tpa_error *err);
 bool tpa_is_dir(const char *path);
 
+/* ---- a run's flight-recorder captures (run_captures.c) -------------------- */
+typedef struct tpa_capture {
+    char reason[16];          /* slow_step, exception, signal, hang, ... */
+    int64_t step;             /* the step it is about, -1 unknown */
+    char time[40];            /* wall-clock time as written */
+    char *detail;             /* decoded, at most 4 KB, "" when none */
+    char **files; size_t n_files;  /* relative to the run directory */
+} tpa_capture;
+typedef struct tpa_captures {
+    int64_t rank, pid;        /* -1 when not written */
+    tpa_capture *v; size_t n; /* in the order captured */
+} tpa_captures;
+/* Reads run_dir/captures.json: 1 read, 0 no such file, -1 damaged (the
+ * entries before the damage are kept). tpa_captures_free either way. */
+int tpa_captures_read(const char *run_dir, tpa_captures *out);
+void tpa_captures_free(tpa_captures *c);
+
 /* ---- small helpers shared with the CLI ------------------------------------ */
 /* "5us", "2.5ms", "1s", "300" (µs) -> ns. */
 bool tpa_parse_duration(const char *s, int64_t *ns);
