@@ -29,7 +29,6 @@ int cmd_fix(int argc, char **argv)
         if (cli_positional(cmd, argv[i], &in)) return CLI_BAD_INPUT;
     }
     if (!in) return cli_fail(cmd, "no trace file given");
-    if (out && strcmp(in, out) == 0) return cli_fail(cmd, "output must differ from the input");
     tpa_write_stats st;
     tpa_error err;
     bool was_ok = false;

@@ -131,11 +131,19 @@ int cmd_ranks(int argc, char **argv)
     tpa_set_jobs(n >= (size_t)jobs ? 1 : (int)(jobs / (long)n));  /* threads per rank's reader */
     tpa_ranks_map_all(inputs, n, (int)jobs, r, summaries);
     tpa_job_inputs_free(inputs, n);
-    int rc = tpa_ranks_count(r) ? CLI_OK : CLI_BAD_INPUT;
-    if (json) tpa_ranks_render_json(r, stdout);
-    else tpa_ranks_render_text(r, stdout, strcmp(cmd, "steps") == 0);
+    int rc = cli_no_ranks(cmd, r, in);
+    if (rc == CLI_OK && json) tpa_ranks_render_json(r, stdout);
+    else if (rc == CLI_OK) tpa_ranks_render_text(r, stdout, strcmp(cmd, "steps") == 0);
     tpa_ranks_free(r);
     return rc;
+}
+
+int cli_no_ranks(const char *cmd, const struct tpa_ranks *r, const char *what)
+{
+    if (tpa_ranks_count(r)) return CLI_OK;
+    for (size_t i = 0; i < r->n_warnings; i++) fprintf(stderr, "trainprof %s: %s\n", cmd, r->warnings[i]);
+    fprintf(stderr, "trainprof %s: no rank of %s could be read\n", cmd, what);
+    return CLI_BAD_INPUT;
 }
 
 int cli_job_trace_files(const char *dir, char ***files, size_t *n)

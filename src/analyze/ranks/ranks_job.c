@@ -71,7 +71,7 @@ int tpa_job_inputs(const char *dir, tpa_rank_input **out, size_t *n, tpa_error *
         snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
         if (is_rank_dir_name(de->d_name, &rank) && tpa_is_dir(path))
             push(out, n, &cap, dir, de->d_name, rank);
-        else if (tpa_is_trace_file_name(de->d_name) && !tpa_is_dir(path))
+        else if (tpa_is_trace_file_name(de->d_name) && !tpa_is_dir(path) && tpa_trace_file_usable(path))
             push(out, n, &cap, dir, de->d_name, -1);
     }
     closedir(d);

@@ -182,8 +182,11 @@ void tpa_ranks_add(tpa_ranks *r, const tpa_rank_summary *s)
 
 void tpa_ranks_add_failure(tpa_ranks *r, const char *source, const tpa_error *err)
 {
-    warn(r, "cannot analyze %s: %s%s%s (byte %llu)", source, err->file[0] ? err->file : "", err->file[0] ? ": " : "",
-         err->msg, (unsigned long long)err->offset);
+    if (err->code == TPA_ERR_IO)  /* the OS reason says it all: no byte offset */
+        warn(r, "cannot analyze %s: %s%s%s", source, err->file[0] ? err->file : "", err->file[0] ? ": " : "", err->msg);
+    else
+        warn(r, "cannot analyze %s: %s%s%s (byte %llu)", source, err->file[0] ? err->file : "",
+             err->file[0] ? ": " : "", err->msg, (unsigned long long)err->offset);
 }
 
 static int cmp_row(const void *a, const void *b)
