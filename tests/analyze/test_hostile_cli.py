@@ -249,11 +249,46 @@ def test_combine_says_why(tmp):
         check(p.stdout == "", f"{cmd}: no empty table: {p.stdout!r}")
 
 
+def test_absurd_numbers(tmp):
+    """Item 7: spans from -4e18 to +4e18 ns (the reader's limit) give a sane
+    whole-trace row (no negative duration, GPU idle within 0-100 %) and a
+    warning; diff --html caps a 5 MB name as report --html does."""
+    lim = 4e15  # us
+    evs = [{"name": "k", "ph": "X", "ts": -lim, "dur": lim, "pid": 0, "tid": 7, "cat": "kernel"},
+           {"name": "a", "ph": "X", "ts": lim, "dur": lim, "pid": 1, "tid": 1, "cat": "cpu_op"},
+           {"name": "b", "ph": "B", "ts": -lim, "pid": 1, "tid": 2}, {"name": "b", "ph": "E", "ts": lim, "pid": 1, "tid": 2}]
+    huge = os.path.join(tmp, "huge.json")
+    with open(huge, "w") as f:
+        json.dump({"traceEvents": evs}, f)
+    p = run("steps", "--json", huge)
+    check("cut there" in p.stderr, f"steps warns about the clamped span: {p.stderr!r}")
+    doc = json.loads(p.stdout)
+    whole = json.dumps(doc)
+    check('"dur_ns": -' not in whole and "-1007" not in whole, f"no negative step: {whole[:400]}")
+    json.loads(run("analyze", "--json", huge).stdout)
+    text = run("analyze", huge).stdout
+    check("4071" not in text and "-100730376" not in text, f"analyze stays sane: {text[:300]}")
+    name = "N" * (5 << 20)
+    pages = []
+    for tag, dur in (("a", 10), ("b", 20)):
+        path = os.path.join(tmp, f"{tag}.json")
+        with open(path, "w") as f:
+            json.dump({"traceEvents": [{"name": name, "ph": "X", "ts": 0, "dur": dur, "pid": 1, "tid": 1,
+                                        "cat": "cpu_op"}]}, f)
+        pages.append(path)
+    html = os.path.join(tmp, "diff.html")
+    run("diff", "--html", html, *pages)
+    size = os.path.getsize(html)
+    check(size < 1 << 20, f"diff --html caps names: {size} bytes")
+    with open(html) as f:
+        check("N" * 8192 in f.read(), "the name's first 8,192 characters are on the page")
+
+
 def main():
     with tempfile.TemporaryDirectory() as base:
         for i, t in enumerate((test_never_over_input, test_outputs_atomic, test_full_disk,
                                test_fix_repairs_cuts_only, test_bad_file_does_not_hide_a_run,
-                               test_combine_says_why)):
+                               test_combine_says_why, test_absurd_numbers)):
             d = os.path.join(base, str(i))
             os.makedirs(d)
             t(d)

@@ -199,6 +199,10 @@ void tpa_set_progress(bool on);
  * opened afterwards use n; 1 (the default, and the library's) reads on the
  * calling thread alone. Events, errors and metadata are the same for any n. */
 #define TPA_MAX_JOBS 256
+/* The reader refuses a ts or dur beyond ±4e18 ns (year 2096 as epoch ns):
+ * two such values and their difference stay inside int64; an analysis that
+ * adds a dur to a ts clamps the end here (stats/steps.c). */
+#define TPA_MAX_TIME_NS 4000000000000000000LL
 void tpa_set_jobs(int n);
 int tpa_jobs(void);
 
