@@ -85,6 +85,8 @@ struct tpi_collector {
     int trace_stopped;            /* this window's events are dropped */
     uint64_t trace_budget_events; /* events delivered since the last check */
     uint64_t trace_dropped;       /* events dropped by the budget, all windows */
+    uint64_t lost_traces;         /* files lost at close (window.c): trace windows gone from
+                                     disk, at least 1 when the run directory was removed */
 };
 
 /* window.c */
