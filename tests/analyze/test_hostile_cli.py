@@ -284,11 +284,59 @@ def test_absurd_numbers(tmp):
         check("N" * 8192 in f.read(), "the name's first 8,192 characters are on the page")
 
 
+def clean(p, what):
+    """No sanitizer report (in the ASan+UBSan build these tests run there too)."""
+    for word in ("runtime error", "LeakSanitizer", "AddressSanitizer"):
+        check(word not in p.stderr, f"{what}: {word}: {p.stderr[-2000:]}")
+
+
+def test_sanitizer_paths(tmp):
+    """Item 8: nameless events, empty event lists, a rank without traces,
+    failing combines and merges of more than 1,024 files (UBSan: null
+    pointers with zero lengths to memcpy/qsort; LSan: the merge's paths)."""
+    noname = os.path.join(tmp, "noname.json")
+    with open(noname, "w") as f:
+        json.dump({"traceEvents": [
+            {"ph": "X", "ts": 1, "dur": 2, "pid": 1, "tid": 1}, {"ph": "X", "ts": 1, "dur": 2, "pid": 1, "tid": 1, "name": ""},
+            {"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {}},
+            {"ph": "X", "ts": 5, "dur": 1, "pid": 0, "tid": 7, "cat": "kernel"}]}, f)
+    empty = os.path.join(tmp, "empty_events.json")
+    with open(empty, "w") as f:
+        json.dump({"traceEvents": []}, f)
+    for src in (noname, empty):
+        for cmd in (["report", src], ["steps", "--json", src], ["analyze", src], ["analyze", "--summary", src],
+                    ["report", "--html", os.path.join(tmp, "p.html"), src],
+                    ["diff", "--html", os.path.join(tmp, "d.html"), src, noname],
+                    ["slice", src, "-o", os.path.join(tmp, "s.json")], ["merge", src, "-o", os.path.join(tmp, "m.json")]):
+            no_page = src == empty and cmd[:2] == ["report", "--html"]  # "no trace events": exit 2
+            clean(run(*cmd, expect=2 if no_page else 0), cmd)
+    summary = os.path.join(tmp, "sum.json")
+    with open(summary, "w") as f:
+        subprocess.run([BIN, "analyze", "--summary", empty], stdout=f, check=True)
+    clean(run("combine", summary), "combine of an empty summary")
+    clean(run("combine", os.path.join(tmp, "nope.json"), expect=2), "failing combine")
+    job = os.path.join(tmp, "job")
+    os.makedirs(os.path.join(job, "rank0"))  # a rank without traces
+    os.makedirs(os.path.join(job, "rank1"))
+    shutil.copy(TRACE, os.path.join(job, "rank1", "a.json"))
+    clean(run("merge", job, "-o", os.path.join(tmp, "jm.json")), "merge with an empty rank")
+    clean(run("analyze", job), "analyze with an empty rank")
+    many = os.path.join(tmp, "many", "rank0")
+    os.makedirs(many)
+    for i in range(1030):
+        with open(os.path.join(many, f"t{i:04d}.json"), "w") as f:
+            json.dump({"traceEvents": [{"name": "a", "ph": "X", "ts": i, "dur": 1, "pid": 1, "tid": 1}]}, f)
+    p = run("merge", os.path.dirname(many), "-o", os.path.join(tmp, "mm.json"), expect=2)
+    check("too many files" in p.stderr, f"more than 1,024 files is an error, not a silent cut: {p.stderr!r}")
+    clean(p, "merge of 1,030 files")
+    clean(run("merge", noname, os.path.dirname(many), "-o", os.path.join(tmp, "mm.json"), expect=2), "merge 1+1030")
+
+
 def main():
     with tempfile.TemporaryDirectory() as base:
         for i, t in enumerate((test_never_over_input, test_outputs_atomic, test_full_disk,
                                test_fix_repairs_cuts_only, test_bad_file_does_not_hide_a_run,
-                               test_combine_says_why, test_absurd_numbers)):
+                               test_combine_says_why, test_absurd_numbers, test_sanitizer_paths)):
             d = os.path.join(base, str(i))
             os.makedirs(d)
             t(d)

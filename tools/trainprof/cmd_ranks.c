@@ -174,7 +174,7 @@ int cli_job_trace_files(const char *dir, char ***files, size_t *n)
         char **grown = realloc(*files, (*n + k + 1) * sizeof *grown);
         if (!grown) abort();
         *files = grown;
-        memcpy(*files + *n, part, k * sizeof *part);
+        if (k) memcpy(*files + *n, part, k * sizeof *part);  /* part is NULL for a rank without traces */
         *n += k;
         free(part);
     }

@@ -221,7 +221,7 @@ void tpa_ranks_finalize(tpa_ranks *r)
 {
     if (r->finalized) return;
     r->finalized = true;
-    qsort(r->rows, r->n_rows, sizeof *r->rows, cmp_row);
+    if (r->n_rows) qsort(r->rows, r->n_rows, sizeof *r->rows, cmp_row);  /* rows is NULL when none */
     missing_ranks(r);
     int64_t *leads = malloc((r->n_steps ? r->n_steps : 1) * sizeof *leads);
     int64_t *spreads = malloc((r->n_steps ? r->n_steps : 1) * sizeof *spreads);
