@@ -64,6 +64,10 @@ def test_never_over_input(tmp):
             check("the output is the input" in p.stderr and os.path.basename(out) in p.stderr
                   and inp in p.stderr, f"{cmd}: names both files: {p.stderr!r}")
             check(read(t) == before, f"{cmd}: the input is intact")
+    for cmd in (["report", "--html", "link.json", "t.json"], ["diff", "--html", "hard.json", TRACE, "t.json"]):
+        p = run(*cmd, expect=2, cwd=tmp)
+        check("the output is the input" in p.stderr, f"{cmd}: refused: {p.stderr!r}")
+        check(read(t) == before, f"{cmd}: the input is intact")
     check(not leftovers(tmp), f"no temporary files left: {leftovers(tmp)}")
 
 

@@ -449,11 +449,24 @@ static int data_json(page *p, tpu_buf *data)
 /* Writes the page when rc is 0, then frees p and data; returns rc or the
  * write's error. Lane 1's views are freed on its thread meanwhile (the
  * attributor's and the Timeline's hundreds of MB take a while to unmap). */
+int tpa_html_not_input(const char *out, const char *const *in, size_t n, tpa_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!in[i] || !tpu_same_file(in[i], out)) continue;
+        tpa_error_set(err, TPA_ERR_USAGE, "the output is the input %s (the same file): writing the page "
+                      "would destroy it; choose another output", in[i]);
+        snprintf(err->file, sizeof err->file, "%s", out);
+        return -1;
+    }
+    return 0;
+}
+
 static int write_and_free(page *p, tpu_buf *data, int rc, const char *out, tpa_error *err)
 {
     static const lane_job free_job = { .what = JOB_FREE };
     lane1_call call = { p, &free_job };
     if (p->helper) tpu_worker_post(p->helper, run_lane1, &call);
+    if (rc == 0) rc = tpa_html_not_input(out, (const char *const *)p->traces, (size_t)p->n_traces, err);
     if (rc == 0) rc = tpa_html_write_page(data, out, err);
     free_page(p);  /* waits for lane 1's frees first */
     tpu_buf_free(data);

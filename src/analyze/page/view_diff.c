@@ -163,7 +163,9 @@ int tpa_diff_html(const char *out, const tpa_diff *d, const tpa_diagnosis *a, co
     tpu_json_key(&j, "diff");
     tpa_view_diff_json(&j, d, a, b);
     tpu_json_end_object(&j);
-    int rc = tpa_html_write_page(&data, out, err);
+    const char *const in[2] = { a->path, b->path };
+    int rc = tpa_html_not_input(out, in, 2, err);
+    if (rc == 0) rc = tpa_html_write_page(&data, out, err);
     tpu_buf_free(&data);
     return rc;
 }
