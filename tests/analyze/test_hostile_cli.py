@@ -161,6 +161,22 @@ def test_stdout_full():
     os.unlink(summary.name)
 
 
+def test_summaries_unwritten(tmp):
+    """Item 3: `analyze --summaries DIR` whose files cannot be written is
+    exit 2 with the reason, not a warning and exit 0."""
+    job = make_job(tmp)
+    not_dir = os.path.join(tmp, "not_a_dir")
+    open(not_dir, "w").close()
+    p = run("analyze", "--summaries", not_dir, job, expect=2)
+    check("could not be written" in p.stderr and "Not a directory" in p.stderr, f"says why: {p.stderr!r}")
+    out = os.path.join(tmp, "sums")
+    os.makedirs(out)
+    run("analyze", "--summaries", out, job)
+    for name in sorted(os.listdir(out)):
+        with open(os.path.join(out, name)) as f:
+            check("trainprof_rank_summary" in json.load(f), f"{name} is a summary")
+
+
 def test_fix_repairs_cuts_only(tmp):
     """Item 4: one bad value among 2,001 events is damage (exit 2, byte
     offset), not a cut; deep nesting is an error; a cut (also one followed by
@@ -340,7 +356,8 @@ def main():
     with tempfile.TemporaryDirectory() as base:
         for i, t in enumerate((test_never_over_input, test_outputs_atomic, test_full_disk,
                                test_fix_repairs_cuts_only, test_bad_file_does_not_hide_a_run,
-                               test_combine_says_why, test_absurd_numbers, test_sanitizer_paths)):
+                               test_combine_says_why, test_absurd_numbers, test_sanitizer_paths,
+                               test_summaries_unwritten)):
             d = os.path.join(base, str(i))
             os.makedirs(d)
             t(d)

@@ -134,6 +134,8 @@ int cmd_ranks(int argc, char **argv)
     int rc = cli_no_ranks(cmd, r, in);
     if (rc == CLI_OK && json) tpa_ranks_render_json(r, stdout);
     else if (rc == CLI_OK) tpa_ranks_render_text(r, stdout, strcmp(cmd, "steps") == 0);
+    if (rc == CLI_OK && r->summaries_unwritten)  /* the map's output is the point of --summaries */
+        rc = cli_fail(cmd, "%zu rank summary file(s) could not be written to %s", r->summaries_unwritten, summaries);
     tpa_ranks_free(r);
     return rc;
 }

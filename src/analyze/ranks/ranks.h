@@ -131,6 +131,7 @@ struct tpa_ranks {
     int64_t top_rank; uint64_t top_count, contested_steps;
     int64_t top_lead_p50, others_wait_ns, others_step_ns, spread_p50, min_comm_mean;
     int64_t max_clock_error; size_t unsynced;
+    size_t summaries_unwritten;  /* --summaries DIR files that could not be written (said on stderr) */
 };
 
 /* Sorts the rows by rank and computes the straggler, waits and clocks (once). */
