@@ -48,7 +48,7 @@ static int finish(const char *cmd, int rc)
     int bad = ferror(stdout);
     if (fflush(stdout) != 0) bad = 1;
     int e = errno;
-    if (fclose(stdout) != 0 && !bad) {
+    if (fclose(stdout) != 0 && !bad && errno != EBADF) {  /* EBADF: closed by the caller, nothing written */
         bad = 1;
         e = errno;
     }
