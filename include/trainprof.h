@@ -172,8 +172,11 @@ TP_API int tp_report_html(const char *input, const char *out, tp_error *err);
 /* --- end HTML report --- */
 
 /* Step boundaries. tp_step_end's samples (e.g. the batch size) give
- * samples/s. A tp_step_end without a tp_step_begin starts the step at the
- * previous step's end (or at session open). */
+ * samples/s; their total saturates at UINT64_MAX instead of wrapping. A
+ * tp_step_end without a tp_step_begin starts the step at the previous
+ * step's end (or at session open). A step whose record is dropped (buffers
+ * full) counts in tp_session_steps but in no step statistic: the summary
+ * says how many (dropped_steps) and close warns once on stderr. */
 TP_API void tp_step_begin(tp_session *s);
 TP_API void tp_step_end(tp_session *s, uint64_t samples);
 
@@ -190,8 +193,9 @@ typedef struct tp_session_stats {
     uint64_t events_recorded;
     uint64_t events_dropped;    /* buffer full (profiling.max_buffer_mb) */
     uint64_t unbalanced_zones;  /* END without BEGIN, BEGIN open at step end */
-    uint64_t io_errors;         /* writes that failed (disk full, ...) */
-    uint64_t trace_files;       /* trace windows written */
+    uint64_t io_errors;         /* writes that failed (disk full, ...), and after close the
+                                   trace files gone from disk (removed during the run) */
+    uint64_t trace_files;       /* trace windows written; after close, those still on disk */
     double mean_step_seconds;
 } tp_session_stats;
 TP_API void tp_session_get_stats(const tp_session *s, tp_session_stats *out);
@@ -275,6 +279,9 @@ TP_API int tp_session_clock_offset(const tp_session *s, int64_t *offset_ns, uint
 /* Zones: named operations with count, total, self time, percentiles        */
 /* ------------------------------------------------------------------------ */
 
+/* Names (of zones, marks, counters, threads) are C strings: a name holding
+ * a NUL byte is recorded up to it ("a\0b" as "a"). The Python package
+ * refuses such a name with ValueError. */
 /* A static record per call site; the name is interned once, on first use. */
 typedef struct tp_site {
     const char *name;

@@ -30,6 +30,7 @@ TEST_PACKAGES=(
   protobuf-compiler               # independent protobuf wire-format check of Perfetto/TensorBoard output
   openmpi-bin libopenmpi-dev      # multi-rank example (mpirun) and mpi4py
   chromium                        # headless browser tests (HTML report, speedscope)
+  clang libclang-rt-14-dev        # the libFuzzer campaign (fuzz/campaign.sh, scripts/test.sh)
   valgrind                        # callgrind instruction budgets of the recorder (core_instructions)
   tmux                            # the terminal view of `trainprof top`, driven in a pane (top_tmux)
 )

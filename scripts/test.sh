@@ -2,7 +2,8 @@
 # The whole test suite: unit, integration, fuzz-corpus replay, header and
 # install checks, the SLURM jobs (tests/slurm: a one-node cluster started
 # with scripts/slurm-local.sh when run as root) — in a normal build, again
-# under ASan+UBSan, and the concurrency tests under TSan. Installs missing
+# under ASan+UBSan, the concurrency tests under TSan, and a short libFuzzer
+# campaign when clang is there (fuzz/campaign.sh). Installs missing
 # Debian packages first (scripts/install-deps.sh test: apt-get as root or
 # with sudo; the first time, a venv of ~2 GB and several minutes).
 #
@@ -60,4 +61,13 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 run_suite build-asan "ASan+UBSan" -DCMAKE_BUILD_TYPE=Debug -DTP_SANITIZE=address -DTP_TEST_SMALL_LIMITS=ON
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
 TP_CTEST_ARGS="-L concurrency" run_suite build-tsan "TSan (concurrency tests)" -DCMAKE_BUILD_TYPE=Debug -DTP_SANITIZE=thread
+# A time-boxed libFuzzer campaign (TP_FUZZ_SECONDS per target, 30 by default)
+# from the kept corpus: the fuzz targets under clang (ASan+UBSan+coverage).
+if command -v clang >/dev/null; then
+  export ASAN_OPTIONS=detect_leaks=1
+  CC=clang CXX=clang++ TP_CTEST_ARGS="-L fuzz" run_suite build-fuzz "libFuzzer campaign" \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTP_FUZZ=ON -DTP_BUILD_EXAMPLES=OFF -DTP_BUILD_CUDA=OFF
+else
+  echo "=== libFuzzer campaign skipped: no clang (scripts/install-deps.sh test installs it; fuzz/campaign.sh) ==="
+fi
 echo "=== all suites passed ==="

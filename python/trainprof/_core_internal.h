@@ -105,6 +105,10 @@ PyObject *core_closing(PyObject *mod, PyObject *unused);
 int core_zone_ready(void);
 /* The reusable zone of `name` for p (new reference), created on first use. */
 ZoneObject *core_zone_get(ProfilerObject *p, PyObject *name);
+/* The UTF-8 of a name (zone, timer, mark, counter); NULL with ValueError
+ * when it holds a NUL (the recorder's names are C strings: "a\0b" would be
+ * recorded as "a"). */
+const char *core_name_utf8(PyObject *name, const char *what);
 /* Names the calling thread after threading.current_thread().name, once per
  * thread and profiler. */
 void core_name_thread_slow(ProfilerObject *p);

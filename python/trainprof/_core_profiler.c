@@ -429,7 +429,7 @@ static const char *name_arg(PyObject *name, const char *what)
         PyErr_Format(PyExc_TypeError, "%s name must be str, not %.100s", what, Py_TYPE(name)->tp_name);
         return NULL;
     }
-    return PyUnicode_AsUTF8(name);
+    return core_name_utf8(name, what);
 }
 
 static core_params COUNTER_PARAMS = {"counter()", {"name", "value"}, 2, 2, {NULL}};

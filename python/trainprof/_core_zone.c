@@ -72,9 +72,20 @@ static PyTypeObject BoundDescrType = {
     .tp_call = bound_descr_call,
 };
 
+const char *core_name_utf8(PyObject *name, const char *what)
+{
+    Py_ssize_t n;
+    const char *c = PyUnicode_AsUTF8AndSize(name, &n);
+    if (c && strlen(c) != (size_t)n) { /* the C side would record only up to the NUL */
+        PyErr_Format(PyExc_ValueError, "%s name %R contains a NUL character", what, name);
+        return NULL;
+    }
+    return c;
+}
+
 static ZoneObject *zone_new(ProfilerObject *p, PyObject *name)
 {
-    const char *c = PyUnicode_AsUTF8(name);
+    const char *c = core_name_utf8(name, "zone");
     if (!c)
         return NULL;
     ZoneObject *z = PyObject_GC_New(ZoneObject, &Core_ZoneType);
@@ -331,6 +342,8 @@ PyObject *core_start_timer(ProfilerObject *p, PyObject *const *args, Py_ssize_t 
                             Py_TYPE(a[0])->tp_name);
     if (p->closed == 1)
         return closed_error();
+    if (!core_name_utf8(a[0], "timer"))
+        return NULL;
     Py_hash_t h = PyObject_Hash(a[0]); /* cached in the str */
     if (h == -1)
         return NULL;

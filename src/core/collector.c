@@ -503,8 +503,8 @@ void tpi_collector_publish_stats(tpi_collector *c)
     s->stats.events_recorded = c->events;
     s->stats.events_dropped = dropped;
     s->stats.unbalanced_zones = c->unbalanced;
-    s->stats.io_errors = io;
-    s->stats.trace_files = c->window_count - (c->window_seq ? 1 : 0);
+    s->stats.io_errors = io + c->lost_traces;
+    s->stats.trace_files = c->window_count - (c->window_seq ? 1 : 0) - c->lost_traces;
     s->stats.mean_step_seconds = c->step ? c->step_time_sum / (double)c->step : 0;
     pthread_mutex_unlock(&s->stats_lock);
 }

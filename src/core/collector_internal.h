@@ -91,6 +91,8 @@ struct tpi_collector {
     uint64_t trace_budget_events; /* events delivered since the last check */
     uint64_t trace_dropped;       /* events dropped by the budget, all windows */
     tpi_flight *fl;               /* the flight recorder (flight.h), NULL when off */
+    uint64_t lost_traces;         /* files lost at close (window.c): trace windows gone from
+                                     disk, at least 1 when the run directory was removed */
 };
 
 /* window.c */

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -154,6 +155,11 @@ static int init_session(tp_session *s, const tpi_settings *st, tp_error *err)
     s->env.mono_base_ns = tpi_mono_ns();
     s->env.wall_base_ns = tpi_wall_ns();
     s->env.job = &s->job;
+    struct stat rd;
+    if (stat(s->run_dir, &rd) == 0) {
+        s->env.run_dir_dev = (uint64_t)rd.st_dev;
+        s->env.run_dir_ino = (uint64_t)rd.st_ino;
+    }
     tpi_job_open(s);
     return 0;
 }
@@ -296,6 +302,28 @@ static uint64_t write_html_report(const tp_session *s)
     return 1;
 }
 
+/* Every loss said once at close, whatever the metrics setting: events and
+ * steps dropped with the buffers full (the summary counts them:
+ * dropped_events, dropped_steps), and a run directory removed during the
+ * run (one more I/O error when nothing else failed, so close fails). */
+static uint64_t report_losses(tp_session *s, uint64_t io)
+{
+    pthread_mutex_lock(&s->stats_lock);
+    uint64_t dropped = s->stats.events_dropped, timed = s->stats.steps;
+    pthread_mutex_unlock(&s->stats_lock);
+    uint64_t called = tp_session_steps(s);
+    if (dropped)
+        fprintf(stderr, "trainprof: warning: %llu event(s) dropped: the recording buffers were full "
+                "(profiling.max_buffer_mb); %llu of %llu step(s) are in no step statistic\n",
+                (unsigned long long)dropped, (unsigned long long)(called > timed ? called - timed : 0),
+                (unsigned long long)called);
+    if (!tpi_sink_run_dir_gone(&s->env))
+        return 0;
+    fprintf(stderr, "trainprof: warning: the run directory %s was removed during the run: its files "
+            "are lost\n", s->run_dir);
+    return io ? 0 : 1;
+}
+
 int tp_session_close(tp_session *s, tp_error *err)
 {
     if (err)
@@ -332,6 +360,9 @@ int tp_session_close(tp_session *s, tp_error *err)
             k->ops->destroy(k);
     }
     io += write_html_report(s);
+    if (s->col)
+        io += s->col->lost_traces;
+    io += report_losses(s, io);
     if (rc != 0 || io) {
         rc = TP_ERR_IO; /* returned with or without err */
         if (err) {

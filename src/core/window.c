@@ -359,7 +359,9 @@ void tpi_col_step_end(tpi_collector *c, tpi_thread_state *t, uint64_t ts, uint64
     if (dt > c->step_max)
         c->step_max = dt;
     c->step_time_sum += dt;
-    c->total_samples += samples;
+    /* saturates: a count that wraps to a small number would be a lie */
+    if (__builtin_add_overflow(c->total_samples, samples, &c->total_samples))
+        c->total_samples = UINT64_MAX;
     tpi_gpu_step_end(c);
 
     uint64_t now = tpi_mono_ns();
@@ -498,6 +500,37 @@ void tpi_col_memory(tpi_collector *c, tpi_mem_sample *m)
     }
 }
 
+/* Trace files are counted as they are on disk at close, not as written: a
+ * file (or the whole run directory) removed during the run is a loss the
+ * summary says (trace_files, io_errors) and close() reports, once. */
+static void count_lost_traces(tpi_collector *c, tpi_summary *sum)
+{
+    const tpi_settings *st = &c->s->settings;
+    int files = (st->trace && (st->trace_formats & TPI_TRACE_CHROME)) || (st->trace_formats & TPI_TRACE_PERFETTO);
+    if (tpi_sink_run_dir_gone(&c->s->env) && !sum->io_errors)
+        c->lost_traces = 1;  /* at least: whatever was written before is gone */
+    if (!c->window_count || !files)
+        return;
+    char dir[1200];
+    uint64_t on_disk = 0;
+    tpu_path_join(dir, sizeof dir, c->s->run_dir, "profiler_traces");
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    while (d && (de = readdir(d)) != NULL)
+        if (strstr(de->d_name, ".pt.trace.json") || strstr(de->d_name, ".perfetto-trace"))
+            on_disk++;
+    if (d)
+        closedir(d);
+    if (on_disk >= c->window_count)
+        return;
+    sum->trace_files = on_disk;
+    if (sum->io_errors)  /* the failed writes were counted and reported already */
+        return;
+    c->lost_traces = c->window_count - on_disk > c->lost_traces ? c->window_count - on_disk : c->lost_traces;
+    fprintf(stderr, "trainprof: warning: %llu of %llu trace file(s) are missing from %s (removed during "
+            "the run?)\n", (unsigned long long)c->lost_traces, (unsigned long long)c->window_count, dir);
+}
+
 int tpi_collector_finish(tpi_collector *c, uint64_t end_ticks)
 {
     tp_session *s = c->s;
@@ -535,6 +568,8 @@ int tpi_collector_finish(tpi_collector *c, uint64_t end_ticks)
     sum.events_dropped = total_dropped(c);
     sum.unbalanced_zones = c->unbalanced;
     sum.trace_files = c->window_count;
+    uint64_t called = tp_session_steps(s);  /* every step(); c->step: those whose record arrived */
+    sum.steps_dropped = called > c->step ? called - c->step : 0;
     sum.mem = s->mem_summary;
     sum.alloc = s->alloc;
     tpi_step_info last = c->last_si; /* the last step, with the final totals */
@@ -550,6 +585,8 @@ int tpi_collector_finish(tpi_collector *c, uint64_t end_ticks)
     sum.capture_on = c->fl != NULL;
     for (int i = 0; i < s->n_sinks; i++)
         sum.io_errors += s->sinks[i]->io_errors;
+    count_lost_traces(c, &sum);
+    sum.io_errors += c->lost_traces;
     int rc = 0;
     EACH_SINK(c, k)
     {

@@ -87,7 +87,14 @@ static int co_close(tpi_sink *k, const tpi_summary *sum)
         tpi_mem_summary_print(sum->mem, o);
     if (sum->alloc)
         tpi_alloc_print(sum->alloc, o);
-    fprintf(o, "trainprof: results in %s\n", k->env->run_dir);
+    /* "results in" only when they are there, whole */
+    if (tpi_sink_run_dir_gone(k->env))
+        fprintf(o, "trainprof: results lost: %s was removed during the run\n", k->env->run_dir);
+    else if (sum->io_errors)
+        fprintf(o, "trainprof: results in %s are incomplete: %llu write error(s) (see the warnings above)\n",
+                k->env->run_dir, (unsigned long long)sum->io_errors);
+    else
+        fprintf(o, "trainprof: results in %s\n", k->env->run_dir);
     fflush(o);
     free(idx);
     return 0;

@@ -49,6 +49,7 @@ void tpi_seed_write_summary(tpu_buf *b, const tpi_sink_env *env, const tpi_summa
     tpu_json_kv_double(&j, "max_time_per_step", sum->max_step_s);
     tpu_json_kv_uint(&j, "events_recorded", sum->events_recorded);
     tpu_json_kv_uint(&j, "dropped_events", sum->events_dropped);
+    tpu_json_kv_uint(&j, "dropped_steps", sum->steps_dropped);
     tpu_json_kv_uint(&j, "unbalanced_zones", sum->unbalanced_zones);
     tpu_json_kv_uint(&j, "io_errors", sum->io_errors);
     tpu_json_kv_uint(&j, "trace_files", sum->trace_files);

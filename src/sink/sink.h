@@ -139,6 +139,8 @@ typedef struct tpi_summary {
     /* issue 34: the flight recorder's captures, as JSON array items (NULL: none) */
     const char *captures_json;
     int capture_on;                  /* profiling.capture: "captures" is in the summary */
+    uint64_t steps_dropped;          /* step() calls whose record was dropped (buffers full):
+                                        not in total_steps nor in any step statistic */
 } tpi_summary;
 
 /* What every sink knows about the session. */
@@ -156,6 +158,9 @@ typedef struct tpi_sink_env {
     int clock_synced;
     int64_t clock_offset_ns; /* this rank's wall clock minus rank 0's */
     uint64_t clock_error_ns;
+    /* the run directory as created (its device and inode): removed, or
+     * removed and made again by a later write, it is another directory */
+    uint64_t run_dir_dev, run_dir_ino;
 } tpi_sink_env;
 
 typedef struct tpi_sink tpi_sink;
@@ -193,6 +198,10 @@ void tpi_sink_files_after_fork_child(void);
 
 /* Marks a sink failed after an I/O error: one warning on stderr, counted. */
 void tpi_sink_fail(tpi_sink *k, const char *what, const char *path, int errnum);
+/* 1 when the run directory is no longer the one the session created (it
+ * was removed during the run, and maybe made again by a later write): the
+ * files written before are lost. */
+int tpi_sink_run_dir_gone(const tpi_sink_env *env);
 
 /* Constructors: NULL when the settings do not ask for the sink or it cannot
  * start (with a warning). Each lives in its own src/sink/<name>.c. */

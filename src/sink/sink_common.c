@@ -1,10 +1,20 @@
 /* Helpers shared by every sink. */
+#include <sys/stat.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdio_ext.h>
 #include <string.h>
 
 #include "sink/sink.h"
+
+int tpi_sink_run_dir_gone(const tpi_sink_env *env)
+{
+    struct stat st;
+    if (!env->run_dir || !env->run_dir[0] || !env->run_dir_ino)
+        return 0;
+    return stat(env->run_dir, &st) != 0 || (uint64_t)st.st_dev != env->run_dir_dev ||
+           (uint64_t)st.st_ino != env->run_dir_ino;
+}
 
 void tpi_sink_fail(tpi_sink *k, const char *what, const char *path, int errnum)
 {

@@ -29,7 +29,7 @@ void tpu_buf_append_slow(tpu_buf *b, const void *data, size_t n);
 static inline void tpu_buf_append(tpu_buf *b, const void *data, size_t n)
 {
     if (__builtin_expect(b->len + n < b->cap && !b->oom, 1)) {
-        memcpy(b->data + b->len, data, n);
+        if (n) memcpy(b->data + b->len, data, n);  /* data may be NULL when n is 0 */
         b->len += n;
         b->data[b->len] = '\0';
         return;

@@ -95,6 +95,72 @@ int tpu_write_file_atomic(const char *path, const void *data, size_t n, char *er
     return 0;
 }
 
+int tpu_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (stat(a, &sa) != 0 || stat(b, &sb) != 0)
+        return 0;
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+int tpu_atomic_open(tpu_atomic_out *a, const char *path, char *errbuf, size_t errlen)
+{
+    memset(a, 0, sizeof *a);
+    a->fd = -1;
+    struct stat st;
+    char *real = NULL;
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+        real = realpath(path, NULL);  /* NULL for a dangling link: replace the link */
+    int n = snprintf(a->path, sizeof a->path, "%s", real ? real : path);
+    free(real);
+    if (n < 0 || (size_t)n >= sizeof a->path) {
+        errno = ENAMETOOLONG;
+        return fail(errbuf, errlen, "cannot create", path);
+    }
+    if (stat(a->path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        a->direct = 1;
+        a->fd = open(a->path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+        return a->fd < 0 ? fail(errbuf, errlen, "cannot open", a->path) : 0;
+    }
+    snprintf(a->tmp, sizeof a->tmp, "%s.tmp.%ld", a->path, (long)getpid());
+    a->fd = open(a->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    return a->fd < 0 ? fail(errbuf, errlen, "cannot create", a->tmp) : 0;
+}
+
+int tpu_atomic_commit(tpu_atomic_out *a, char *errbuf, size_t errlen)
+{
+    /* EINVAL: a device or FIFO written in place cannot be synced; nothing is lost */
+    int bad = fsync(a->fd) != 0 && !(a->direct && (errno == EINVAL || errno == EROFS));
+    int e = errno;
+    if (close(a->fd) != 0 && !bad) {
+        bad = 1;
+        e = errno;
+    }
+    a->fd = -1;
+    if (!bad && !a->direct && rename(a->tmp, a->path) != 0) {
+        e = errno;
+        unlink(a->tmp);
+        errno = e;
+        return fail(errbuf, errlen, "cannot rename into", a->path);
+    }
+    if (bad) {
+        if (!a->direct)
+            unlink(a->tmp);
+        errno = e;
+        return fail(errbuf, errlen, "cannot write", a->path);
+    }
+    return 0;
+}
+
+void tpu_atomic_abort(tpu_atomic_out *a)
+{
+    if (a->fd >= 0)
+        close(a->fd);
+    a->fd = -1;
+    if (!a->direct && a->tmp[0])
+        unlink(a->tmp);
+}
+
 int tpu_read_file(const char *path, char **data, size_t *len, char *errbuf, size_t errlen)
 {
     *data = NULL;

@@ -122,6 +122,7 @@ void tpu_json_escape(tpu_buf *b, const char *s, size_t n)
 {
     const unsigned char *p = (const unsigned char *)s;
     size_t i = 0, run = 0;
+    if (!n) return;  /* s may be NULL: no pointer arithmetic on it */
     while (i < n) {
         size_t plain = plain_ascii_run(p + i, n - i);
         i += plain;

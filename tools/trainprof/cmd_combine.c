@@ -97,9 +97,9 @@ int cmd_combine(int argc, char **argv)
         tpa_ranks_free(r);
         return cli_fail(cmd, "no summaries given");
     }
-    int rc = tpa_ranks_count(r) ? CLI_OK : CLI_BAD_INPUT;
-    if (json) tpa_ranks_render_json(r, stdout);
-    else tpa_ranks_render_text(r, stdout, false);
+    int rc = cli_no_ranks(cmd, r, inputs == 1 ? argv[argc - 1] : "the summaries given");
+    if (rc == CLI_OK && json) tpa_ranks_render_json(r, stdout);
+    else if (rc == CLI_OK) tpa_ranks_render_text(r, stdout, false);
     tpa_ranks_free(r);
     return rc;
 }

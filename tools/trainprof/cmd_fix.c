@@ -11,11 +11,14 @@ static const char USAGE[] =
     "usage: trainprof fix FILE [-o OUT]\n"
     "Makes a trace that was cut short (killed writer, full disk) loadable again:\n"
     "keeps every complete event and closes the JSON document. Without -o, only\n"
-    "checks and reports. Garbage after the last complete event is dropped.\n\n"
+    "checks and reports. Zeros or blanks after the cut are dropped; an error with\n"
+    "more data after it is damage, not a cut: exit 2 with its byte offset. OUT is\n"
+    "written beside and renamed into place, never over FILE.\n\n"
     "  -o, --output OUT  where to write the repaired trace (.gz compresses)\n"
     "  --json            print the result as JSON\n"
     "  -j N              threads that parse each input (default: the cores online)\n"
-    "Exit: 0 ok (fixed, or nothing to fix), 1 needs fixing (check only), 2 bad input.\n";
+    "Exit: 0 ok (fixed, or nothing to fix), 1 needs fixing (check only), 2 bad input\n"
+    "or damaged, or OUT cannot be written.\n";
 
 int cmd_fix(int argc, char **argv)
 {
@@ -29,7 +32,6 @@ int cmd_fix(int argc, char **argv)
         if (cli_positional(cmd, argv[i], &in)) return CLI_BAD_INPUT;
     }
     if (!in) return cli_fail(cmd, "no trace file given");
-    if (out && strcmp(in, out) == 0) return cli_fail(cmd, "output must differ from the input");
     tpa_write_stats st;
     tpa_error err;
     bool was_ok = false;

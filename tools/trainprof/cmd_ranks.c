@@ -137,12 +137,22 @@ int cmd_ranks(int argc, char **argv)
     r->hang = &hang;
     tpa_job_inputs_free(inputs, n);
     /* a hung job may have written no trace yet: its hang is the answer */
-    int rc = tpa_ranks_count(r) || hang.hung ? CLI_OK : CLI_BAD_INPUT;
-    if (json) tpa_ranks_render_json(r, stdout);
-    else tpa_ranks_render_text(r, stdout, strcmp(cmd, "steps") == 0);
+    int rc = hang.hung ? CLI_OK : cli_no_ranks(cmd, r, in);
+    if (rc == CLI_OK && json) tpa_ranks_render_json(r, stdout);
+    else if (rc == CLI_OK) tpa_ranks_render_text(r, stdout, strcmp(cmd, "steps") == 0);
+    if (rc == CLI_OK && r->summaries_unwritten)  /* the map's output is the point of --summaries */
+        rc = cli_fail(cmd, "%zu rank summary file(s) could not be written to %s", r->summaries_unwritten, summaries);
     tpa_ranks_free(r);
     tpa_job_hang_free(&hang);
     return rc;
+}
+
+int cli_no_ranks(const char *cmd, const struct tpa_ranks *r, const char *what)
+{
+    if (tpa_ranks_count(r)) return CLI_OK;
+    for (size_t i = 0; i < r->n_warnings; i++) fprintf(stderr, "trainprof %s: %s\n", cmd, r->warnings[i]);
+    fprintf(stderr, "trainprof %s: no rank of %s could be read\n", cmd, what);
+    return CLI_BAD_INPUT;
 }
 
 int cli_job_trace_files(const char *dir, char ***files, size_t *n)
@@ -173,7 +183,7 @@ int cli_job_trace_files(const char *dir, char ***files, size_t *n)
         char **grown = realloc(*files, (*n + k + 1) * sizeof *grown);
         if (!grown) abort();
         *files = grown;
-        memcpy(*files + *n, part, k * sizeof *part);
+        if (k) memcpy(*files + *n, part, k * sizeof *part);  /* part is NULL for a rank without traces */
         *n += k;
         free(part);
     }

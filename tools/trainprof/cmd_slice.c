@@ -19,7 +19,8 @@ static const char USAGE[] =
     "  -o, --output OUT  output path ('-' = stdout)\n"
     "  --json          print a summary as JSON\n"
     "  -j N            threads that parse each input (default: the cores online)\n"
-    "Exit: 0 ok, 2 bad input.\n";
+    "OUT is written beside and renamed into place (the old OUT stays on any error),\n"
+    "never over an input. Exit: 0 ok, 2 bad input or OUT cannot be written.\n";
 
 int cmd_slice(int argc, char **argv)
 {

@@ -32,6 +32,11 @@ int cmd_ranks_diff(int argc, char **argv); /* diff of two job directories */
  * reporting. */
 #include <stddef.h>
 int cli_job_trace_files(const char *dir, char ***files, size_t *n);
+/* When no rank could be read: prints each rank's reason and one line
+ * saying so on stderr (no empty table on stdout) and returns CLI_BAD_INPUT;
+ * else CLI_OK. */
+struct tpa_ranks;
+int cli_no_ranks(const char *cmd, const struct tpa_ranks *r, const char *what);
 /* A run directory's trace files (at least one, or CLI_BAD_INPUT after
  * saying what was expected), and its last one (the caller frees it). */
 int cli_run_traces(const char *dir, char ***files, size_t *n);

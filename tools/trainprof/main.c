@@ -1,5 +1,6 @@
 /* trainprof - command-line front end: dispatches to one cmd_*.c per subcommand.
  * Uses only the public header and the analyzer layer. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -35,7 +36,29 @@ static void usage(FILE *out)
     for (size_t i = 0; i < N_COMMANDS; i++)
         fprintf(out, "  %-8s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
     fprintf(out, "\n'trainprof <command> --help' (or 'trainprof help <command>') describes each command.\n"
-                 "Exit status: 0 ok, 1 findings (e.g. diff gate), 2 bad input.\n");
+                 "Exit status: 0 ok, 1 findings (e.g. diff gate), 2 bad input or an output\n"
+                 "that could not be written (docs/ANALYZE.md, \"Exit status\").\n");
+}
+
+/* A command's result is only as good as what reached stdout: every printf
+ * of every command goes through stdio, whose error flag is sticky, so one
+ * check of that flag and of the last flush/close covers every write (a full
+ * disk under `analyze --summary > rank0.json` is an error, never a cut file
+ * with exit 0). Exit 2 with the reason on stderr. */
+static int finish(const char *cmd, int rc)
+{
+    errno = 0;
+    int bad = ferror(stdout);
+    if (fflush(stdout) != 0) bad = 1;
+    int e = errno;
+    if (fclose(stdout) != 0 && !bad && errno != EBADF) {  /* EBADF: closed by the caller, nothing written */
+        bad = 1;
+        e = errno;
+    }
+    if (!bad) return rc;
+    fprintf(stderr, "trainprof %s: cannot write the output (stdout): %s\n", cmd,
+            e ? strerror(e) : "a write failed");
+    return 2;
 }
 
 static const command *find_command(const char *name)
@@ -70,15 +93,15 @@ int main(int argc, char **argv)
         return help_of(argv[2]);
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
         usage(stdout);
-        return 0;
+        return finish("help", 0);
     }
     if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
         printf("trainprof %s\n", tp_version());
-        return 0;
+        return finish("version", 0);
     }
     const command *c = find_command(name);
     if (c)
-        return c->run(argc - 1, argv + 1);
+        return finish(name, c->run(argc - 1, argv + 1));
     fprintf(stderr, "trainprof: unknown command '%s'\n\n", name);
     usage(stderr);
     return 2;

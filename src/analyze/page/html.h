@@ -102,6 +102,9 @@ void tpa_html_script_safe(tpu_buf *out, const char *data, size_t len);
 /* The page around the data (a JSON object): the shell, the stylesheet, every
  * view's script, written atomically to out. */
 int tpa_html_write_page(const tpu_buf *data, const char *out, tpa_error *err);
+/* -1 (TPA_ERR_USAGE naming both) when out is one of the n inputs (the same
+ * device and inode): the page would replace the trace it was made from. */
+int tpa_html_not_input(const char *out, const char *const *in, size_t n, tpa_error *err);
 /* The page data of one trace held in memory, every view fed (the fuzz
  * target; max_read > 0 caps each read). */
 int tpa_html_build_mem(const void *trace, size_t n, size_t max_read, tpu_buf *data, tpa_error *err);

@@ -61,6 +61,20 @@ static bool exists_in(const char *dir, const char *name)
     return tpu_path_join(path, sizeof path, dir, name) == 0 && stat(path, &st) == 0;
 }
 
+/* A directory with rank<r>/ directories inside is a job directory, job.json
+ * or not: the rule `analyze JOB_DIR` follows (tpa_job_inputs). */
+static bool is_job_dir(const char *dir)
+{
+    tpa_rank_input *in;
+    size_t n;
+    tpa_error e;
+    if (tpa_job_inputs(dir, &in, &n, &e) != 0) return false;
+    bool ranks = false;
+    for (size_t i = 0; i < n; i++) ranks = ranks || tpa_is_dir(in[i].path);
+    tpa_job_inputs_free(in, n);
+    return ranks;
+}
+
 /* The traces directly in dir (tpa_trace_files: sorted by name, the run's
  * own JSON files left out), the first MAX_TRACES of them. Traces over
  * TRACE_MAX_BYTES are left out with a note when cap_size (the close of a
@@ -134,7 +148,7 @@ static int resolve(page *p, const char *input, tpa_error *err)
     } else {
         p->in.run_dir = exists_in(input, "timing_profile.json") || exists_in(input, "memory_profile.json") ||
                         exists_in(input, "operations.json") || exists_in(input, "profiler_traces");
-        p->in.job_dir = exists_in(input, "job.json");
+        p->in.job_dir = exists_in(input, "job.json") || (!p->in.run_dir && is_job_dir(input));
         char dir[1200];
         if (p->in.run_dir && tpu_path_join(dir, sizeof dir, input, "profiler_traces") == 0)
             list_traces(p, dir, true);
@@ -435,11 +449,24 @@ static int data_json(page *p, tpu_buf *data)
 /* Writes the page when rc is 0, then frees p and data; returns rc or the
  * write's error. Lane 1's views are freed on its thread meanwhile (the
  * attributor's and the Timeline's hundreds of MB take a while to unmap). */
+int tpa_html_not_input(const char *out, const char *const *in, size_t n, tpa_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!in[i] || !tpu_same_file(in[i], out)) continue;
+        tpa_error_set(err, TPA_ERR_USAGE, "the output is the input %s (the same file): writing the page "
+                      "would destroy it; choose another output", in[i]);
+        snprintf(err->file, sizeof err->file, "%s", out);
+        return -1;
+    }
+    return 0;
+}
+
 static int write_and_free(page *p, tpu_buf *data, int rc, const char *out, tpa_error *err)
 {
     static const lane_job free_job = { .what = JOB_FREE };
     lane1_call call = { p, &free_job };
     if (p->helper) tpu_worker_post(p->helper, run_lane1, &call);
+    if (rc == 0) rc = tpa_html_not_input(out, (const char *const *)p->traces, (size_t)p->n_traces, err);
     if (rc == 0) rc = tpa_html_write_page(data, out, err);
     free_page(p);  /* waits for lane 1's frees first */
     tpu_buf_free(data);

@@ -4,6 +4,7 @@
 #include "analyze/page/view_diff.h"
 #include "analyze/page/html.h"
 #include "analyze/page/view.h"
+#include "analyze/attrib/attrib.h"  /* TPA_AT_MAX_NAME: the page's cap on a name */
 
 #include <stdio.h>
 #include <string.h>
@@ -53,6 +54,19 @@ static void pairs_json(tpu_json *j, const tpa_steps_result *sa, const tpa_steps_
     tpu_json_end_object(j);
 }
 
+/* A name as the report page shows one: at most TPA_AT_MAX_NAME (8,192)
+ * bytes, cut on a UTF-8 boundary; a 50 MB name must not make a 100 MB page. */
+static void name_capped(tpu_json *j, const char *name)
+{
+    size_t n = strlen(name);
+    if (n > TPA_AT_MAX_NAME) {
+        n = TPA_AT_MAX_NAME;
+        while (n && ((unsigned char)name[n] & 0xC0) == 0x80) n--;  /* not inside a character */
+    }
+    tpu_json_key(j, "name");
+    tpu_json_string_n(j, name, n);
+}
+
 static void ops_json(tpu_json *j, const tpa_diff *d)
 {
     tpu_json_key(j, "ops");
@@ -60,7 +74,7 @@ static void ops_json(tpu_json *j, const tpa_diff *d)
     for (size_t i = 0; i < d->n && i < TPA_DIFF_OPS; i++) {
         const tpa_diff_row *r = &d->rows[i];
         tpu_json_begin_object(j);
-        tpu_json_kv_string(j, "name", r->name);
+        name_capped(j, r->name);
         tpu_json_kv_string(j, "kind", r->gpu ? "gpu" : "host");
         tpu_json_kv_uint(j, "calls_a", r->count_a);
         tpu_json_kv_uint(j, "calls_b", r->count_b);
@@ -149,7 +163,9 @@ int tpa_diff_html(const char *out, const tpa_diff *d, const tpa_diagnosis *a, co
     tpu_json_key(&j, "diff");
     tpa_view_diff_json(&j, d, a, b);
     tpu_json_end_object(&j);
-    int rc = tpa_html_write_page(&data, out, err);
+    const char *const in[2] = { a->path, b->path };
+    int rc = tpa_html_not_input(out, in, 2, err);
+    if (rc == 0) rc = tpa_html_write_page(&data, out, err);
     tpu_buf_free(&data);
     return rc;
 }

@@ -380,9 +380,10 @@ void tpa_tl_feed(tpa_tl *t, int file, const tpa_event *ev, int kind)
     if (t->n >= t->store_events || t->used + bytes > t->store_bytes) compact(t);
     if (t->no_steps_cut && t->n_steps == 0 && ev->ts_ns > t->cutoff) { t->dropped++; return; }
     if (t->n == t->cap) t->rec = grow(t->rec, &t->cap, t->n + 1, sizeof *t->rec, t->store_events);
-    if (t->used + bytes > t->arena_cap) t->arena = grow(t->arena, &t->arena_cap, t->used + bytes, 1, 0);
+    /* never NULL once an event is in: every record's text is at arena + off */
+    if (t->used + bytes >= t->arena_cap) t->arena = grow(t->arena, &t->arena_cap, t->used + bytes + 1, 1, 0);
     char *w = t->arena + t->used;
-    memcpy(w, ev->name.p, name_n);
+    if (name_n) memcpy(w, ev->name.p, name_n);  /* a nameless event: name.p is NULL */
     if (args_n) memcpy(w + name_n, args, args_n);
     if (pid_n) memcpy(w + name_n + args_n, ev->pid_str.p, pid_n);
     if (tid_n) memcpy(w + name_n + args_n + pid_n, ev->tid_str.p, tid_n);

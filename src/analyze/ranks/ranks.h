@@ -162,6 +162,7 @@ struct tpa_ranks {
     /* what the job's captures say of a hang (tpa_job_hang_read), set by the
      * caller for the renderers; NULL: not read */
     const tpa_job_hang *hang;
+    size_t summaries_unwritten;  /* --summaries DIR files that could not be written (said on stderr) */
 };
 
 /* Sorts the rows by rank and computes the straggler, waits and clocks (once). */

@@ -5,6 +5,8 @@
 #include "analyze/ranks/ranks.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
 #include <dirent.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -71,7 +73,7 @@ int tpa_job_inputs(const char *dir, tpa_rank_input **out, size_t *n, tpa_error *
         snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
         if (is_rank_dir_name(de->d_name, &rank) && tpa_is_dir(path))
             push(out, n, &cap, dir, de->d_name, rank);
-        else if (tpa_is_trace_file_name(de->d_name) && !tpa_is_dir(path))
+        else if (tpa_is_trace_file_name(de->d_name) && !tpa_is_dir(path) && tpa_trace_file_usable(path))
             push(out, n, &cap, dir, de->d_name, -1);
     }
     closedir(d);
@@ -99,18 +101,25 @@ typedef struct pool {
     pthread_mutex_t lock;
 } pool;
 
-static void write_summary(const char *dir, const tpa_rank_summary *s, size_t index)
+static int write_summary(const char *dir, const tpa_rank_summary *s, size_t index)
 {
     char path[4096];
     if (s->rank >= 0) snprintf(path, sizeof path, "%s/rank%lld.json", dir, (long long)s->rank);
     else snprintf(path, sizeof path, "%s/input%zu.json", dir, index);
     FILE *f = fopen(path, "w");
     if (!f) {
-        fprintf(stderr, "trainprof: warning: cannot write %s\n", path);
-        return;
+        fprintf(stderr, "trainprof: cannot write %s: %s\n", path, strerror(errno));
+        return -1;
     }
+    errno = 0;
     tpa_rank_summary_write(f, s);
-    if (fclose(f) != 0) fprintf(stderr, "trainprof: warning: cannot write %s\n", path);
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
+        fprintf(stderr, "trainprof: cannot write %s: %s\n", path, errno ? strerror(errno) : "write error");
+        remove(path);  /* a cut summary would be read by `combine` as a bad one */
+        return -1;
+    }
+    return 0;
 }
 
 static void *worker(void *arg)
@@ -128,7 +137,7 @@ static void *worker(void *arg)
         pthread_mutex_lock(&p->lock);
         if (rc == 0) {
             tpa_ranks_add(p->r, &s);
-            if (p->summaries_dir) write_summary(p->summaries_dir, &s, i);
+            if (p->summaries_dir && write_summary(p->summaries_dir, &s, i) != 0) p->r->summaries_unwritten++;
         } else {
             tpa_ranks_add_failure(p->r, p->in[i].path, &err);
             p->failures++;

@@ -292,8 +292,8 @@ static void finish(map_state *m)
     ivec *comm = o->device_comm ? &m->dev_comm : &m->host_comm;
     const tpa_rank_comm *names = o->device_comm ? m->dev_names : m->host_names;
     o->n_comm = o->device_comm ? m->n_dev_names : m->n_host_names;
-    memcpy(o->comm, names, o->n_comm * sizeof *names);
-    qsort(o->steps, o->n_steps, sizeof *o->steps, cmp_step);
+    if (o->n_comm) memcpy(o->comm, names, o->n_comm * sizeof *names);  /* names may be NULL when 0 */
+    if (o->n_steps) qsort(o->steps, o->n_steps, sizeof *o->steps, cmp_step);
     size_t w = 0; /* one row per step number (warmup copies across windows) */
     for (size_t i = 0; i < o->n_steps; i++)
         if (w == 0 || o->steps[w - 1].num != o->steps[i].num) o->steps[w++] = o->steps[i];

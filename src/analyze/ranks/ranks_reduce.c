@@ -182,8 +182,11 @@ void tpa_ranks_add(tpa_ranks *r, const tpa_rank_summary *s)
 
 void tpa_ranks_add_failure(tpa_ranks *r, const char *source, const tpa_error *err)
 {
-    warn(r, "cannot analyze %s: %s%s%s (byte %llu)", source, err->file[0] ? err->file : "", err->file[0] ? ": " : "",
-         err->msg, (unsigned long long)err->offset);
+    if (err->code == TPA_ERR_IO)  /* the OS reason says it all: no byte offset */
+        warn(r, "cannot analyze %s: %s%s%s", source, err->file[0] ? err->file : "", err->file[0] ? ": " : "", err->msg);
+    else
+        warn(r, "cannot analyze %s: %s%s%s (byte %llu)", source, err->file[0] ? err->file : "",
+             err->file[0] ? ": " : "", err->msg, (unsigned long long)err->offset);
 }
 
 static int cmp_row(const void *a, const void *b)
@@ -202,12 +205,19 @@ static void missing_ranks(tpa_ranks *r)
 {
     if (r->world_size <= 0 || (size_t)r->world_size == r->n_rows) return;
     char list[256] = "";
-    size_t used = 0, missing = 0;
-    for (int64_t k = 0; k < r->world_size; k++) {
-        if (find_row(r, k)) continue;
-        if (missing++ < 12)
-            used += (size_t)snprintf(list + used, used < sizeof list ? sizeof list - used : 0, "%s%lld",
-                                     missing > 1 ? ", " : "", (long long)k);
+    size_t used = 0, present = 0, listed = 0;
+    /* rows are sorted by rank: O(rows + 12) whatever the world size a summary claims */
+    for (size_t i = 0; i < r->n_rows; i++)
+        if (r->rows[i].rank >= 0 && r->rows[i].rank < r->world_size && (!i || r->rows[i - 1].rank != r->rows[i].rank))
+            present++;
+    uint64_t missing = (uint64_t)r->world_size - present;
+    size_t i = 0;
+    for (int64_t k = 0; k < r->world_size && listed < 12; k++) {
+        while (i < r->n_rows && r->rows[i].rank < k) i++;
+        if (i < r->n_rows && r->rows[i].rank == k) continue;
+        if (used < sizeof list)
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%lld", listed ? ", " : "", (long long)k);
+        listed++;
     }
     if (missing)
         warn(r, "missing rank%s %s%s (world size %lld, %zu ranks found): analysis of the ranks present",
@@ -218,7 +228,7 @@ void tpa_ranks_finalize(tpa_ranks *r)
 {
     if (r->finalized) return;
     r->finalized = true;
-    qsort(r->rows, r->n_rows, sizeof *r->rows, cmp_row);
+    if (r->n_rows) qsort(r->rows, r->n_rows, sizeof *r->rows, cmp_row);  /* rows is NULL when none */
     missing_ranks(r);
     int64_t *leads = malloc((r->n_steps ? r->n_steps : 1) * sizeof *leads);
     int64_t *spreads = malloc((r->n_steps ? r->n_steps : 1) * sizeof *spreads);

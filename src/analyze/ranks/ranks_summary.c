@@ -13,6 +13,7 @@
  */
 #include "analyze/ranks/ranks.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -238,7 +239,7 @@ int tpa_rank_summary_load(const char *path, tpa_rank_summary *out, tpa_error *er
     char *buf = NULL;
     size_t n = 0, cap = 0;
     if (!f) {
-        tpa_error_set(err, TPA_ERR_IO, "cannot open");
+        tpa_error_set(err, TPA_ERR_IO, "cannot open: %s", strerror(errno));
         snprintf(err->file, sizeof err->file, "%s", path);
         return -1;
     }
@@ -252,6 +253,14 @@ int tpa_rank_summary_load(const char *path, tpa_rank_summary *out, tpa_error *er
         size_t got = fread(buf + n, 1, cap - n, f);
         n += got;
         if (got == 0) break;
+    }
+    if (ferror(f)) {  /* a directory, an I/O error: the OS reason, not a parse error */
+        int e = errno;
+        fclose(f);
+        free(buf);
+        tpa_error_set(err, TPA_ERR_IO, "cannot read: %s", strerror(e));
+        snprintf(err->file, sizeof err->file, "%s", path);
+        return -1;
     }
     fclose(f);
     int rc = tpa_rank_summary_parse(buf, n, out, err);

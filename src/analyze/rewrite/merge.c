@@ -224,7 +224,7 @@ int tpa_merge(const char *const *in, size_t n, const char *outp, tpa_write_stats
     memset(st, 0, sizeof *st);
     src *s = calloc(n ? n : 1, sizeof *s);
     if (!s) abort();
-    int rc = 0;
+    int rc = tpa_out_not_input(outp, in, n, err);
     for (size_t i = 0; i < n && rc == 0; i++) {
         s[i].path = in[i];
         rc = scan(&s[i], err);
@@ -246,10 +246,8 @@ int tpa_merge(const char *const *in, size_t n, const char *outp, tpa_write_stats
         }
         tpa_out_puts(out, "]}}\n");
     }
-    if (out) {
-        tpa_error oerr;
-        if (tpa_out_close(out, &oerr) != 0 && rc == 0) { if (err) *err = oerr; rc = -1; }
-    }
+    if (out && rc != 0) tpa_out_discard(out);  /* the old output stays */
+    else if (out && tpa_out_close(out, err) != 0) rc = -1;
     for (size_t i = 0; i < n; i++) {
         free(s[i].threads);
         for (size_t k = 0; k < s[i].npn; k++) free(s[i].pnames[k].name);

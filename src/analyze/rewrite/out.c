@@ -1,14 +1,19 @@
 /* out.c - buffered output stream for slice/merge/fix: plain, or gzip when
- * the path ends in ".gz"; "-" is stdout. Write errors are sticky and
- * reported once by tpa_out_close. */
+ * the path ends in ".gz"; "-" is stdout. A file is written beside its path
+ * and renamed into place by tpa_out_close only when every write, the flush
+ * and the fsync succeeded (util/fileio.h, tpu_atomic_*); tpa_out_discard
+ * drops it: a failure never leaves a cut file or destroys the old one.
+ * Write errors are sticky and reported once by tpa_out_close. */
 #include "analyze/trace/trace.h"
 #include "analyze/rewrite/rewrite.h"
+#include "util/fileio.h"
 #include "util/json.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #ifdef TP_HAVE_ZLIB
 #include <zlib.h>
 #endif
@@ -25,6 +30,8 @@ struct tpa_out {
     tpu_buf esc;    /* scratch for tpa_out_json_str */
     bool failed;
     int saved_errno;
+    bool atomic;       /* a file: at holds its temporary */
+    tpu_atomic_out at;
     char path[256];
 };
 
@@ -32,6 +39,22 @@ static bool ends_with(const char *s, const char *suf)
 {
     size_t a = strlen(s), b = strlen(suf);
     return a >= b && strcmp(s + a - b, suf) == 0;
+}
+
+int tpa_out_not_input(const char *out, const char *const *in, size_t n, tpa_error *err)
+{
+    if (!out || strcmp(out, "-") == 0) return 0;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(in[i], "-") == 0 || !tpu_same_file(in[i], out)) continue;
+        if (err) {
+            memset(err, 0, sizeof *err);
+            snprintf(err->file, sizeof err->file, "%s", out);
+            tpa_error_set(err, TPA_ERR_USAGE, "the output is the input %s (the same file): "
+                          "writing it would destroy what is read; choose another output", in[i]);
+        }
+        return -1;
+    }
+    return 0;
 }
 
 tpa_out *tpa_out_open(const char *path, tpa_error *err)
@@ -43,24 +66,32 @@ tpa_out *tpa_out_open(const char *path, tpa_error *err)
         return NULL;
     }
     snprintf(o->path, sizeof o->path, "%s", path);
+    int fd = -1;
     if (strcmp(path, "-") == 0) {
         o->f = stdout;
-    } else if (ends_with(path, ".gz")) {
+    } else if (tpu_atomic_open(&o->at, path, NULL, 0) == 0) {
+        o->atomic = true;
+        fd = dup(o->at.fd);  /* the stream's own: at.fd stays open for the fsync */
+    }
+    if (fd >= 0 && ends_with(path, ".gz")) {
 #ifdef TP_HAVE_ZLIB
-        o->gz = gzopen(path, "wb6");
+        o->gz = gzdopen(fd, "wb6");
 #endif
-    } else {
-        o->f = fopen(path, "wb");
+    } else if (fd >= 0) {
+        o->f = fdopen(fd, "wb");
     }
     bool ok = o->f != NULL;
 #ifdef TP_HAVE_ZLIB
     ok = ok || o->gz != NULL;
 #endif
     if (!ok) {
+        int e = errno;
+        if (fd >= 0) close(fd);
+        if (o->atomic) tpu_atomic_abort(&o->at);
         if (err) {
             memset(err, 0, sizeof *err);
             snprintf(err->file, sizeof err->file, "%s", path);
-            tpa_error_set(err, TPA_ERR_IO, "cannot create output: %s", strerror(errno));
+            tpa_error_set(err, TPA_ERR_IO, "cannot create output: %s", strerror(e));
         }
         free(o->buf);
         free(o);
@@ -122,16 +153,23 @@ void tpa_out_json_str(tpa_out *o, const char *s, size_t n)
     tpa_out_write(o, o->esc.data, o->esc.len);
 }
 
-int tpa_out_close(tpa_out *o, tpa_error *err)
+/* Closes the stream; with commit, renames the file into place when nothing
+ * failed, else removes it. */
+static int out_end(tpa_out *o, bool commit, tpa_error *err)
 {
     if (!o) return 0;
-    flush_buf(o);
+    if (commit) flush_buf(o);
     bool failed = o->failed;
+    errno = 0;
 #ifdef TP_HAVE_ZLIB
     if (o->gz && gzclose(o->gz) != Z_OK) failed = true;
 #endif
     if (o->f && o->f != stdout && fclose(o->f) != 0) failed = true;
     if (o->f == stdout && fflush(stdout) != 0) failed = true;
+    if (failed && !o->saved_errno) o->saved_errno = errno;
+    if (o->atomic && (!commit || failed)) tpu_atomic_abort(&o->at);
+    else if (o->atomic && tpu_atomic_commit(&o->at, NULL, 0) != 0) { failed = true; o->saved_errno = errno; }
+    if (!commit) failed = false;
     if (failed && err) {
         memset(err, 0, sizeof *err);
         snprintf(err->file, sizeof err->file, "%s", o->path);
@@ -142,3 +180,7 @@ int tpa_out_close(tpa_out *o, tpa_error *err)
     free(o);
     return failed ? -1 : 0;
 }
+
+int tpa_out_close(tpa_out *o, tpa_error *err) { return out_end(o, true, err); }
+
+void tpa_out_discard(tpa_out *o) { out_end(o, false, NULL); }

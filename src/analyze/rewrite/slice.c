@@ -85,6 +85,7 @@ int tpa_slice(const char *in, const char *outp, const tpa_slice_opts *o, tpa_wri
     window *w = NULL;
     size_t nw = 0;
     int64_t min_ts = 0;
+    if (tpa_out_not_input(outp, &in, 1, err) != 0) return -1;
     if ((o->steps.set || o->time_us.set) && step_windows(in, o, &w, &nw, &min_ts, err) != 0)
         return -1;
     tpa_reader *r = tpa_reader_open(in, err);
@@ -106,12 +107,46 @@ int tpa_slice(const char *in, const char *outp, const tpa_slice_opts *o, tpa_wri
     st->truncated = tpa_reader_meta(r)->truncated;
     tpa_reader_close(r);
     free(w);
-    tpa_error oerr;
-    if (tpa_out_close(out, &oerr) != 0) { if (rc >= 0 && err) *err = oerr; return -1; }
-    return rc < 0 ? -1 : 0;
+    if (rc < 0) { tpa_out_discard(out); return -1; }  /* the old output stays */
+    return tpa_out_close(out, err);
 }
 
 /* ---- fix ---------------------------------------------------------------------------- */
+
+/* Whether the decompressed bytes of in from offset `from` to the end are
+ * all NUL or blank: what a crash leaves after a cut (a file extended with
+ * zeros by the file system). Anything else after an error means the file is
+ * damaged before its end, which `fix` must not paper over. */
+static bool tail_is_blank(const char *in, uint64_t from)
+{
+    char *buf = malloc(1u << 16);
+    if (!buf) abort();
+    bool blank = true;
+    uint64_t at = 0;
+#ifdef TP_HAVE_ZLIB
+    gzFile g = gzopen(in, "rb");
+    if (!g) { free(buf); return false; }
+    int got;
+    while (blank && (got = gzread(g, buf, 1u << 16)) > 0) {
+#else
+    FILE *g = fopen(in, "rb");
+    if (!g) { free(buf); return false; }
+    size_t got;
+    while (blank && (got = fread(buf, 1, 1u << 16, g)) > 0) {
+#endif
+        for (size_t i = 0; i < (size_t)got && blank; i++, at++) {
+            char c = buf[i];
+            if (at >= from && c && c != ' ' && c != '\n' && c != '\r' && c != '\t') blank = false;
+        }
+    }
+#ifdef TP_HAVE_ZLIB
+    gzclose(g);
+#else
+    fclose(g);
+#endif
+    free(buf);
+    return blank;
+}
 
 /* Copies the first n decompressed bytes of in to out. */
 static int copy_prefix(const char *in, uint64_t n, tpa_out *out, tpa_error *err)
@@ -147,6 +182,7 @@ static int copy_prefix(const char *in, uint64_t n, tpa_out *out, tpa_error *err)
 int tpa_fix(const char *in, const char *outp, tpa_write_stats *st, bool *was_ok, tpa_error *err)
 {
     memset(st, 0, sizeof *st);
+    if (tpa_out_not_input(outp, &in, 1, err) != 0) return -1;
     tpa_reader *r = tpa_reader_open(in, err);
     if (!r) return -1;
     tpa_reader_set_lenient(r, true);
@@ -156,12 +192,24 @@ int tpa_fix(const char *in, const char *outp, tpa_write_stats *st, bool *was_ok,
     st->truncated = m.truncated;
     tpa_reader_close(r);
     if (rc < 0) return -1;
+    /* fix repairs a cut, nothing else: an error (syntax, nesting, UTF-8)
+     * followed by more data is damage, reported with its byte offset;
+     * only a syntax error followed by zeros/blanks up to the end is a cut */
+    if (m.cut_by_error && (!err || err->code != TPA_ERR_SYNTAX || !tail_is_blank(in, m.truncated_at))) {
+        if (err) {
+            char what[sizeof err->msg];
+            snprintf(what, sizeof what, "%s", err->msg);
+            snprintf(err->msg, sizeof err->msg, "%.180s (the trace is damaged before its end: "
+                     "fix only repairs a trace cut short)", what);
+        }
+        return -1;
+    }
     *was_ok = !m.truncated;
     if (!outp) return 0;
     tpa_out *out = tpa_out_open(outp, err);
     if (!out) return -1;
     uint64_t n = m.truncated ? m.good_end : m.bytes;
-    if (copy_prefix(in, n, out, err) != 0) { tpa_out_close(out, NULL); return -1; }
+    if (copy_prefix(in, n, out, err) != 0) { tpa_out_discard(out); return -1; }
     if (m.truncated) {
         tpa_out_puts(out, "\n");
         tpa_out_puts(out, m.close);

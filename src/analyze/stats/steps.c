@@ -364,6 +364,7 @@ struct tpa_steps_ctx {
     int64_t span_lo, span_hi;
     int passes;
     uint64_t negative, negative_at;  /* spans with dur < 0 (first pass) */
+    uint64_t clamped, clamped_at;    /* spans ending past TPA_MAX_TIME_NS (first pass) */
 };
 
 tpa_steps_ctx *tpa_steps_begin(const char *path)
@@ -492,6 +493,10 @@ void tpa_steps_feed_kind(tpa_steps_ctx *c, const tpa_event *ev, int kind)
     int ci = !step && c->first_pass ? cand_index(&c->cands, ev, kind) : -1;
     if (ev->ph == 'B') { be_push(&c->be, ev, step ? BE_STEP : part_of(ev, kind), num, ci); return; }
     int64_t dur = ev->has_dur && ev->dur_ns > 0 ? ev->dur_ns : 0;
+    if (dur > TPA_MAX_TIME_NS - ev->ts_ns) {  /* every point within ±4e18: differences fit int64 */
+        dur = TPA_MAX_TIME_NS - ev->ts_ns;
+        if (c->first_pass && !c->clamped++) c->clamped_at = ev->offset;
+    }
     if (ev->ts_ns < c->span_lo) c->span_lo = ev->ts_ns;
     if (ev->ts_ns + dur > c->span_hi) c->span_hi = ev->ts_ns + dur;
     if (step) { note_step(c, ev, kind, num, ev->ts_ns, dur); return; }
@@ -584,9 +589,9 @@ static void fold_whole(tpa_steps_result *res)
     w->start_ns = res->n ? res->rows[0].start_ns : 0;
     for (size_t i = 0; i < res->n; i++) {
         const tpa_step_row *r = &res->rows[i];
-        w->dur_ns += r->dur_ns;
-        w->gpu_busy_ns += r->gpu_busy_ns;
-        for (int p = 0; p < TPA_P_COUNT; p++) w->part_ns[p] += r->part_ns[p];
+        w->dur_ns = tpa_sat_add(w->dur_ns, r->dur_ns);
+        w->gpu_busy_ns = tpa_sat_add(w->gpu_busy_ns, r->gpu_busy_ns);
+        for (int p = 0; p < TPA_P_COUNT; p++) w->part_ns[p] = tpa_sat_add(w->part_ns[p], r->part_ns[p]);
     }
     res->has_whole = res->n > 0;
     res->n = 0;
@@ -630,6 +635,10 @@ int tpa_steps_finish(tpa_steps_ctx *c, bool truncated, tpa_steps_result *res, tp
     res->negative_at = c->negative_at;
     res->span_start_ns = c->span_lo == INT64_MAX ? 0 : c->span_lo;
     res->span_end_ns = c->span_hi == INT64_MIN ? 0 : c->span_hi;
+    if (c->clamped)
+        fprintf(stderr, "trainprof: warning: %s: %llu span(s) end past 4e18 ns (the year 2096 as epoch ns), "
+                "the first at byte %llu: cut there\n", c->path ? c->path : "-",
+                (unsigned long long)c->clamped, (unsigned long long)c->clamped_at);
     steps_ctx_free(c);
     return rc;
 }

@@ -8,8 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TPA_MAX_TIME_NS 4000000000000000000LL
-
 #define FAIL(e_, at_, code_, msg_) \
     do { (e_)->at = (at_); (e_)->code = (code_); (e_)->msg = (msg_); return SC_ERR; } while (0)
 

@@ -754,7 +754,9 @@ int tpa_reader_next(tpa_reader *r, tpa_event *ev, tpa_error *err)
         }
         if (rc == SC_ERR) {
             if (r->lenient && r->in_events) {  /* `fix`: keep what came before */
-                mark_truncated(r, r->buf_off + (uint64_t)(e.at - r->buf));
+                fail_at(r, err, &e);  /* the caller decides: garbage after a cut, or a damaged file */
+                mark_truncated(r, r->buf_off + (uint64_t)((e.at ? e.at : r->buf + r->pos) - r->buf));
+                r->meta.cut_by_error = true;
                 return 0;
             }
             fail_at(r, err, &e);

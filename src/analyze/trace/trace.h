@@ -149,6 +149,7 @@ typedef struct tpa_meta {
     bool truncated;          /* input ended before the document closed */
     bool events_cut;         /* truncated/garbled inside traceEvents */
     uint64_t truncated_at;   /* offset where reading stopped */
+    bool cut_by_error;       /* lenient: stopped at an error (in the reader's err), not at the end */
     uint64_t good_end;       /* offset just past the last complete element */
     char close[4];           /* text that closes the document after good_end */
     uint64_t bytes;          /* decompressed bytes consumed */
@@ -184,8 +185,10 @@ void tpa_reader_keep_last(tpa_reader *r, int calls, void (*release)(void *), voi
 /* Reads to the end, ignoring events: fills the metadata that follows traceEvents. */
 int tpa_reader_drain(tpa_reader *r, tpa_error *err);
 const tpa_meta *tpa_reader_meta(const tpa_reader *r);
-/* When set, a syntax error inside traceEvents ends the events like a
- * truncation instead of failing (used by `fix`). */
+/* When set, an error inside traceEvents ends the events like a truncation
+ * instead of failing (used by `fix`): next returns 0 with meta->truncated
+ * and meta->cut_by_error set and the error in *err, for the caller to judge
+ * (garbage after a cut, or a file damaged before its end). */
 void tpa_reader_set_lenient(tpa_reader *r, bool lenient);
 /* Caps each read (tests and fuzzing: exercise refills at every byte). */
 void tpa_reader_set_max_read(tpa_reader *r, size_t n);
@@ -196,6 +199,10 @@ void tpa_set_progress(bool on);
  * opened afterwards use n; 1 (the default, and the library's) reads on the
  * calling thread alone. Events, errors and metadata are the same for any n. */
 #define TPA_MAX_JOBS 256
+/* The reader refuses a ts or dur beyond ±4e18 ns (year 2096 as epoch ns):
+ * two such values and their difference stay inside int64; an analysis that
+ * adds a dur to a ts clamps the end here (stats/steps.c). */
+#define TPA_MAX_TIME_NS 4000000000000000000LL
 void tpa_set_jobs(int n);
 int tpa_jobs(void);
 
@@ -219,9 +226,16 @@ static inline int64_t tpa_sat_add(int64_t a, int64_t b)
 bool tpa_is_trace_file_name(const char *name);
 /* The traces directly in dir (not its subdirectories), as paths "dir/name"
  * sorted by name (a run's trace stems end in their start time, so this is
- * their order). 0, or -1 with err when dir cannot be read; free each path
- * and the array. */
+ * their order). A trace that cannot be read (a looping or dangling link,
+ * no permission, not a regular file) or is empty (0 bytes: what a full disk
+ * leaves) is left out with a warning on stderr (tpa_trace_file_usable), so
+ * one bad file does not hide the rest of a run. 0, or -1 with err when dir
+ * cannot be read; free each path and the array. */
 int tpa_trace_files(const char *dir, char ***files, size_t *n, tpa_error *err);
+/* Whether the file at path can be read as a trace: a regular file (links
+ * followed) with at least one byte that this process may open. When not,
+ * prints "trainprof: warning: PATH: skipped: WHY" on stderr. */
+bool tpa_trace_file_usable(const char *path);
 bool tpa_is_dir(const char *path);
 
 /* ---- a run's flight-recorder captures (run_captures.c) -------------------- */

@@ -3,9 +3,12 @@
 #include "analyze/trace/trace.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 bool tpa_is_dir(const char *path)
 {
@@ -38,6 +41,20 @@ bool tpa_is_trace_file_name(const char *name)
     return !is_own_file(name, n);
 }
 
+bool tpa_trace_file_usable(const char *path)
+{
+    struct stat st;
+    const char *why = NULL;
+    int fd = -1;
+    if (stat(path, &st) != 0) why = strerror(errno);  /* ELOOP, ENOENT (dangling link), EACCES */
+    else if (!S_ISREG(st.st_mode)) why = "not a regular file";
+    else if (st.st_size == 0) why = "empty file (0 bytes: the disk was full, or the writer died before writing)";
+    else if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) why = strerror(errno);
+    if (fd >= 0) close(fd);
+    if (why) fprintf(stderr, "trainprof: warning: %s: skipped: %s\n", path, why);
+    return why == NULL;
+}
+
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 int tpa_trace_files(const char *dir, char ***files, size_t *n, tpa_error *err)
@@ -58,7 +75,7 @@ int tpa_trace_files(const char *dir, char ***files, size_t *n, tpa_error *err)
         char *path = malloc(len);
         if (!path) abort();
         snprintf(path, len, "%s/%s", dir, de->d_name);
-        if (tpa_is_dir(path)) { free(path); continue; }
+        if (tpa_is_dir(path) || !tpa_trace_file_usable(path)) { free(path); continue; }
         if (*n == cap) {
             cap = cap ? cap * 2 : 16;
             char **nf = realloc(*files, cap * sizeof *nf);
