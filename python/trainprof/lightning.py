@@ -176,7 +176,7 @@ def _build(namespace):
         """Lightning Profiler recording every action Lightning times as a
         trainprof zone (nested as Lightning nests them), a trainprof step at
         each training batch (ending after the LightningModule's
-        on_train_batch_end), the SimpleProfiler table plus P50/P99 at the
+        on_train_batch_end), an epoch at each training epoch's end, the SimpleProfiler table plus P50/P99 at the
         end, and trainprof's run directory.
 
         dirpath: parent of the run directory (default: the trainer's log_dir,
@@ -251,6 +251,8 @@ def _build(namespace):
             token = self._timers.pop(action_name, None)
             if token is not None:
                 self.profiler.end_timer(action_name, token)
+                if action_name == "run_training_epoch":
+                    self.profiler.epoch_end()  # the step rows count epochs
                 return
             if self.profiler is not None:
                 self._stop_out_of_order(action_name)
@@ -354,7 +356,8 @@ def _build(namespace):
 
     class TrainprofCallback(Callback):
         """For users who keep their own Trainer(profiler=...): each training
-        batch is a trainprof step (samples = the batch size), backward
+        batch is a trainprof step (samples = the batch size), each training
+        epoch a trainprof epoch, backward
         (on_before_backward .. on_after_backward) and optimizer_step
         (on_before_optimizer_step .. the batch end) are zones.
         profiler: a trainprof.Profiler to record into (left open), or None to
@@ -406,6 +409,9 @@ def _build(namespace):
         def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
             self._end_optimizer()
             self.profiler.step(_batch_size(batch, extract))
+
+        def on_train_epoch_end(self, trainer, pl_module):
+            self.profiler.epoch_end()  # the step rows count epochs
 
         def teardown(self, trainer, pl_module, stage):
             self._end_optimizer()
