@@ -42,6 +42,8 @@ def split_args(argv, config):
     flags, i = [], 0
     while i < len(argv) and _is_flag(argv[i]):
         pair = argv[i:i + 2]
+        if "=" in argv[i] or len(pair) == 2 and (_is_flag(pair[1]) or pair[1] == "--"):
+            pair = pair[:1]  # no separate value: the next argument is not one
         rest = config.parse_args(pair)
         used = len(pair) - len(rest)
         flags += pair[:used]
@@ -108,8 +110,8 @@ def main(argv=None):
     except (SystemExit, KeyboardInterrupt):
         raise
     except BaseException as err:  # as `python SCRIPT` shows it: the script's frames only
-        tb = _script_frames(err.__traceback__, script)
-        sys.excepthook(type(err), err, tb)
+        tb = _script_frames(err.__traceback__, os.path.abspath(script))
+        sys.excepthook(type(err), err.with_traceback(tb), tb)
         sys.exit(1)
 
 

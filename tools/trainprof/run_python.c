@@ -41,6 +41,9 @@ int run_is_profiling_flag(const char *a)
 int run_take_flag(tp_config *cfg, int argc, char **argv, int i, tp_error *err)
 {
     char *pair[4] = {"trainprof", argv[i], i + 1 < argc ? argv[i + 1] : NULL, NULL};
+    /* no separate value after KEY=V, nor when another flag or "--" follows */
+    if (strchr(argv[i], '=') || (pair[2] && (run_is_profiling_flag(pair[2]) || !strcmp(pair[2], "--"))))
+        pair[2] = NULL;
     int n = pair[2] ? 3 : 2;
     int left = n;
     if (tp_config_parse_args(cfg, &left, pair, err) != 0)
