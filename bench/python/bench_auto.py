@@ -1,0 +1,136 @@
+"""bench_auto.py - the always-on cost of profiling without code changes
+(`python -m trainprof`, docs/RUN.md) beside the same unmodified script run
+plainly, many rounds, alternating which goes first.
+
+    PYTHONPATH=build/python python bench/python/bench_auto.py [--rounds 15]
+        [--workload cnn,mlp] [--steps 300]
+
+Workloads (unmodified loops: no trainprof in them):
+  cnn  examples/python/train_cnn.py's model, data, DataLoader (2 workers),
+       Adam and cosine schedule, its loop without the trainprof lines;
+  mlp  a plain MLP loop (no DataLoader) sized for ~4 ms steps on one thread.
+Each run is a fresh process: `python bench_auto.py --child W` beside
+`python -m trainprof --profiling.metrics none bench_auto.py --child W` (the
+defaults otherwise: steps, phases, memory every step, one trace window,
+report.html at close). The child times every step after the first 20 by wall
+clock and by the training thread's CPU time (time.thread_time: what other
+processes on a shared machine do not inflate) and prints the medians.
+Reported per workload: the median over rounds of (profiled median step /
+plain median step, same round) - 1, for CPU and wall.
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+WARMUP = 20
+
+
+def cnn_loop(steps):
+    sys.path.insert(0, os.path.join(ROOT, "examples", "python"))
+    import torch
+    import torch.nn.functional as F
+    from torch.utils.data import DataLoader
+    from train_cnn import SmallCNN, SyntheticImages
+
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    data = SyntheticImages(steps * 64 // 4 + 64, 0)
+    loader = DataLoader(data, batch_size=64, shuffle=True, drop_last=True, num_workers=2,
+                        persistent_workers=True)
+    model = SmallCNN()
+    opt = torch.optim.Adam(model.parameters(), lr=3e-3)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps)
+    step = 0
+    while step < steps:
+        for x, y in loader:
+            yield
+            loss = F.cross_entropy(model(x), y)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            sched.step()
+            loss.item()
+            step += 1
+            if step == steps:
+                break
+
+
+def mlp_loop(steps):
+    import torch
+    from torch import nn
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    model = nn.Sequential(nn.Linear(512, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(),
+                          nn.Linear(1024, 10))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    x, y = torch.randn(64, 512), torch.randint(0, 10, (64,))
+    for _ in range(steps):
+        yield
+        loss = nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        loss.item()
+
+
+def child(workload, steps):
+    loop = {"cnn": cnn_loop, "mlp": mlp_loop}[workload](steps)
+    walls, cpus = [], []
+    w0 = c0 = None
+    for _ in loop:  # each yield is a step's start: the previous step ended
+        w, c = time.perf_counter(), time.thread_time()
+        if w0 is not None:
+            walls.append(w - w0)
+            cpus.append(c - c0)
+        w0, c0 = w, c
+    walls.append(time.perf_counter() - w0)
+    cpus.append(time.thread_time() - c0)
+    print(f"median_wall {statistics.median(walls[WARMUP:])!r} "
+          f"median_cpu {statistics.median(cpus[WARMUP:])!r}", flush=True)
+
+
+def measure(workload, steps, profiled, tmp):
+    cmd = [sys.executable]
+    if profiled:
+        cmd += ["-m", "trainprof", "--profiling.metrics", "none",
+                "--profiling.log_dir", os.path.join(tmp, "runs")]
+    cmd += [os.path.abspath(__file__), "--child", workload, "--steps", str(steps)]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=tmp).stdout
+    words = out.split()
+    return float(words[words.index("median_wall") + 1]), float(words[words.index("median_cpu") + 1])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--workload", default="cnn,mlp")
+    parser.add_argument("--child")
+    args = parser.parse_args()
+    if args.child:
+        return child(args.child, args.steps)
+    import tempfile
+    tmp = tempfile.mkdtemp(prefix="bench_auto_")
+    for workload in args.workload.split(","):
+        d_wall, d_cpu, base = [], [], []
+        for r in range(args.rounds):
+            order = (False, True) if r % 2 == 0 else (True, False)
+            got = {p: measure(workload, args.steps, p, tmp) for p in order}
+            d_wall.append(got[True][0] / got[False][0] - 1)
+            d_cpu.append(got[True][1] / got[False][1] - 1)
+            base.append(got[False])
+        step_ms = statistics.median(b[0] for b in base) * 1e3
+        print(f"{workload}: plain median step {step_ms:.2f} ms wall; automatic profiling "
+              f"{statistics.median(d_cpu) * 100:+.2f} % CPU, {statistics.median(d_wall) * 100:+.2f} % "
+              f"wall (median of {args.rounds} paired rounds; CPU quartiles "
+              f"{statistics.quantiles(d_cpu, n=4)[0] * 100:+.2f}..{statistics.quantiles(d_cpu, n=4)[2] * 100:+.2f} %)",
+              flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
