@@ -8,7 +8,10 @@ plainly, many rounds, alternating which goes first.
 Workloads (unmodified loops: no trainprof in them):
   cnn  examples/python/train_cnn.py's model, data, DataLoader (2 workers),
        Adam and cosine schedule, its loop without the trainprof lines;
-  mlp  a plain MLP loop (no DataLoader) sized for ~4 ms steps on one thread.
+  mlp  a plain MLP loop (no DataLoader) sized for ~4 ms steps on one thread;
+  tiny the phases of a real loop (DataLoader, forward, backward, optimizer
+       step) on a 4-wide model: a step of ~100 us, so the difference is the
+       cost per step in microseconds, readable beside any step time.
 Each run is a fresh process: `python bench_auto.py --child W` beside
 `python -m trainprof --profiling.metrics none bench_auto.py --child W` (the
 defaults otherwise: steps, phases, memory every step, one trace window,
@@ -78,8 +81,28 @@ def mlp_loop(steps):
         loss.item()
 
 
+def tiny_loop(steps):
+    """The same phases on a model so small that the step is ~100 us: the
+    difference is the hooks' and the session's own cost per step, in us."""
+    import torch
+    from torch import nn
+    from torch.utils.data import DataLoader, TensorDataset
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 1))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    loader = DataLoader(TensorDataset(torch.randn(steps * 2, 4), torch.randn(steps * 2, 1)),
+                        batch_size=2)
+    for x, y in loader:
+        yield
+        loss = nn.functional.mse_loss(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+
 def child(workload, steps):
-    loop = {"cnn": cnn_loop, "mlp": mlp_loop}[workload](steps)
+    loop = {"cnn": cnn_loop, "mlp": mlp_loop, "tiny": tiny_loop}[workload](steps)
     walls, cpus = [], []
     w0 = c0 = None
     for _ in loop:  # each yield is a step's start: the previous step ended
@@ -125,7 +148,9 @@ def main():
             d_cpu.append(got[True][1] / got[False][1] - 1)
             base.append(got[False])
         step_ms = statistics.median(b[0] for b in base) * 1e3
-        print(f"{workload}: plain median step {step_ms:.2f} ms wall; automatic profiling "
+        d_us = statistics.median(d * b[1] for d, b in zip(d_cpu, base)) * 1e6
+        print(f"{workload}: plain median step {step_ms:.3f} ms wall; automatic profiling "
+              f"{d_us:+.1f} us CPU a step; "
               f"{statistics.median(d_cpu) * 100:+.2f} % CPU, {statistics.median(d_wall) * 100:+.2f} % "
               f"wall (median of {args.rounds} paired rounds; CPU quartiles "
               f"{statistics.quantiles(d_cpu, n=4)[0] * 100:+.2f}..{statistics.quantiles(d_cpu, n=4)[2] * 100:+.2f} %)",

@@ -240,10 +240,10 @@ def install(flag_list=()):
     global _installed, _flags
     from . import _core
     _core.Config().parse_args(list(flag_list))  # raises ConfigError naming the key
+    _flags = list(flag_list)  # called again (python -m trainprof under trainprof run): these
     if _installed:
         return
     _installed = True
-    _flags = list(flag_list)
     from . import _open_listeners
     _open_listeners.append(_on_open)
     os.register_at_fork(after_in_child=_forked)

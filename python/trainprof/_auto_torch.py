@@ -32,7 +32,8 @@ _trained = False       # an optimizer was built in this process
 _opt_open = False      # optimizer_step zone entered by the pre-hook
 _samples = None        # leading dimension of the last batch
 _fwd_depth = 0         # nesting of wrapped forward calls
-_discovery = None      # (hook handles, {id(module): (module type, qualifies)}, depth list)
+_discovery = None      # (hook handles, {id(module): (module, trainable)}) while searching
+DISCOVERY_MAX = 10000  # top-level calls before the search gives up (no optimizer step)
 
 
 def _set_session(prof):
@@ -114,11 +115,15 @@ def _on_optimizer(optimizer):
 def _start_discovery():
     global _discovery
     from torch.nn.modules import module as tmod
-    seen, depth = {}, [0]
+    seen, depth, calls = {}, [0], [0]
     entered = []  # forward zone entered at depth 0 (a stack: re-entrancy)
 
     def pre(module, args):
         if depth[0] == 0:
+            calls[0] += 1
+            if calls[0] > DISCOVERY_MAX:  # no optimizer step comes: stop looking
+                _end_discovery()
+                return
             key = id(module)
             hit = seen.get(key)
             if hit is None:

@@ -116,6 +116,26 @@ def test_flags_apply_like_every_spelling(tmp_path):
     assert len(steps(run_dir)) == counted(res.stdout, "optimizer_steps") == 12
 
 
+def test_torch_ops_when_asked(tmp_path):
+    res = py_m(["--profiling.torch_ops", "true", "--profiling.metrics", "none",
+                script("train_torch.py"), "1"], tmp_path)
+    assert res.returncode == 0, res.stderr
+    (run_dir,) = run_dirs(tmp_path)
+    (trace,) = glob.glob(os.path.join(run_dir, "profiler_traces", "*.pt.trace.json*"))
+    doc = load(trace)
+    names = {e.get("name") for e in doc["traceEvents"]}
+    assert {"forward", "backward", "optimizer_step", "data_loading"} <= names  # our zones
+    assert any(str(n).startswith("aten::") for n in names)  # torch's operators, merged
+    assert doc["trainprof"]["torch_ops"]["events"] > 0
+
+
+def test_profiling_off_runs_the_script_only(tmp_path):
+    res = py_m(["--profiling.enabled", "false", script("train_torch.py"), "1"], tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert counted(res.stdout, "optimizer_steps") == 12
+    assert run_dirs(tmp_path) == [] and not os.path.exists(tmp_path / "runs")
+
+
 def test_lightning(tmp_path):
     pytest.importorskip("lightning")
     res = py_m(["--profiling.metrics", "none", script("train_lightning.py")], tmp_path)
@@ -144,6 +164,7 @@ def test_jax_trainprof_run(tmp_path):
     ops = operations(run_dir)
     assert ops["jit(train_step)"]["count"] == n
     assert ops["jit(init)"]["count"] == 1 and ops["jit(eval_step)"]["count"] == 2
+    assert ops["jit(scale)"]["count"] == 1
     assert ops["jax.compile"]["count"] >= 3  # init, train_step, eval_step
 
 

@@ -1,6 +1,9 @@
 """An unmodified JAX script (no trainprof in it): a jitted init called once,
-a jitted train step called per batch, a jitted eval step called twice.
+a jitted train step called per batch, a jitted eval step called twice, a jitted
+scale (static argument) called once.
 Prints `train_steps N` at the end."""
+import functools
+
 import jax
 import jax.numpy as jnp
 
@@ -23,11 +26,16 @@ def eval_step(params, x, y):
     return jnp.mean((x @ params["w"] + params["b"] - y) ** 2)
 
 
+@functools.partial(jax.jit, static_argnums=(1,))
+def scale(x, factor):  # the decorator form with options
+    return x * factor
+
+
 def main():
     key = jax.random.PRNGKey(0)
     params = init(key)
     x = jax.random.normal(key, (32, 8))
-    y = x.sum(axis=1, keepdims=True)
+    y = scale(x.sum(axis=1, keepdims=True), 1.0)
     steps = 0
     for _ in range(15):
         params, loss = train_step(params, x, y)
