@@ -448,10 +448,15 @@ static int prepare_python(run_opts *o)
         return 0;
     }
     char boot[4096];
-    if (run_find_bootstrap(NULL, boot, sizeof boot) != 0) {
-        fprintf(stderr, "trainprof run: the trainprof Python package was not found beside this "
-                "CLI or on PYTHONPATH: only the memory of the process tree is sampled "
-                "(install the package, or put its parent directory on PYTHONPATH)\n");
+    int found = run_find_bootstrap(NULL, boot, sizeof boot);
+    if (found != 0) {
+        fprintf(stderr, "trainprof run: %s: only the memory of the process tree is sampled%s\n",
+                found == -2 ? "this CLI was built with a sanitizer, its Python package cannot be "
+                              "loaded by python"
+                            : "the trainprof Python package was not found beside this CLI or on "
+                              "PYTHONPATH",
+                found == -2 ? "" : " (install the package, or put its parent directory on "
+                                   "PYTHONPATH)");
         return 0;
     }
     tp_error err;

@@ -21,7 +21,8 @@ int run_is_python(char *const *cmd);
 
 /* The trainprof/_bootstrap directory of the Python package beside this CLI
  * (wheel, build tree, virtual environment) or on PYTHONPATH, as an absolute
- * path in out; -1 when none. */
+ * path in out; -1 when none, -2 in a sanitizer build (its package cannot be
+ * loaded by an uninstrumented python). */
 int run_find_bootstrap(const char *argv0, char *out, size_t n);
 
 /* Puts bootstrap first on PYTHONPATH and the flags into TRAINPROF_RUN_ARGS
