@@ -117,11 +117,11 @@ def child(workload, steps):
           f"median_cpu {statistics.median(cpus[WARMUP:])!r}", flush=True)
 
 
-def measure(workload, steps, profiled, tmp):
+def measure(workload, steps, profiled, tmp, flags=()):
     cmd = [sys.executable]
     if profiled:
         cmd += ["-m", "trainprof", "--profiling.metrics", "none",
-                "--profiling.log_dir", os.path.join(tmp, "runs")]
+                "--profiling.log_dir", os.path.join(tmp, "runs"), *flags]
     cmd += [os.path.abspath(__file__), "--child", workload, "--steps", str(steps)]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=tmp).stdout
     words = out.split()
@@ -133,6 +133,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--workload", default="cnn,mlp")
+    parser.add_argument("--flags", default="", help="more profiling flags, space separated")
     parser.add_argument("--child")
     args = parser.parse_args()
     if args.child:
@@ -143,7 +144,7 @@ def main():
         d_wall, d_cpu, base = [], [], []
         for r in range(args.rounds):
             order = (False, True) if r % 2 == 0 else (True, False)
-            got = {p: measure(workload, args.steps, p, tmp) for p in order}
+            got = {p: measure(workload, args.steps, p, tmp, args.flags.split()) for p in order}
             d_wall.append(got[True][0] / got[False][0] - 1)
             d_cpu.append(got[True][1] / got[False][1] - 1)
             base.append(got[False])
