@@ -81,6 +81,7 @@ def check_torch_run(res, cwd, status):
     # data_loading: one wait per batch, plus the end of each pass and iter()
     assert n - 1 <= ops["data_loading"]["count"] <= n + 2 * 2 + 1
     assert ops["checkpoint_save"]["count"] == 1
+    assert ops["gc"]["count"] >= 2  # the script's gc.collect() after each epoch, at least
     assert not any(name.startswith(("Linear", "ReLU")) for name in ops)
     assert os.path.isfile(os.path.join(str(cwd), "model.pt"))
     return run_dir

@@ -1,7 +1,9 @@
 """An unmodified PyTorch training script (no trainprof in it): an MLP on
-random data through a DataLoader with 2 workers, a checkpoint at the end.
+random data through a DataLoader with 2 workers, gc.collect() after each
+epoch, a checkpoint at the end.
 Prints one line per epoch and `optimizer_steps N` at the end; argv:
 [epochs] [exit status]."""
+import gc
 import sys
 
 import torch
@@ -26,6 +28,7 @@ def main():
             opt.step()
             steps += 1
         print(f"epoch {epoch} loss {loss.item():.3f}", flush=True)
+        gc.collect()  # a full collection between epochs: a GC pause
     with torch.no_grad():
         model(torch.randn(4, 16))  # an evaluation call: forward, no step
     torch.save(model.state_dict(), "model.pt")
