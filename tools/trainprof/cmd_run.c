@@ -3,9 +3,10 @@
  *
  * Zero-code profiling (docs/RUN.md): when CMD is Python, every Python
  * process it starts profiles itself (steps, phases; run_python.c), with
- * the --profiling flags given here. In every case: starts CMD directly (fork + execvp, no shell),
- * samples its whole process tree (RSS, CPU, threads) and the GPUs every
- * interval, forwards SIGINT/SIGTERM/SIGHUP/SIGQUIT sent to trainprof, and
+ * the --profiling flags given here. In every case: starts CMD directly
+ * (fork + execvp, no shell), samples its whole process tree (RSS, CPU,
+ * threads) and the GPUs every interval, forwards SIGINT/SIGTERM/SIGHUP/
+ * SIGQUIT sent to trainprof, and
  * exits with CMD's status (128 + N when signal N killed it). Writes
  * memory_profile.json (one row per sample), trace.json (Chrome counter
  * tracks) and run_summary.json into DIR, and prints a short summary.
