@@ -20,6 +20,13 @@ clock and by the training thread's CPU time (time.thread_time: what other
 processes on a shared machine do not inflate) and prints the medians.
 Reported per workload: the median over rounds of (profiled median step /
 plain median step, same round) - 1, for CPU and wall.
+
+    PYTHONPATH=build/python python -m trainprof --profiling.metrics none \
+        bench/python/bench_auto.py --child components [--rounds 21] [--steps 1000]
+
+measures the hooks one by one in one process instead (each taken out and put
+back, rounds alternating): less disturbed by other processes than pairs of
+processes.
 """
 import argparse
 import os
@@ -117,6 +124,60 @@ def child(workload, steps):
           f"median_cpu {statistics.median(cpus[WARMUP:])!r}", flush=True)
 
 
+def components(rounds, steps):
+    """In one process under python -m trainprof: the tiny loop with each
+    hook taken out and put back (the wrappers keep the original as
+    __wrapped__; torch's global optimizer hooks are a dict), rounds
+    alternating; prints the median difference per step of each, in us of
+    thread CPU, and of all of them together."""
+    import torch
+    import torch.optim.optimizer as topt
+    import torch.utils.data.dataloader as tdl
+    from torch import nn
+    from torch.utils.data import DataLoader, TensorDataset
+    torch.set_num_threads(1)
+    model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 1))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    x = torch.randn(2, 4)
+    it = iter(DataLoader(TensorDataset(torch.randn(rounds * steps * 20 + 100, 4)), batch_size=2))
+
+    def loop(n):
+        t = time.thread_time()
+        for _ in range(n):
+            next(it)
+            model(x).sum().backward()
+            opt.step()
+        return (time.thread_time() - t) / n * 1e6
+    loop(3)  # the session opens; the top-level module is found
+    hooked = {"forward": (nn.Sequential, "forward"), "data_loading": (tdl._BaseDataLoaderIter, "__next__"),
+              "backward": (torch.autograd, "backward")}
+    wrapped = {k: getattr(o, a) for k, (o, a) in hooked.items()}
+    opt_hooks = (dict(topt._global_optimizer_pre_hooks), dict(topt._global_optimizer_post_hooks))
+    assert all(hasattr(w, "__wrapped__") for w in wrapped.values()), "not under python -m trainprof"
+
+    def put(names):
+        for k, (o, a) in hooked.items():
+            setattr(o, a, wrapped[k] if k in names else wrapped[k].__wrapped__)
+        topt._global_optimizer_pre_hooks.clear()
+        topt._global_optimizer_post_hooks.clear()
+        if "optimizer" in names:
+            topt._global_optimizer_pre_hooks.update(opt_hooks[0])
+            topt._global_optimizer_post_hooks.update(opt_hooks[1])
+    every = ("forward", "data_loading", "backward", "optimizer")
+    for names in [every] + [(n,) for n in every]:
+        diffs = []
+        for r in range(rounds):
+            got = {}
+            for on in ((True, False) if r % 2 else (False, True)):
+                put(names if on else ())
+                got[on] = loop(steps)
+            diffs.append(got[True] - got[False])
+        q = statistics.quantiles(diffs, n=4)
+        print(f"{'+'.join(names) if len(names) == 1 else 'all hooks'}: {statistics.median(diffs):+.2f} us "
+              f"a step (quartiles {q[0]:+.2f}..{q[2]:+.2f}; plain step {got[False]:.1f} us)", flush=True)
+    put(every)
+
+
 def measure(workload, steps, profiled, tmp, flags=()):
     cmd = [sys.executable]
     if profiled:
@@ -136,6 +197,8 @@ def main():
     parser.add_argument("--flags", default="", help="more profiling flags, space separated")
     parser.add_argument("--child")
     args = parser.parse_args()
+    if args.child == "components":
+        return components(args.rounds, args.steps)
     if args.child:
         return child(args.child, args.steps)
     import tempfile
