@@ -12,7 +12,7 @@ session is open, and records nothing outside the process that trains.
   only from the first optimizer built to the end of the first optimizer
   step, to find the top-level modules (called outside any other module,
   holding a trainable parameter); from then on those classes' forward is
-  wrapped, and the global hooks are gone;
+  wrapped (recording for those modules only), and the global hooks are gone;
 - backward: torch.autograd.backward (Tensor.backward calls it);
 - checkpoint_save: torch.save;
 - gc: the garbage collector's pauses (gc.callbacks), while a session is open;
@@ -32,6 +32,7 @@ _trained = False       # an optimizer was built in this process
 _opt_open = False      # optimizer_step zone entered by the pre-hook
 _samples = None        # leading dimension of the last batch
 _fwd_depth = 0         # nesting of wrapped forward calls
+_roots = set()         # id() of the top-level modules found
 _discovery = None      # (hook handles, {id(module): (module, trainable)}) while searching
 DISCOVERY_MAX = 10000  # top-level calls before the search gives up (no optimizer step)
 
@@ -166,6 +167,7 @@ def _end_discovery():
         h.remove()
     for module, trainable in seen.values():
         if trainable:
+            _roots.add(id(module))
             _wrap_forward(type(module))
 
 
@@ -178,7 +180,7 @@ def _wrap_forward(cls):
     def forward(self, *args, **kwargs):
         global _fwd_depth
         z = _ZFWD
-        if z is None or _fwd_depth:
+        if z is None or _fwd_depth or id(self) not in _roots:  # the class serves elsewhere too
             return orig(self, *args, **kwargs)
         _fwd_depth = 1
         try:
