@@ -39,6 +39,7 @@ _opened = []            # weakrefs to the profilers the program opened, in order
 _opened_here = None     # the one get_profiler() opened, kept alive
 _global_lock = threading.Lock()
 _metrics_loggers = []
+_open_listeners = []    # fn(prof) after every open (trainprof._auto: the program's own profiler)
 
 
 def _program_profiler():
@@ -355,6 +356,8 @@ def _on_open(prof):
     program's profiler (get_profiler()) unless set_profiler() named one."""
     _opened[:] = [r for r in _opened if r() is not None and not r().closed]
     _opened.append(weakref.ref(prof))
+    for fn in list(_open_listeners):
+        fn(prof)
     if prof.run_dir is None:
         return
     _signals.install(prof)

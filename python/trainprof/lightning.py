@@ -187,7 +187,7 @@ def _build(namespace):
         """Lightning Profiler recording every action Lightning times as a
         trainprof zone (nested as Lightning nests them), a trainprof step at
         each training batch (ending after the LightningModule's
-        on_train_batch_end), the SimpleProfiler table plus P50/P99 at the
+        on_train_batch_end), an epoch at each training epoch's end, the SimpleProfiler table plus P50/P99 at the
         end, and trainprof's run directory.
 
         dirpath: parent of the run directory (default: the trainer's log_dir,
@@ -368,7 +368,8 @@ def _build(namespace):
 
     class TrainprofCallback(Callback):
         """For users who keep their own Trainer(profiler=...): each training
-        batch is a trainprof step (samples = the batch size), backward
+        batch is a trainprof step (samples = the batch size), each training
+        epoch a trainprof epoch, backward
         (on_before_backward .. on_after_backward) and optimizer_step
         (on_before_optimizer_step .. the batch end) are zones.
         profiler: a trainprof.Profiler to record into (left open), or None to

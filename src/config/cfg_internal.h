@@ -91,6 +91,7 @@ enum {
     TPC_K_TOP_N, TPC_K_CUDA,
     TPC_K_TORCH_OPS, /* read by the Python package (trainprof.torch) only */
     TPC_K_HANDLE_SIGNALS, /* read by the Python package only */
+    TPC_K_JAX_STEP, /* read by the Python package only (auto profiling of JAX) */
     TPC_K_HTML_REPORT, /* report.html at close */
     TPC_K_MAX_TRACE_MB, /* issue 12: per-window trace budget */
     TPC_K_JOB_ID, TPC_K_RANKS, /* multi-rank jobs */

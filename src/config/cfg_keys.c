@@ -77,6 +77,9 @@ static const tpc_key KEYS[TPC_NKEYS] = {
     {"handle_signals", TPC_BOOL, "true", 0, 1, NULL, NULL, NULL, 0,
      "Python: on SIGTERM or SIGINT (main thread) close the run, then the program's previous "
      "handler or the default action; a second signal exits at once (docs/PYTHON.md).", "false"},
+    {"jax_step", TPC_STRING, "auto", 1, 200, NULL, NULL, NULL, 0,
+     "Python, no-code profiling of JAX (docs/RUN.md): the jitted function whose calls are the "
+     "steps, by name; auto = the first one called twice (the train step).", "train_step"},
     /* the HTML report written at close */
     {"html_report", TPC_BOOL, "true", 0, 1, NULL, NULL, NULL, 0,
      "Write report.html (a self-contained page: step time, memory, breakdown, top operations, "

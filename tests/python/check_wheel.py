@@ -10,6 +10,7 @@ The wheel is built with the running python's scikit-build-core
 wheel (pip install --no-index).
 """
 import glob
+import json
 import os
 import shutil
 import subprocess
@@ -42,6 +43,10 @@ CHECK = textwrap.dedent("""
     print("wheel ok:", trainprof.__version__, trainprof.__file__, cli)
 """)
 
+# No code change (docs/RUN.md): both CLIs find the installed package's
+# bootstrap, so a Python command's processes load trainprof._auto at startup.
+AUTO = "import os, sys; print(os.environ.get('TRAINPROF_RUN_ARGS'), 'trainprof._auto' in sys.modules)"
+
 
 def main(src, work):
     shutil.rmtree(work, ignore_errors=True)
@@ -58,6 +63,22 @@ def main(src, work):
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
     run([vpy, "-c", CHECK], cwd=work, env=env)
     run([os.path.join(venv, "bin", "trainprof"), "--version"], env=env)
+    pkg_cli = subprocess.run([vpy, "-c", "import trainprof; print(trainprof.cli_path())"], env=env,
+                             capture_output=True, text=True, check=True).stdout.strip()
+    for cli in (os.path.join(venv, "bin", "trainprof"), pkg_cli):
+        out = subprocess.run([cli, "run", "-o", os.path.join(work, "tree"), "--profiling.active",
+                              "2", "--", vpy, "-c", AUTO], env=env, cwd=work, capture_output=True,
+                             text=True, check=True).stdout
+        flags, loaded = out.rsplit(None, 1)
+        assert json.loads(flags) == ["--profiling.active", "2"] and loaded == "True", (cli, out)
+    script = os.path.join(work, "hello.py")
+    with open(script, "w") as f:
+        f.write(AUTO + "\n")
+    out = subprocess.run([vpy, "-m", "trainprof", script], env=env, cwd=work, capture_output=True,
+                         text=True, check=True).stdout
+    flags, loaded = out.rsplit(None, 1)
+    assert json.loads(flags) == [] and loaded == "True", out
+    print("no code change ok: trainprof run and python -m trainprof in the wheel's venv")
     return 0
 
 

@@ -1,9 +1,12 @@
 /*
- * cmd_run.c - `trainprof run [--interval 100ms] [-o DIR] -- CMD ARGS...`
+ * cmd_run.c - `trainprof run [--interval 100ms] [-o DIR] [--profiling.KEY V ...] -- CMD ARGS...`
  *
- * Zero-code monitoring: starts CMD directly (fork + execvp, no shell),
- * samples its whole process tree (RSS, CPU, threads) and the GPUs every
- * interval, forwards SIGINT/SIGTERM/SIGHUP/SIGQUIT sent to trainprof, and
+ * Zero-code profiling (docs/RUN.md): when CMD is Python, every Python
+ * process it starts profiles itself (steps, phases; run_python.c), with
+ * the --profiling flags given here. In every case: starts CMD directly
+ * (fork + execvp, no shell), samples its whole process tree (RSS, CPU,
+ * threads) and the GPUs every interval, forwards SIGINT/SIGTERM/SIGHUP/
+ * SIGQUIT sent to trainprof, and
  * exits with CMD's status (128 + N when signal N killed it). Writes
  * memory_profile.json (one row per sample), trace.json (Chrome counter
  * tracks) and run_summary.json into DIR, and prints a short summary.
@@ -20,6 +23,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "run_python.h"
 #include "trainprof.h"
 #include "util/fileio.h"
 #include "util/json.h"
@@ -34,6 +38,9 @@ typedef struct run_opts {
     long interval_ms;
     char dir[1024];
     char **cmd;
+    char **flags; /* the --profiling flags (and their values), in order */
+    int nflags;
+    tp_config *cfg; /* the flags parsed: checked before the command starts */
 } run_opts;
 
 typedef struct run_state {
@@ -54,8 +61,12 @@ static const int FORWARDED[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1};
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: trainprof run [--interval 100ms] [-o DIR] -- CMD [ARGS...]\n"
-               "  Runs CMD (no shell) and samples its process tree and the GPUs.\n"
+    fprintf(f, "usage: trainprof run [--interval 100ms] [-o DIR] [--profiling.KEY VALUE ...] -- CMD [ARGS...]\n"
+               "  Runs CMD (no shell) and samples its process tree and the GPUs. When CMD is\n"
+               "  Python (python, torchrun, a #!python script), every Python process it starts\n"
+               "  profiles itself: steps, data loading, forward, backward, optimizer step\n"
+               "  (docs/RUN.md), into profiling.log_dir; --profiling.KEY VALUE (docs/CONFIG.md)\n"
+               "  applies to them.\n"
                "  --interval T   sampling period: 100ms (default), 0.5s, 2s; 10ms..3600s\n"
                "  -o DIR         output directory (default trainprof-run-<date>-<time>)\n"
                "  Writes DIR/memory_profile.json, DIR/trace.json (Chrome counters) and\n"
@@ -95,12 +106,38 @@ static void default_dir(char *out, size_t n)
     snprintf(out, n, "trainprof-run-%s-%d", stamp, (int)getpid());
 }
 
+/* A --profiling flag at argv[*i] (and its value) into o; advances *i.
+ * 0, or 2 after naming what is wrong. */
+static int take_profiling_flag(int argc, char **argv, int *i, run_opts *o)
+{
+    tp_error err;
+    if (!o->cfg && !(o->cfg = tp_config_new())) {
+        fprintf(stderr, "trainprof run: out of memory\n");
+        return 2;
+    }
+    int used = run_take_flag(o->cfg, argc, argv, *i, &err);
+    if (used < 0) {
+        fprintf(stderr, "trainprof run: %s\n", err.message);
+        return 2;
+    }
+    for (int k = 0; k < used; k++)
+        o->flags[o->nflags++] = argv[*i + k];
+    *i += used - 1;
+    return 0;
+}
+
 /* 0 ok, 1 help shown, 2 usage error (message printed). */
 static int parse_args(int argc, char **argv, run_opts *o)
 {
     o->interval_ms = 100;
     default_dir(o->dir, sizeof o->dir);
     o->cmd = NULL;
+    o->nflags = 0;
+    o->cfg = NULL;
+    if (!(o->flags = calloc((size_t)argc + 1, sizeof *o->flags))) {
+        fprintf(stderr, "trainprof run: out of memory\n");
+        return 2;
+    }
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -130,6 +167,9 @@ static int parse_args(int argc, char **argv, run_opts *o)
                         "(10ms to 3600s)\n", v);
                 return 2;
             }
+        } else if (run_is_profiling_flag(a)) {
+            if (take_profiling_flag(argc, argv, &i, o) != 0)
+                return 2;
         } else if (a[0] == '-') {
             fprintf(stderr, "trainprof run: unknown option '%s' (put the command after --)\n", a);
             return 2;
@@ -397,12 +437,67 @@ static int open_outputs(run_state *st, const run_opts *o)
     return 0;
 }
 
+/* A Python command: its Python processes profile themselves (run_python.c).
+ * Says once what is profiled. 0, or 2 after naming a bad TRAINPROF_*
+ * variable (each process would refuse it). */
+static int prepare_python(run_opts *o)
+{
+    if (!run_is_python(o->cmd)) {
+        fprintf(stderr, "trainprof run: '%s' is not a Python program: only the memory of its "
+                "process tree is sampled (steps and phases need a Python training script)%s\n",
+                o->cmd[0], o->nflags ? "; the --profiling flags are not used" : "");
+        return 0;
+    }
+    char boot[4096];
+    int found = run_find_bootstrap(NULL, boot, sizeof boot);
+    if (found != 0) {
+        fprintf(stderr, "trainprof run: %s: only the memory of the process tree is sampled%s\n",
+                found == -2 ? "this CLI was built with a sanitizer, its Python package cannot be "
+                              "loaded by python"
+                            : "the trainprof Python package was not found beside this CLI or on "
+                              "PYTHONPATH",
+                found == -2 ? "" : " (install the package, or put its parent directory on "
+                                   "PYTHONPATH)");
+        return 0;
+    }
+    tp_error err;
+    if (!o->cfg && !(o->cfg = tp_config_new()))
+        return 2;
+    if (tp_config_load_env(o->cfg, &err) != 0) {
+        fprintf(stderr, "trainprof run: %s\n", err.message);
+        return 2;
+    }
+    if (run_python_env(boot, o->flags, o->nflags) != 0) {
+        fprintf(stderr, "trainprof run: cannot set the environment of the command\n");
+        return 2;
+    }
+    fprintf(stderr, "trainprof run: profiling the Python processes of the command: run "
+            "directories under %s/ (memory of the process tree in %s)\n",
+            tp_config_get(o->cfg, "log_dir"), o->dir);
+    return 0;
+}
+
+static int run_command(run_opts *o);
+
 int cmd_run(int argc, char **argv)
 {
     run_opts o;
     int rc = parse_args(argc, argv, &o);
-    if (rc)
-        return rc == 1 ? 0 : 2;
+    if (rc == 0)
+        rc = prepare_python(&o);
+    if (rc == 0)
+        rc = run_command(&o);
+    else if (rc == 1) /* help */
+        rc = 0;
+    free(o.flags);
+    tp_config_free(o.cfg);
+    return rc;
+}
+
+static int run_command(run_opts *op)
+{
+    run_opts o = *op;
+    int rc;
     run_state st;
     memset(&st, 0, sizeof st);
     if (open_outputs(&st, &o) != 0)
