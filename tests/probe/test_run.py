@@ -73,7 +73,7 @@ def test_normal(tmp):
     check(ev and all(e["ph"] == "C" for e in ev), "counter events")
     check(any(e["name"] == "RSS (MB)" for e in ev), "RSS track")
     check("no GPU monitoring" in r.stderr, "one info line without GPU")
-    check("peak RSS" in r.stderr and "average CPU" in r.stderr, "printed summary")
+    check(("peak memory" in r.stderr or "peak RSS" in r.stderr) and "average CPU" in r.stderr, "printed summary")
 
 
 def test_fake_gpu(tmp):
@@ -163,8 +163,40 @@ def test_usage(tmp):
     check(run(["--help"]).returncode == 0, "help")
 
 
+FORKED = """
+import os, sys, time
+a = bytearray(200 * 1024 * 1024)          # touched, then shared copy-on-write by 3 forks
+pids = []
+for _ in range(3):
+    p = os.fork()
+    if p == 0:
+        time.sleep(1.0)
+        os._exit(0)
+    pids.append(p)
+for p in pids:
+    os.waitpid(p, 0)
+"""
+
+
+def test_forked_workers_counted_once(tmp):
+    """Forked workers (DataLoader's) share the parent's pages: the summed RSS
+    counts 200 MB four times, the peak memory reported (PSS) about once."""
+    d = os.path.join(tmp, "forked")
+    p = run(["--interval", "50ms", "-o", d, "--", sys.executable, "-c", FORKED])
+    check(p.returncode == 0, f"forked: exit {p.returncode}: {p.stderr[-300:]}")
+    _, _, summ = outputs(d)
+    mb = 1024 * 1024
+    if summ.get("peak_memory_measure") != "pss":
+        print("  (no smaps_rollup here: PSS not checked)")
+        return
+    check(summ["peak_rss_bytes"] > 600 * mb, f"forked: RSS summed {summ['peak_rss_bytes'] / mb:.0f} MB")
+    check(200 * mb <= summ["peak_pss_bytes"] < 400 * mb, f"forked: PSS {summ['peak_pss_bytes'] / mb:.0f} MB")
+    check("PSS: shared pages counted once" in p.stderr, f"forked: the summary line says which: {p.stderr[-300:]}")
+
+
 with tempfile.TemporaryDirectory() as tmp:
     test_normal(tmp)
+    test_forked_workers_counted_once(tmp)
     test_fake_gpu(tmp)
     test_missing_command(tmp)
     test_killed_by_signal(tmp)

@@ -50,6 +50,7 @@ typedef struct run_state {
     tpu_json_file rows, trace;
     uint64_t samples, cpu_samples;
     uint64_t peak_rss;
+    uint64_t peak_pss;              /* 0 when smaps_rollup could not be read */
     double cpu_sum;
     uint64_t gpu_peak;
     char gpu_peak_dev[32];
@@ -267,6 +268,8 @@ static void write_row(run_state *st, const tp_proc_sample *ps, const tp_device_m
     tpu_json_kv_double(&j, "cpu_memory_percent", ps->system_memory_percent);
     tpu_json_kv_uint(&j, "system_available_bytes", ps->system_available_bytes);
     tpu_json_kv_uint(&j, "rss_bytes", ps->rss_bytes);
+    if (ps->pss_bytes)
+        tpu_json_kv_uint(&j, "pss_bytes", ps->pss_bytes);
     tpu_json_kv_double(&j, "process_cpu_percent", ps->cpu_percent);
     tpu_json_kv_int(&j, "processes", ps->processes);
     tpu_json_kv_int(&j, "threads", ps->threads);
@@ -335,6 +338,8 @@ static void take_sample(run_state *st)
     }
     if (ps.rss_bytes > st->peak_rss)
         st->peak_rss = ps.rss_bytes;
+    if (ps.pss_bytes > st->peak_pss)
+        st->peak_pss = ps.pss_bytes;
     if (st->samples > 0) { /* the first sample has no CPU interval before it */
         st->cpu_sum += ps.cpu_percent;
         st->cpu_samples++;
@@ -392,6 +397,11 @@ static void write_summary(run_state *st, run_opts *o, int status, double secs)
     tpu_json_kv_int(&j, "interval_ms", o->interval_ms);
     tpu_json_kv_uint(&j, "samples", st->samples);
     tpu_json_kv_uint(&j, "peak_rss_bytes", st->peak_rss);
+    /* the tree's own memory: a page shared by k processes (forked DataLoader
+     * workers, libraries) counts 1/k in each; RSS counts it in every one */
+    if (st->peak_pss)
+        tpu_json_kv_uint(&j, "peak_pss_bytes", st->peak_pss);
+    tpu_json_kv_string(&j, "peak_memory_measure", st->peak_pss ? "pss" : "rss");
     tpu_json_kv_double(&j, "average_cpu_percent", st->cpu_samples ? st->cpu_sum / st->cpu_samples : 0);
     if (st->gpu_peak_dev[0]) {
         tpu_json_kv_uint(&j, "peak_gpu_memory_bytes", st->gpu_peak);
@@ -404,9 +414,13 @@ static void write_summary(run_state *st, run_opts *o, int status, double secs)
         tpu_write_file_atomic(path, b.data, b.len, msg, sizeof msg) != 0)
         fprintf(stderr, "trainprof run: warning: cannot write run_summary.json in %s\n", o->dir);
     tpu_buf_free(&b);
-    fprintf(stderr, "trainprof run: %s %s %d after %.1f s; peak RSS %.1f MB, ", o->cmd[0],
-            status >= 128 ? "killed, status" : "exited with status", status, secs,
-            st->peak_rss / MB);
+    fprintf(stderr, "trainprof run: %s %s %d after %.1f s; ", o->cmd[0],
+            status >= 128 ? "killed, status" : "exited with status", status, secs);
+    if (st->peak_pss) /* shared pages once: the sum of RSS counts them per process */
+        fprintf(stderr, "peak memory %.1f MB (PSS: shared pages counted once; RSS summed %.1f MB), ",
+                st->peak_pss / MB, st->peak_rss / MB);
+    else
+        fprintf(stderr, "peak RSS %.1f MB (summed over the processes), ", st->peak_rss / MB);
     if (st->gpu_peak_dev[0])
         fprintf(stderr, "peak GPU memory %.2f GB (%s), ", st->gpu_peak / GIB, st->gpu_peak_dev);
     fprintf(stderr, "average CPU %.1f%%; %llu samples in %s\n",
