@@ -8,6 +8,8 @@
 # (gpu_bytes), and `trainprof report --html` on its run directory.
 #
 #   scripts/gpu-check.sh [OUT_DIR]    (default ./gpu-check-out)
+#   TP_GPU_CMAKE_ARGS="-DTP_WITH_YAML=OFF" scripts/gpu-check.sh   (a machine
+#       without libyaml's headers and no network to install them)
 #
 # Uses the machine's own python3 (it must have torch with CUDA) and cmake.
 # Prints one PASS/FAIL line per check and "N passed, N failed" at the end.
@@ -25,11 +27,11 @@ bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
 nvidia-smi -L | tee "$out/gpus.txt" || bad "nvidia-smi"
 jobs=$(nproc)
 if cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTP_BUILD_BENCH=OFF \
-      -DPython3_EXECUTABLE="$(command -v "$py")" >"$out/configure.log" 2>&1 &&
+      -DPython3_EXECUTABLE="$(command -v "$py")" ${TP_GPU_CMAKE_ARGS:-} >"$out/configure.log" 2>&1 &&
    cmake --build build-gpu -j"$jobs" >"$out/build.log" 2>&1; then
   ok "build with CUDA ($(grep -c 'cuda' "$out/build.log") CUDA lines in the log)"
 else
-  bad "build (tail of $out/build.log follows)"; tail -30 "$out/build.log"
+  bad "build (tail of the logs follows)"; tail -30 "$out/configure.log" "$out/build.log" 2>/dev/null
   echo "$pass passed, $fail failed"; exit 1
 fi
 
