@@ -65,8 +65,13 @@ export PYTHONPATH="$PWD/build-gpu/python${PYTHONPATH:+:$PYTHONPATH}"
 rm -rf "$out/runs"
 (cd "$out" && "$py" -m trainprof --profiling.output_dir runs train_gpu.py 4 >"$out/auto.log" 2>&1) &
 pid=$!
-sleep 12
-build-gpu/trainprof top --json "$out/runs" >"$out/top.json" 2>"$out/top.err" || true
+# top while it trains: poll until a few steps are in (CUDA and the workers take a while to start)
+for _ in $(seq 1 90); do
+  sleep 1
+  build-gpu/trainprof top --json "$out/runs" >"$out/top.json" 2>"$out/top.err" || continue
+  "$py" -c 'import json,sys; r=json.load(open(sys.argv[1]))["runs"][0]; sys.exit(0 if (r["step"] or 0) >= 20 and r["state"] == "running" else 1)' "$out/top.json" && break
+  kill -0 $pid 2>/dev/null || break
+done
 wait $pid
 rc=$?
 tail -5 "$out/auto.log"
@@ -92,14 +97,24 @@ caps = json.load(open(os.path.join(run, "captures.json")))["captures"]
 print("captures:", [(c["reason"], c["step"]) for c in caps])
 assert any(c["reason"] == "slow_step" for c in caps), caps
 top = json.load(open(os.path.join(out, "top.json")))
-print("top --json while running:", json.dumps(top["runs"][0])[:400])
-assert top["runs"][0]["state"] in ("running", "ended"), top
+print("top --json while running:", json.dumps(top["runs"][0])[:500])
+assert top["runs"][0]["state"] == "running" and top["runs"][0]["step"] >= 20, top
 assert (top["runs"][0].get("gpu_bytes") or 0) > 0, "top: no gpu_bytes"
 EOF
 if build-gpu/trainprof report --html "$out/report.html" "$out"/runs/* >"$out/report.log" 2>&1; then
   ok "report --html on the CUDA run ($(stat -c %s "$out/report.html") bytes)"
 else bad "report --html: $(tail -3 "$out/report.log")"; fi
 build-gpu/trainprof analyze "$out"/runs/* >"$out/analyze.txt" 2>&1 && ok "analyze on the CUDA run" || bad "analyze"
-head -30 "$out/analyze.txt"
+head -12 "$out/analyze.txt"
+
+# with torch's operators: Kineto's GPU trace (kernels, memcpy) through the analyzer
+rm -rf "$out/runs_ops"
+if (cd "$out" && "$py" -m trainprof --profiling.output_dir runs_ops --profiling.torch_ops true \
+      train_gpu.py 2 >"$out/auto_ops.log" 2>&1) &&
+   build-gpu/trainprof analyze "$out"/runs_ops/* >"$out/analyze_ops.txt" 2>&1; then
+  head -14 "$out/analyze_ops.txt"
+  if grep -qE '^ +kernel +[1-9]' "$out/analyze_ops.txt"; then ok "torch_ops on CUDA: kernel time in the analysis"
+  else bad "torch_ops on CUDA: no kernel time"; fi
+else bad "torch_ops run or its analyze: $(tail -3 "$out/auto_ops.log" "$out/analyze_ops.txt")"; fi
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
