@@ -4,6 +4,7 @@ Runs the real `trainprof` binary (env TRAINPROF_BIN) on the fixtures in
 argv[1] (copies in tests/fixtures) and, when present, the bigger Kineto
 traces in $TP_FIXTURES/kineto. Python's json module is the reference.
 """
+import decimal
 import gzip
 import json
 import os
@@ -63,21 +64,88 @@ def kineto_files():
     return out
 
 
+RUNTIME_CATS = ("cuda_runtime", "cuda_driver", "Runtime")
+DEVICE_CATS = ("kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset")
+
+
+def plugin_steps(evs, host):
+    """The TensorBoard plugin's steps (kineto tb_plugin event_parser.py,
+    _find_device_steps and _update_steps_duration), written from its text:
+    host is {num: (start, end)} in µs. Returns ({num: (start, end)}, steps dropped, whether the rule applied)."""
+    order = sorted(host, key=lambda n: host[n][0])
+    steps = [list(host[n]) for n in order]
+    rts, devs = {}, []
+    for e in evs:
+        a = e.get("args") or {}
+        if e.get("ph") != "X" or "correlation" not in a or e.get("dur", 0) < 0:
+            continue
+        s, t = e["ts"], e["ts"] + e.get("dur", 0)
+        if e.get("cat") in RUNTIME_CATS:
+            rts[a["correlation"]] = (s, t)
+        elif e.get("cat") in DEVICE_CATS:
+            devs.append((a["correlation"], s, t))
+    span = [[None, None, 0] for _ in steps]  # first start, last end, count
+    matched = []
+    for corr, s, t in devs:
+        rt, hit = rts.get(corr), None
+        if rt:
+            for i, (a, b) in enumerate(steps):
+                if a <= rt[0] and rt[1] <= b:
+                    hit = i
+                    break
+        matched.append(hit is not None)
+        if hit is None:
+            continue
+        sp = span[hit]
+        sp[0] = s if sp[0] is None else min(sp[0], s)
+        sp[1] = t if sp[1] is None else max(sp[1], t)
+        sp[2] += 1
+    if not any(matched):
+        return {n: host[n] for n in order}, 0, False
+    prev = steps[0][0]
+    if span[0][2]:
+        for (corr, s, t), m in zip(devs, matched):
+            if not m and t < span[0][0]:
+                prev = max(prev, t)
+    for i, (a, b) in enumerate(steps):
+        start = max(prev, a)
+        end = max(b, span[i][1]) if span[i][2] else b
+        end = max(end, start)
+        steps[i] = [start, end]
+        prev = end
+    keep = len(steps)
+    if len(steps) > 1:
+        last = max(i for i in range(len(steps)) if span[i][2])
+        keep = last + 1
+        if last > 0 and span[last - 1][2] * 0.8 > span[last][2]:
+            keep = last
+    return {order[i]: tuple(steps[i]) for i in range(keep)}, len(steps) - keep, True
+
+
 def test_steps_match_profiler_step_spans():
+    """Steps are the ProfilerStep#N spans, extended on a GPU trace as the
+    TensorBoard plugin does (host-only traces keep the host spans)."""
     for path in kineto_files() + [os.path.join(FIX, "mlp_adam.pt.trace.json")]:
-        res = json.loads(run("steps", "--json", path).stdout)
-        spans = {}
-        for e in events(load(path)):
+        res = json.loads(run("steps", "--json", path).stdout, parse_float=decimal.Decimal)
+        opener = gzip.open if path.endswith(".gz") else open
+        with opener(path, "rt") as f:  # exact: a float of µs since the epoch loses the ns
+            evs = events(json.load(f, parse_float=decimal.Decimal))
+        host = {}
+        for e in evs:
             n = str(e.get("name", ""))
-            if e.get("ph") == "X" and n.startswith("ProfilerStep#") and e.get("cat") in (None, "user_annotation", "Operator"):
-                spans.setdefault(int(n.split("#")[1]), float(e["dur"]))
+            if e.get("ph") == "X" and n.startswith("ProfilerStep#") and e.get("cat") in (None, "user_annotation", "Operator", "cpu_op"):
+                host.setdefault(int(n.split("#")[1]), (e["ts"], e["ts"] + e["dur"]))
+        spans, dropped, applied = plugin_steps(evs, host)
+        check(res["step_rule"] == ("device" if applied else "host"), f"{path}: rule {res['step_rule']}")
+        check(res["steps_left_out"] == dropped, f"{path}: left out {res['steps_left_out']} vs {dropped}")
         got = {s["step"]: s for s in res["steps"]}
         check(set(got) == set(spans), f"{path}: steps {sorted(got)} vs {sorted(spans)}")
-        for num, dur in spans.items():
+        for num, (a, b) in spans.items():
             s = got.get(num)
             if not s:
                 continue
-            check(abs(s["dur_us"] - dur) < 0.0015, f"{path} step {num}: {s['dur_us']} vs {dur}")
+            check(abs(s["dur_us"] - (b - a)) < 0.0015, f"{path} step {num}: {s['dur_us']} vs {b - a}")
+            check(abs(s["start_us"] - a) < 0.0015, f"{path} step {num}: start {s['start_us']} vs {a}")
             parts = sum(s[k] for k in s if k.endswith("_us") and k not in ("dur_us", "start_us"))
             check(abs(parts - s["dur_us"]) < 0.0015, f"{path} step {num}: parts {parts} vs {s['dur_us']}")
 

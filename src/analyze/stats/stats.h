@@ -113,6 +113,14 @@ typedef struct tpa_steps_result {
     tpa_step_row whole;
     uint64_t negative_durs;        /* spans with dur < 0: in no row, no statistic */
     uint64_t negative_at;          /* byte offset of the first */
+    /* The TensorBoard plugin's rule was applied (a GPU trace whose steps
+     * launched device work): each step runs from the later of its host
+     * start and the previous step's end to the later of its host end and
+     * the end of the last device record its runtime calls launched;
+     * tail_dropped trailing steps whose kernels the profiler did not
+     * record were left out, as the plugin does. Host-only traces: false. */
+    bool device_rule;
+    size_t tail_dropped;
 } tpa_steps_result;
 enum { TPA_STEPS_NONE, TPA_STEPS_PROFILER, TPA_STEPS_STEP_NUM, TPA_STEPS_ANNOTATION };
 extern const char *const tpa_step_source_names[4];

@@ -7,6 +7,7 @@
  */
 #include "analyze/trace/trace.h"
 #include "analyze/stats/stats.h"
+#include "analyze/stats/steps_device.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -364,6 +365,7 @@ struct tpa_steps_ctx {
     int64_t span_lo, span_hi;
     int passes;
     uint64_t negative, negative_at;  /* spans with dur < 0 (first pass) */
+    tpa_devsteps ds;         /* runtime calls and device records (first pass) */
 };
 
 tpa_steps_ctx *tpa_steps_begin(const char *path)
@@ -488,6 +490,7 @@ void tpa_steps_feed_kind(tpa_steps_ctx *c, const tpa_event *ev, int kind)
         return;
     }
     if (kind < 0) kind = tpa_event_kind(ev);
+    if (c->first_pass && kind >= TPA_K_RUNTIME) tpa__ds_note(&c->ds, ev, kind);
     bool step = host_step(ev, kind, &num);
     int ci = !step && c->first_pass ? cand_index(&c->cands, ev, kind) : -1;
     if (ev->ph == 'B') { be_push(&c->be, ev, step ? BE_STEP : part_of(ev, kind), num, ci); return; }
@@ -558,6 +561,7 @@ static void steps_ctx_free(tpa_steps_ctx *c)
     be_free(&c->be);
     free(c->steps.v);
     cands_free(&c->cands);
+    tpa__ds_free(&c->ds);
     free(c);
 }
 
@@ -600,6 +604,8 @@ int tpa_steps_finish(tpa_steps_ctx *c, bool truncated, tpa_steps_result *res, tp
     choose_steps(c, res);
     bool whole = tile_span(c);
     if (c->steps.n) qsort(c->steps.v, c->steps.n, sizeof *c->steps.v, step_cmp);
+    if (!whole)  /* GPU work: each step to the end of the device work it launched */
+        c->steps.n = tpa__ds_apply(&c->ds, c->steps.v, c->steps.n, &res->device_rule, &res->tail_dropped);
     ivbuf tmp[2] = {{0}};
     size_t cap = 0, next = 0;  /* steps before `next` are done */
     int rc = 0;
