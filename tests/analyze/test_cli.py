@@ -430,6 +430,45 @@ def test_bad_inputs(tmp):
         check("usage:" in p.stdout, f"{sub} --help")
 
 
+def test_findings_count_inside_steps(tmp):
+    """Issue 31: a span outside every step (the profiler's exit
+    cudaDeviceSynchronize) is not step time; device events dropped for a
+    negative duration make no GPU finding."""
+    def step(n, ts, dur):
+        return {"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{n}", "ts": ts, "dur": dur, "pid": 1, "tid": 1}
+
+    def sync(ts, dur):
+        return {"ph": "X", "cat": "cuda_runtime", "name": "cudaDeviceSynchronize", "ts": ts, "dur": dur, "pid": 1, "tid": 1}
+
+    def kernel(ts, dur):
+        return {"ph": "X", "cat": "kernel", "name": "k", "ts": ts, "dur": dur, "pid": 0, "tid": 7}
+
+    base = [step(1, 0, 1000), step(2, 1000, 1000), sync(100, 200)]
+    path = os.path.join(tmp, "sync_in.json")
+    with open(path, "w") as f:
+        json.dump(base + [sync(2100, 900)], f)  # the exit sync, after step 2
+    d = json.loads(run("analyze", "--json", path).stdout)
+    syn = [f for f in d["findings"] if f["id"] == "synchronization"]
+    check(len(syn) == 1 and abs(syn[0]["share_pct"] - 100 * 200 / 2000) < 0.01,
+          f"sync inside steps only: {syn}")
+    check(syn and "1 calls" in syn[0]["evidence"], f"sync calls: {syn}")
+    with open(path, "w") as f:
+        json.dump([step(1, 0, 1000), step(2, 1000, 1000), sync(2100, 900)], f)
+    d = json.loads(run("analyze", "--json", path).stdout)
+    check(not [f for f in d["findings"] if f["id"] == "synchronization"], f"exit sync counted: {d['findings']}")
+    # kernels with negative durations: dropped, and no GPU finding from what is left
+    evs = [step(1, 0, 1000), step(2, 1000, 1000), kernel(10, 5), kernel(500, -50), kernel(1500, -20)]
+    with open(path, "w") as f:
+        json.dump(evs, f)
+    p = run("analyze", "--json", path)
+    d = json.loads(p.stdout)
+    check(d.get("gpu_findings_withheld") == 2, f"withheld {d.get('gpu_findings_withheld')}")
+    check(not [f for f in d["findings"] if f["id"] in ("launch_bound", "tiny_kernels", "low_occupancy")],
+          f"GPU finding from dropped events: {d['findings']}")
+    t = run("analyze", path).stdout
+    check("No GPU finding: 2 device event(s)" in t, "analyze says why there is no GPU finding")
+
+
 def main():
     test_report_matches_key_averages()
     test_steps_match_profiler_step_spans()
@@ -447,6 +486,7 @@ def main():
         test_slice_time_window_far_out(tmp)
         test_stdin_for_multi_pass_commands(tmp)
         test_bad_inputs(tmp)
+        test_findings_count_inside_steps(tmp)
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0
 

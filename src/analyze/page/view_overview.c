@@ -15,6 +15,7 @@
 #include "analyze/json/json_scan.h"
 #include "util/adaptive_sort.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,8 @@ typedef struct overview {
     uint64_t n_steps;
     int step_source;
     char step_name[128];
+    bool device_rule;                  /* a file's steps follow the plugin's GPU rule */
+    uint64_t tail_dropped;             /* steps the rule left out, all files */
     int64_t windows[TPA_HTML_WINDOWS][2];
     int n_windows;
     gpu_info gpus[MAX_GPUS];
@@ -156,6 +159,8 @@ static void add_steps(overview *o, const tpa_steps_result *s)
         o->windows[o->n_windows][1] = s->rows[s->n - 1].num;
         o->n_windows++;
     }
+    o->device_rule |= s->device_rule;
+    o->tail_dropped += s->tail_dropped;
     o->step_source = s->step_source;
     snprintf(o->step_name, sizeof o->step_name, "%s", s->step_name);
 }
@@ -275,11 +280,19 @@ static void gpu_json(const overview *o, tpu_json *j)
 
 static void step_note(const overview *o, tpu_json *j)
 {
-    char buf[300] = "";
+    char buf[640] = "";
+    size_t n = 0;
     if (o->step_source == TPA_STEPS_ANNOTATION)
-        snprintf(buf, sizeof buf, "no ProfilerStep#N in the trace: steps are the repeated annotation \"%.200s\"", o->step_name);
+        n = (size_t)snprintf(buf, sizeof buf, "no ProfilerStep#N in the trace: steps are the repeated annotation \"%.200s\"", o->step_name);
     else if (o->step_source == TPA_STEPS_STEP_NUM)
-        snprintf(buf, sizeof buf, "steps are the \"%.200s\" spans numbered by args.step_num", o->step_name);
+        n = (size_t)snprintf(buf, sizeof buf, "steps are the \"%.200s\" spans numbered by args.step_num", o->step_name);
+    if (o->device_rule) {  /* which rule the step times follow (issue 31) */
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "%sGPU steps as the TensorBoard plugin counts them: each step runs to the"
+                              " end of the GPU work it launched, the next starts after it", n ? ". " : "");
+        if (o->tail_dropped && n < sizeof buf)
+            snprintf(buf + n, sizeof buf - n, " (the last %" PRIu64 " step%s left out: the profiler stopped before %s kernels were recorded)",
+                     o->tail_dropped, o->tail_dropped == 1 ? "" : "s", o->tail_dropped == 1 ? "its" : "their");
+    }
     tpu_json_kv_string(j, "step_note", buf);
 }
 

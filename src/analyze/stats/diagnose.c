@@ -29,8 +29,6 @@
 #define OCC_LOW_PCT 25.0       /* est. achieved occupancy under this ... */
 #define OCC_MIN 0.10           /* ... for this share of step time */
 
-static bool starts_with(const char *s, const char *pre) { return strncmp(s, pre, strlen(pre)) == 0; }
-
 static bool icontains(const char *s, const char *needle)
 {
     size_t n = strlen(needle);
@@ -49,13 +47,6 @@ static bool is_sync_call(const char *n)
     return !strcmp(n, "cudaDeviceSynchronize") || !strcmp(n, "cudaStreamSynchronize") ||
            !strcmp(n, "cudaEventSynchronize") || !strcmp(n, "hipDeviceSynchronize") ||
            !strcmp(n, "hipStreamSynchronize") || !strcmp(n, "hipEventSynchronize");
-}
-
-static bool is_item(const char *n) { return !strcmp(n, "aten::item") || !strcmp(n, "aten::_local_scalar_dense"); }
-
-static bool is_optimizer(const char *n)
-{
-    return starts_with(n, "Optimizer.step") || icontains(n, "optimizer");
 }
 
 static int severity_of(double share) { return share >= 0.25 ? 2 : share >= 0.10 ? 1 : 0; }
@@ -173,7 +164,168 @@ static double slow_share(const tpa_steps_result *s, int64_t med)
     return all > 0 ? over / all : 0;
 }
 
-static void find_all(tpa_diagnosis *d)
+/* ---- what counts is what ran inside the steps ------------------------------------------
+ *
+ * The synchronizations, item() calls, optimizer spans and kernel occupancy
+ * that findings weigh are kept as spans while the trace is read and
+ * clipped to the steps at the end: a span outside every step (the
+ * profiler's exit cudaDeviceSynchronize, warm-up before the first step)
+ * is not step time. A span nested in one of the same name on its thread
+ * counts once, as torch's table counts it. */
+
+enum { W_SYNC, W_ITEM, W_OPTIM };
+#define W_NAMES 16
+typedef struct w_span { int64_t ts, end, tid; int slot; double occ; } w_span;
+typedef struct w_name { char name[96]; int what; int64_t ns; uint64_t calls; } w_name;
+typedef struct in_steps {
+    w_name names[W_NAMES]; int n_names;
+    w_span *v; size_t n, cap;        /* host spans of the names above */
+    w_span *k; size_t nk, capk;      /* kernels with an est. achieved occupancy */
+} in_steps;
+
+static void w_push(w_span **v, size_t *n, size_t *cap, w_span s)
+{
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 256;
+        w_span *nv = realloc(*v, nc * sizeof *nv);
+        if (!nv) abort();
+        *v = nv;
+        *cap = nc;
+    }
+    (*v)[(*n)++] = s;
+}
+
+static bool sv_is(tpa_sv n, const char *s) { return n.n == strlen(s) && memcmp(n.p, s, n.n) == 0; }
+
+/* "optimizer" anywhere in the name, any case (memchr finds the candidates). */
+static bool sv_optimizer(tpa_sv n)
+{
+    static const char w[] = "ptimizer";
+    for (const char *p = n.p, *end = n.p + n.n; p < end; p++) {
+        p = memchr(p, 'p', (size_t)(end - p));
+        if (!p) return false;
+        if (p == n.p || (p[-1] | 0x20) != 'o' || (size_t)(end - p) < sizeof w - 1) continue;
+        size_t k = 1;
+        while (k < sizeof w - 1 && (p[k] | 0x20) == w[k]) k++;
+        if (k == sizeof w - 1) return true;
+    }
+    return false;
+}
+
+static int w_slot(in_steps *w, tpa_sv name, int what)
+{
+    size_t n = name.n < sizeof w->names[0].name - 1 ? name.n : sizeof w->names[0].name - 1;
+    for (int i = 0; i < w->n_names; i++)
+        if (w->names[i].what == what && strlen(w->names[i].name) == n && memcmp(w->names[i].name, name.p, n) == 0) return i;
+    if (w->n_names == W_NAMES) return -1;
+    w_name *x = &w->names[w->n_names];
+    memcpy(x->name, name.p, n);
+    x->name[n] = 0;
+    x->what = what;
+    return w->n_names++;
+}
+
+static void in_steps_feed(in_steps *w, const tpa_event *ev, int kind)
+{
+    if (ev->ph != 'X' || !ev->has_ts || (ev->has_dur && ev->dur_ns < 0)) return;
+    int64_t end = ev->ts_ns + (ev->has_dur ? ev->dur_ns : 0);
+    if (kind == TPA_K_KERNEL) {
+        if (ev->occupancy >= 0 && end > ev->ts_ns)
+            w_push(&w->k, &w->nk, &w->capk, (w_span){ ev->ts_ns, end, 0, 0, ev->occupancy });
+        return;
+    }
+    int what = -1;
+    if (kind == TPA_K_RUNTIME) {
+        if (ev->name.n > 14 && (memcmp(ev->name.p, "cuda", 4) == 0 || memcmp(ev->name.p, "hip", 3) == 0)) {
+            char n[32];
+            size_t k = ev->name.n < sizeof n - 1 ? ev->name.n : sizeof n - 1;
+            memcpy(n, ev->name.p, k);
+            n[k] = 0;
+            if (is_sync_call(n)) what = W_SYNC;
+        }
+    } else if (kind == TPA_K_CPU || kind == TPA_K_ANNOTATION) {
+        if (sv_is(ev->name, "aten::item") || sv_is(ev->name, "aten::_local_scalar_dense")) what = W_ITEM;
+        else if (sv_optimizer(ev->name)) what = W_OPTIM;
+    }
+    if (what < 0) return;
+    int slot = w_slot(w, ev->name, what);
+    if (slot >= 0) w_push(&w->v, &w->n, &w->cap, (w_span){ ev->ts_ns, end, ev->tid, slot, 0 });
+}
+
+/* Whether a host span starting at ts is a step's own (starts inside its
+ * host span, as torch nests it under ProfilerStep#N); every span without steps. */
+static bool in_host_step(const tpa_steps_result *s, int64_t ts)
+{
+    if (!s->n) return true;
+    size_t lo = 0, hi = s->n;  /* rows are in order of start, so are their host spans */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->rows[mid].host_start_ns <= ts) lo = mid + 1; else hi = mid;
+    }
+    return lo && ts < s->rows[lo - 1].host_end_ns;
+}
+
+/* The part of [a, b) inside the steps (all of it without steps). */
+static int64_t clip_to_steps(const tpa_steps_result *s, int64_t a, int64_t b)
+{
+    if (!s->n) return b - a;
+    size_t lo = 0, hi = s->n;  /* first step ending after a */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->rows[mid].start_ns + s->rows[mid].dur_ns <= a) lo = mid + 1; else hi = mid;
+    }
+    int64_t in = 0;
+    for (size_t i = lo; i < s->n && s->rows[i].start_ns <= b; i++) {
+        int64_t x = a > s->rows[i].start_ns ? a : s->rows[i].start_ns;
+        int64_t y = b < s->rows[i].start_ns + s->rows[i].dur_ns ? b : s->rows[i].start_ns + s->rows[i].dur_ns;
+        if (y > x) in += y - x;
+    }
+    return in;
+}
+
+static int w_cmp(const void *a, const void *b)
+{
+    const w_span *x = a, *y = b;
+    if (x->slot != y->slot) return x->slot < y->slot ? -1 : 1;
+    if (x->tid != y->tid) return x->tid < y->tid ? -1 : 1;
+    return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/* Each name's calls and time inside the steps; the occupancy statistics of
+ * the kernel time inside them. Host spans count when they start inside a
+ * step's host span; kernels for the part of them inside the steps. */
+static void in_steps_finish(in_steps *w, tpa_diagnosis *d)
+{
+    qsort(w->v, w->n, sizeof *w->v, w_cmp);
+    int64_t open_end = INT64_MIN;
+    for (size_t i = 0; i < w->n; i++) {
+        const w_span *x = &w->v[i];
+        if (!i || x->slot != w->v[i - 1].slot || x->tid != w->v[i - 1].tid) open_end = INT64_MIN;
+        if (x->ts < open_end) {  /* nested in one of its name: the outer one counted it */
+            if (x->end > open_end) open_end = x->end;
+            continue;
+        }
+        open_end = x->end;
+        if (!in_host_step(&d->steps, x->ts)) continue;
+        w->names[x->slot].ns = tpa_sat_add(w->names[x->slot].ns, x->end - x->ts);
+        w->names[x->slot].calls++;
+    }
+    double occ = 0;
+    d->occ_kernel_ns = d->occ_low_ns = 0;
+    for (size_t i = 0; i < w->nk; i++) {
+        int64_t ns = clip_to_steps(&d->steps, w->k[i].ts, w->k[i].end);
+        if (ns <= 0) continue;
+        d->occ_kernel_ns = tpa_sat_add(d->occ_kernel_ns, ns);
+        occ += w->k[i].occ * (double)ns;
+        if (w->k[i].occ < OCC_LOW_PCT) d->occ_low_ns = tpa_sat_add(d->occ_low_ns, ns);
+    }
+    d->occ_weighted = d->occ_kernel_ns ? occ / (double)d->occ_kernel_ns : 0;
+    free(w->v);
+    free(w->k);
+    w->v = w->k = NULL;
+}
+
+static void find_all(tpa_diagnosis *d, const in_steps *w)
 {
     const tpa_report *rep = &d->rep;
     int64_t sync_calls = 0, item = 0, optim = 0, tiny_ns = 0, kern_ns = 0;
@@ -188,29 +340,34 @@ static void find_all(tpa_diagnosis *d)
             if (o->count && o->total_ns / (int64_t)o->count < TINY_KERNEL_NS) { tiny_ns = tpa_sat_add(tiny_ns, o->total_ns); tiny_n += o->count; }
             continue;
         }
-        if (o->table != -1) continue;
-        if (is_sync_call(o->name)) { sync_calls = tpa_sat_add(sync_calls, o->total_ns); sync_n += o->count; }
-        else if (is_item(o->name)) { if (o->total_ns > item) { item = o->total_ns; item_n = o->count; } }
-        else if (is_optimizer(o->name) && o->total_ns > optim) { optim = o->total_ns; optim_name = o->name; }
+    }
+    for (int i = 0; i < w->n_names; i++) {  /* inside the steps only */
+        const w_name *x = &w->names[i];
+        if (x->what == W_SYNC) { sync_calls = tpa_sat_add(sync_calls, x->ns); sync_n += x->calls; }
+        else if (x->what == W_ITEM) { if (x->ns > item || (!item && x->calls > item_n)) { item = x->ns; item_n = x->calls; } }
+        else if (x->ns > optim) { optim = x->ns; optim_name = x->name; }
     }
     d->kernel_calls = kern_n;
     d->kernel_avg_ns = kern_n ? kern_ns / (int64_t)kern_n : 0;
 
+    /* dropped device events: no GPU statistic is whole, so none is a finding */
+    bool gpu_ok = !d->steps.negative_device;
+    d->gpu_withheld = d->steps.negative_device;
     part_finding(d, TPA_P_DATALOAD, DATALOAD_MIN, "data_loading", "Data loading stalls the step",
                  "increase DataLoader num_workers, set pin_memory=True and persistent_workers=True, "
                  "raise prefetch_factor; move decoding/augmentation off the training process",
                  TPA_K_COUNT, TPA_K_COUNT, false);
-    part_finding(d, TPA_P_MEMCPY, MEMCPY_MIN, "memcpy", "Host<->device copies not hidden by compute",
+    if (gpu_ok) part_finding(d, TPA_P_MEMCPY, MEMCPY_MIN, "memcpy", "Host<->device copies not hidden by compute",
                  "pin host memory (pin_memory=True) and copy with .to(device, non_blocking=True); keep "
                  "tensors on the GPU between steps; avoid .cpu()/.numpy() inside the step",
                  TPA_K_MEMCPY, TPA_K_MEMCPY, true);
-    part_finding(d, TPA_P_COMM, COMM_MIN, "communication", "Communication (NCCL/RCCL) not overlapped with compute",
+    if (gpu_ok) part_finding(d, TPA_P_COMM, COMM_MIN, "communication", "Communication (NCCL/RCCL) not overlapped with compute",
                  "overlap gradients' all-reduce with backward (DDP bucket_cap_mb, gradient_as_bucket_view), "
                  "fewer/larger buckets, gradient accumulation (no_sync) to communicate less often; check "
                  "for stragglers on other ranks",
                  TPA_K_COMM, TPA_K_COMM, true);
 
-    if (d->has_gpu && (d->steps.n || d->steps.has_whole) && d->mean_ns) {
+    if (gpu_ok && d->has_gpu && (d->steps.n || d->steps.has_whole) && d->mean_ns) {
         double idle = d->gpu_idle, host = (double)(d->part_mean_ns[TPA_P_CPU] + d->part_mean_ns[TPA_P_RUNTIME]) / (double)d->mean_ns;
         if (idle >= LAUNCH_IDLE_MIN && host >= LAUNCH_HOST_MIN) {
             tpa_finding *f = add_finding(d, "launch_bound", "GPU idle while the CPU works (launch/host bound)", idle,
@@ -226,7 +383,7 @@ static void find_all(tpa_diagnosis *d)
             }
         }
     }
-    if (kern_n >= TINY_MIN_CALLS && d->kernel_avg_ns < TINY_KERNEL_NS && share_of(d, tiny_ns) >= TINY_MIN) {
+    if (gpu_ok && kern_n >= TINY_MIN_CALLS && d->kernel_avg_ns < TINY_KERNEL_NS && share_of(d, tiny_ns) >= TINY_MIN) {
         tpa_finding *f = add_finding(d, "tiny_kernels", "Many tiny kernels (launch overhead dominates)",
                                      share_of(d, tiny_ns),
                                      "fuse elementwise ops (torch.compile), use fused/foreach optimizers, "
@@ -256,8 +413,8 @@ static void find_all(tpa_diagnosis *d)
         if (f) snprintf(f->evidence, sizeof f->evidence, "cuda*Synchronize: %" PRIu64 " calls, %s; aten::item/"
                         "_local_scalar_dense: %" PRIu64 " calls, %s", sync_n, a, item_n, b);
     }
-    pageable_finding(d);
-    occupancy_finding(d);
+    if (gpu_ok) pageable_finding(d);
+    if (gpu_ok) occupancy_finding(d);
     if (d->steps.n >= VARIANCE_MIN_STEPS) {
         int64_t med = tpa_steps_quantile(&d->steps, -1, 0.5), p90 = tpa_steps_quantile(&d->steps, -1, 0.9);
         if (med > 0 && (double)p90 / (double)med > VARIANCE_RATIO) {
@@ -286,7 +443,7 @@ struct tpa_diagnose_run {
     const char *path;
     tpa_report_run *rep;
     tpa_steps_ctx *steps;
-    double occ_sum;
+    in_steps w;
 };
 
 tpa_diagnose_run *tpa_diagnose_begin(tpa_diagnosis *d, const char *path)
@@ -307,24 +464,20 @@ void tpa_diagnose_feed(tpa_diagnose_run *run, const tpa_event *ev, int kind)
 {
     tpa_report_feed_kind(run->rep, ev, kind);
     tpa_steps_feed_kind(run->steps, ev, kind);
-    tpa_diagnosis *d = run->d;
-    if (ev->occupancy >= 0 && ev->ph == 'X' && ev->has_dur && ev->dur_ns > 0 && kind == TPA_K_KERNEL) {
-        d->occ_kernel_ns = tpa_sat_add(d->occ_kernel_ns, ev->dur_ns);
-        run->occ_sum += ev->occupancy * (double)ev->dur_ns;
-        if (ev->occupancy < OCC_LOW_PCT) d->occ_low_ns = tpa_sat_add(d->occ_low_ns, ev->dur_ns);
-    }
+    in_steps_feed(&run->w, ev, kind);
 }
 
 int tpa_diagnose_end(tpa_diagnose_run *run, const tpa_meta *meta, bool read_failed, tpa_error *err)
 {
     tpa_diagnosis *d = run->d;
     int rc = read_failed ? -1 : 0;
-    if (d->occ_kernel_ns) d->occ_weighted = run->occ_sum / (double)d->occ_kernel_ns;
+    in_steps w = run->w;
     tpa_report_end(run->rep, meta, run->path);
     tpa_error serr;
     if (tpa_steps_finish(run->steps, meta->truncated, &d->steps, read_failed ? &serr : err) != 0 && !read_failed) rc = -1;
     free(run);
-    if (rc < 0) { tpa_diagnosis_free(d); return -1; }
+    if (rc < 0) { free(w.v); free(w.k); tpa_diagnosis_free(d); return -1; }
+    in_steps_finish(&w, d);
     tpa_sort_ops(&d->rep, "self");
     d->has_gpu = d->steps.has_gpu;
     if (d->steps.n) {
@@ -341,7 +494,7 @@ int tpa_diagnose_end(tpa_diagnose_run *run, const tpa_meta *meta, bool read_fail
     } else {
         d->basis_ns = d->steps.span_end_ns - d->steps.span_start_ns;
     }
-    find_all(d);
+    find_all(d, &w);
     if (d->n_findings) qsort(d->findings, d->n_findings, sizeof *d->findings, finding_cmp);
     return 0;
 }

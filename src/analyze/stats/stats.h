@@ -12,6 +12,7 @@
 typedef struct tpa_step {
     int64_t num;             /* N of ProfilerStep#N */
     int64_t start_ns, dur_ns;
+    int64_t host_start_ns, host_end_ns;  /* the step's host span (steps_finish sets them) */
 } tpa_step;
 
 /* One pass: the ProfilerStep#N spans of a file, sorted by start. */
@@ -91,6 +92,9 @@ typedef struct tpa_step_row {
     int64_t num, start_ns, dur_ns;
     int64_t part_ns[TPA_P_COUNT];  /* sums to dur_ns */
     int64_t gpu_busy_ns;
+    /* The step's host span (ProfilerStep#N itself): the same as the row's
+     * span unless the plugin's GPU rule moved it (device_rule). */
+    int64_t host_start_ns, host_end_ns;
 } tpa_step_row;
 
 typedef struct tpa_steps_result {
@@ -113,6 +117,7 @@ typedef struct tpa_steps_result {
     tpa_step_row whole;
     uint64_t negative_durs;        /* spans with dur < 0: in no row, no statistic */
     uint64_t negative_at;          /* byte offset of the first */
+    uint64_t negative_device;      /* of them, kernels, copies and sets */
     /* The TensorBoard plugin's rule was applied (a GPU trace whose steps
      * launched device work): each step runs from the later of its host
      * start and the previous step's end to the later of its host end and
@@ -177,6 +182,10 @@ typedef struct tpa_diagnosis {
     int64_t occ_kernel_ns, occ_low_ns;  /* kernel time with an achieved occupancy; of it below the threshold */
     double occ_weighted;                /* time-weighted mean achieved occupancy, % */
     tpa_finding findings[16]; size_t n_findings;  /* most step time first */
+    /* Device events dropped for a negative duration: the GPU statistics
+     * leave them out, so no finding is made from them (GPU idle, kernels,
+     * copies, communication); this many were dropped. */
+    uint64_t gpu_withheld;
 } tpa_diagnosis;
 
 int tpa_diagnose_file(const char *path, tpa_diagnosis *d, tpa_error *err);

@@ -105,7 +105,7 @@ static void add_step(step_list *l, int64_t num, int64_t ts, int64_t dur)
     for (size_t i = l->n; i-- > 0 && i + 8 > l->n;)  /* duplicates are near the end */
         if (l->v[i].num == num && l->v[i].start_ns == ts) return;
     l->v = grow(l->v, l->n, &l->cap, sizeof *l->v, 64);
-    l->v[l->n++] = (tpa_step){ num, ts, dur };
+    l->v[l->n++] = (tpa_step){ num, ts, dur, 0, 0 };
 }
 
 static int step_cmp(const void *a, const void *b)
@@ -195,7 +195,7 @@ static void cand_add(cands *cs, int i, int64_t ts, int64_t dur)
     if (i < 0 || cs->spans >= CAND_SPANS) return;
     cand *c = &cs->v[i];
     c->spans.v = grow(c->spans.v, c->spans.n, &c->spans.cap, sizeof *c->spans.v, 16);
-    c->spans.v[c->spans.n++] = (tpa_step){ (int64_t)c->spans.n, ts, dur };
+    c->spans.v[c->spans.n++] = (tpa_step){ (int64_t)c->spans.n, ts, dur, 0, 0 };
     c->total = tpa_sat_add(c->total, dur);
     cs->spans++;
 }
@@ -365,6 +365,7 @@ struct tpa_steps_ctx {
     int64_t span_lo, span_hi;
     int passes;
     uint64_t negative, negative_at;  /* spans with dur < 0 (first pass) */
+    uint64_t negative_device;        /* of them, device records */
     tpa_devsteps ds;         /* runtime calls and device records (first pass) */
 };
 
@@ -475,7 +476,11 @@ void tpa_steps_feed(tpa_steps_ctx *c, const tpa_event *ev) { tpa_steps_feed_kind
 void tpa_steps_feed_kind(tpa_steps_ctx *c, const tpa_event *ev, int kind)
 {
     if (!ev->has_ts || (ev->ph != 'X' && ev->ph != 'B' && ev->ph != 'E')) return;
-    if (ev->ph == 'X' && ev->has_dur && ev->dur_ns < 0) { note_negative(c, ev); return; }
+    if (ev->ph == 'X' && ev->has_dur && ev->dur_ns < 0) {
+        note_negative(c, ev);
+        if (c->first_pass && tpa_kind_is_gpu(kind < 0 ? tpa_event_kind(ev) : kind)) c->negative_device++;
+        return;
+    }
     int64_t num = 0;
     if (ev->ph == 'E') {
         be_open b;
@@ -529,6 +534,8 @@ static void push_row(tpa_steps_result *res, size_t *cap, const tpa_step *st, ivs
     row->num = st->num;
     row->start_ns = st->start_ns;
     row->dur_ns = st->dur_ns;
+    row->host_start_ns = st->host_start_ns;
+    row->host_end_ns = st->host_end_ns;
     breakdown(row, sets, tmp);
 }
 
@@ -604,6 +611,10 @@ int tpa_steps_finish(tpa_steps_ctx *c, bool truncated, tpa_steps_result *res, tp
     choose_steps(c, res);
     bool whole = tile_span(c);
     if (c->steps.n) qsort(c->steps.v, c->steps.n, sizeof *c->steps.v, step_cmp);
+    for (size_t i = 0; i < c->steps.n; i++) {
+        c->steps.v[i].host_start_ns = c->steps.v[i].start_ns;
+        c->steps.v[i].host_end_ns = c->steps.v[i].start_ns + c->steps.v[i].dur_ns;
+    }
     if (!whole)  /* GPU work: each step to the end of the device work it launched */
         c->steps.n = tpa__ds_apply(&c->ds, c->steps.v, c->steps.n, &res->device_rule, &res->tail_dropped);
     ivbuf tmp[2] = {{0}};
@@ -634,6 +645,7 @@ int tpa_steps_finish(tpa_steps_ctx *c, bool truncated, tpa_steps_result *res, tp
     res->peak_intervals = c->peak;
     res->negative_durs = c->negative;
     res->negative_at = c->negative_at;
+    res->negative_device = c->negative_device;
     res->span_start_ns = c->span_lo == INT64_MAX ? 0 : c->span_lo;
     res->span_end_ns = c->span_hi == INT64_MIN ? 0 : c->span_hi;
     steps_ctx_free(c);
