@@ -283,6 +283,142 @@ const TP = (function () {
   /* the bar labels' room: 280 px at 11 px, wide glyphs (W, M, _) included */
   const LABEL_CHARS = 38;
 
+  /* s split at its top-level commas (not inside <>, (), []). */
+  function splitTop(s) {
+    const out = [];
+    let depth = 0, from = 0;
+    for (let i = 0; i < s.length; i++) {
+      const ch = s[i];
+      if (ch === '<' || ch === '(' || ch === '[') depth++;
+      else if (ch === '>' || ch === ')' || ch === ']') depth--;
+      else if (ch === ',' && depth === 0) { out.push(s.slice(from, i).trim()); from = i + 1; }
+    }
+    out.push(s.slice(from).trim());
+    return out;
+  }
+
+  /* A C++ kernel signature as a GPU engineer reads it: no return type, no
+   * namespaces, no argument list; the kernel and its template arguments.
+   * `void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>,
+   * at::detail::Array<char*, 3> >(int, ...)` -> `vectorized_elementwise_kernel<4,
+   * AddFunctor<float>, Array<char*, 3> >`. Other names are kept as they are. */
+  function shortName(name) {
+    let s = String(name);
+    const sig = /^void /.test(s) || /::/.test(s) || /\([^()]*\*[^()]*\)$/.test(s);
+    if (!/[<(]/.test(s) || !sig) return s;
+    if (s.endsWith(')')) {  /* the argument list: the last top-level (...) */
+      let depth = 0;
+      for (let i = s.length - 1; i > 0; i--) {
+        if (s[i] === ')') depth++;
+        else if (s[i] === '(' && --depth === 0) { s = s.slice(0, i).trimEnd(); break; }
+      }
+    }
+    let depth = 0, cut = -1;  /* the return type: up to the last top-level space */
+    for (let i = 0; i < s.length; i++) {
+      if (s[i] === '<' || s[i] === '(') depth++;
+      else if (s[i] === '>' || s[i] === ')') depth--;
+      else if (s[i] === ' ' && depth === 0) cut = i;
+    }
+    if (cut >= 0 && cut < s.length - 1) s = s.slice(cut + 1);
+    s = s.replace(/\(anonymous namespace\)::/g, '').replace(/\b[A-Za-z_][A-Za-z0-9_]*::/g, '');
+    return s || String(name);
+  }
+
+  const PLAIN_ARG = /^(-?[\d.]+[uUlLfF]*|true|false|(unsigned |signed )?(float|double|int|long|short|char|bool|half|bfloat16|__half|__nv_bfloat16|Half|BFloat16|int64_t|int32_t|uint32_t|uint64_t)\*?)$/;
+
+  /* The kernel name and its template arguments: [base, args] or null. */
+  function templateParts(s) {
+    const lt = s.indexOf('<');
+    return lt > 0 && s.endsWith('>') ? [s.slice(0, lt), splitTop(s.slice(lt + 1, -1).trim())] : null;
+  }
+
+  /* shortName(name) in n characters. The template arguments kept are those
+   * in `distinct` (the positions where kernels of the same name differ), or
+   * else those that are not plain (numbers, builtin types); the others are …,
+   * then nested arguments become <…>, then the kernel's own name is cut in
+   * the middle: what tells kernels apart stays. */
+  function fitName(name, n, distinct) {
+    const s = shortName(name);
+    if (s.length <= n) return s;
+    const tp = templateParts(s);
+    if (!tp) return midTrunc(s, n);
+    const [base, full] = tp, nested = full.map(a => a.replace(/<.*>/, '<\u2026>'));
+    let keep = full.map((a, i) => distinct ? distinct.has(i) : !PLAIN_ARG.test(a));
+    if (!keep.some(Boolean)) keep = full.map((a, i) => i === 0);
+    const tail = (args, k) => {
+      const parts = [];
+      args.forEach((a, i) => {
+        if (k[i]) parts.push(a);
+        else if (parts[parts.length - 1] !== '\u2026') parts.push('\u2026');
+      });
+      return '<' + parts.join(', ') + '>';
+    };
+    const tails = [tail(full, keep), tail(nested, keep)];
+    for (let k = keep.slice(), i = full.length - 1; i > 0; i--) {
+      if (!k[i] || k.filter(Boolean).length === 1) continue;
+      k = k.slice();
+      k[i] = false;
+      tails.push(tail(nested, k));
+    }
+    for (const t of tails.slice(0, 2)) if (base.length + t.length <= n) return base + t;
+    for (const t of tails.slice(0, 2)) if (n - t.length >= 12) return midTrunc(base, n - t.length) + t;
+    for (const t of tails) if (base.length + t.length <= n) return base + t;
+    for (const t of tails) if (n - t.length >= 12) return midTrunc(base, n - t.length) + t;
+    return midTrunc(s, n);
+  }
+
+  /* For each name, the template argument positions where it differs from
+   * the other kernels of its name in names (undefined when it has none). */
+  function distinctArgs(names) {
+    const groups = new Map();
+    const parts = names.map(nm => templateParts(shortName(nm)));
+    parts.forEach((p, i) => { if (p) groups.set(p[0], (groups.get(p[0]) || []).concat([i])); });
+    const out = names.map(() => undefined);
+    for (const ix of groups.values()) {
+      if (ix.length < 2) continue;
+      const len = Math.max(...ix.map(i => parts[i][1].length)), d = new Set();
+      for (let k = 0; k < len; k++)
+        if (new Set(ix.map(i => parts[i][1][k])).size > 1) d.add(k);
+      for (const i of ix) out[i] = d;
+    }
+    return out;
+  }
+
+  /* Labels for names in n characters each, no two the same: names whose
+   * labels are the same are shown around where their short names first
+   * differ ("…adagrad_weighted_kernel_cta…"), then cut in the middle, and
+   * numbered as the last resort (the same name twice). The full name goes
+   * on hover. */
+  function chartLabels(names, n) {
+    const distinct = distinctArgs(names);
+    const around = ix => {  /* the part from a little before where they first differ */
+      const shorts = ix.map(i => shortName(names[i]));
+      let p = 0;
+      while (shorts.every(x => p < x.length && x[p] === shorts[0][p])) p++;
+      return ix.map((i, k) => {
+        const x = shorts[k];
+        if (x.length <= n) return x;
+        const from = Math.max(0, Math.min(p - 10, x.length - (n - 1)));
+        return (from ? '\u2026' : '') + x.slice(from, from + n - (from ? 2 : 1)) + '\u2026';
+      });
+    };
+    const out = names.map((nm, i) => fitName(nm, n, distinct[i]));
+    for (let w = 1; w <= 3; w++) {
+      const seen = new Map();
+      out.forEach((l, i) => seen.set(l, (seen.get(l) || []).concat([i])));
+      const dups = [...seen.values()].filter(ix => ix.length > 1);
+      if (!dups.length) break;
+      for (const ix of dups) {
+        const same = ix.every(i => String(names[i]) === String(names[ix[0]]));  /* nothing to tell apart but their order */
+        if (w === 1 && !same) { around(ix).forEach((l, k) => { out[ix[k]] = l; }); continue; }
+        if (w === 2 && !same) { for (const i of ix) out[i] = midTrunc(String(names[i]), n); continue; }
+        if (w < 3) continue;
+        ix.forEach((i, k) => { const tag = ' (' + (k + 1) + ')'; out[i] = midTrunc(out[i], n - tag.length) + tag; });
+      }
+    }
+    return out;
+  }
+
   function barChart(parent, o) {
     const n = o.labels.length;
     if (!n) return null;
@@ -297,9 +433,10 @@ const TP = (function () {
       el('svg:line', { x1: sx(t), x2: sx(t), y1: top, y2: h - 22, class: 'grid' }, svg);
       el('svg:text', { x: sx(t), y: h - 8, 'text-anchor': 'middle', class: 'xtick' }, svg, tfmt(t));
     }
+    const shown = chartLabels(o.labels, LABEL_CHARS);
     o.labels.forEach((lab, i) => {
       const y = top + i * rowH;
-      const name = midTrunc(lab, LABEL_CHARS);
+      const name = shown[i];
       el('svg:text', { x: left - 6, y: y + 14, 'text-anchor': 'end', class: 'lbl' }, svg, name).appendChild(el('svg:title', {}, null, lab));
       let acc = 0;
       o.series.forEach((s, k) => {
@@ -485,5 +622,5 @@ const TP = (function () {
     document.documentElement.dataset.renderedMs = performance.now().toFixed(0);  /* for the benchmark */
   }
 
-  return { view, el, card, start, midTrunc, fmtNum, fmtDur, durUnit, fmtBytes, bytesUnit, fmtPct, niceTicks, kindTicks, tickFormat, dsSeries, dsRange, table, barChart, lineChart, stackedBars, legend, COLORS, W, H };
+  return { view, el, card, start, midTrunc, shortName, fitName, chartLabels, fmtNum, fmtDur, durUnit, fmtBytes, bytesUnit, fmtPct, niceTicks, kindTicks, tickFormat, dsSeries, dsRange, table, barChart, lineChart, stackedBars, legend, COLORS, W, H };
 })();

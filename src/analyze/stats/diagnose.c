@@ -65,6 +65,19 @@ static tpa_finding *add_finding(tpa_diagnosis *d, const char *id, const char *ti
     return f;
 }
 
+/* name in at most max bytes (max >= 4), cut with "…" (on a UTF-8 boundary)
+ * when longer: an evidence line never cuts a name silently. */
+static const char *cut_name(char *out, size_t cap, const char *name, size_t max)
+{
+    size_t n = strlen(name);
+    if (n <= max || cap < 4) { snprintf(out, cap, "%s", name); return out; }
+    size_t k = max - 3 < cap - 4 ? max - 3 : cap - 4;
+    while (k > 0 && ((unsigned char)name[k] & 0xC0) == 0x80) k--;
+    memcpy(out, name, k);
+    memcpy(out + k, "\xE2\x80\xA6", 4);  /* … and the terminator */
+    return out;
+}
+
 /* Appends "name (12.3 ms), " for up to k ops of the given kinds, most time first
  * (kind TPA_K_COUNT: data-loading names of any host kind). */
 static void top_names(char *buf, size_t cap, const tpa_report *rep, bool gpu, int k1, int k2, int k)
@@ -88,10 +101,10 @@ static void top_names(char *buf, size_t cap, const tpa_report *rep, bool gpu, in
         if (best == SIZE_MAX) break;
         pick[got] = best;
         used[got] = true;
-        char dur[32];
+        char dur[32], nm[64];
         tpa_fmt_dur(dur, sizeof dur, rep->ops[best].total_ns);
-        len += (size_t)snprintf(buf + len, len < cap ? cap - len : 0, "%s%.60s (%s, %" PRIu64 " calls)",
-                                got ? ", " : "", rep->ops[best].name, dur, rep->ops[best].count);
+        len += (size_t)snprintf(buf + len, len < cap ? cap - len : 0, "%s%s (%s, %" PRIu64 " calls)",
+                                got ? ", " : "", cut_name(nm, sizeof nm, rep->ops[best].name, 60), dur, rep->ops[best].count);
         if (len >= cap) { buf[cap - 1] = 0; return; }
     }
 }
@@ -397,9 +410,9 @@ static void find_all(tpa_diagnosis *d, const in_steps *w)
                                      "use a fused or foreach optimizer (torch.optim.AdamW(fused=True) / foreach=True, "
                                      "apex FusedAdam), step less often with gradient accumulation, or shard the "
                                      "optimizer state (ZeRO/FSDP) across ranks");
-        char dur[32];
+        char dur[32], nm[88];
         tpa_fmt_dur(dur, sizeof dur, optim);
-        if (f) snprintf(f->evidence, sizeof f->evidence, "%.80s: %s in total", optim_name, dur);
+        if (f) snprintf(f->evidence, sizeof f->evidence, "%s: %s in total", cut_name(nm, sizeof nm, optim_name, 80), dur);
     }
     int64_t sync = sync_calls > item ? sync_calls : item;
     if (share_of(d, sync) >= SYNC_MIN) {
