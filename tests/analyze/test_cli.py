@@ -193,6 +193,7 @@ def test_analyze_findings():
     d = json.loads(run("analyze", "--json", cases[0][0]).stdout)
     opt = d["findings"][0]
     check(abs(opt["share_pct"] - 100 * 1718 / 8936) < 0.01, f"optimizer share {opt['share_pct']}")
+    check("torch.optim" in opt["suggestion"], f"a PyTorch trace gets PyTorch advice: {opt['suggestion']}")
     check(d["gpu_idle_pct"] is None and d["top_host_ops"][0]["name"] == "aten::addmm", "mlp_adam top op / no GPU")
     d = json.loads(run("analyze", "--json", cases[1][0]).stdout)
     check(abs(d["gpu_idle_pct"] - 55.5) < 0.1, f"rank-0 GPU idle {d['gpu_idle_pct']}")
@@ -452,6 +453,8 @@ def test_findings_count_inside_steps(tmp):
     check(len(syn) == 1 and abs(syn[0]["share_pct"] - 100 * 200 / 2000) < 0.01,
           f"sync inside steps only: {syn}")
     check(syn and "1 calls" in syn[0]["evidence"], f"sync calls: {syn}")
+    check(syn and ".item()" not in syn[0]["suggestion"] and "cudaDeviceSynchronize" in syn[0]["suggestion"],
+          f"a trace without PyTorch operators gets CUDA advice: {syn}")
     with open(path, "w") as f:
         json.dump([step(1, 0, 1000), step(2, 1000, 1000), sync(2100, 900)], f)
     d = json.loads(run("analyze", "--json", path).stdout)

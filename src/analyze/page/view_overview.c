@@ -296,6 +296,53 @@ static void step_note(const overview *o, tpu_json *j)
     tpu_json_kv_string(j, "step_note", buf);
 }
 
+/* A run directory's data_loading finding from the whole run's timing
+ * (timing_profile.json: the largest data-loading part over all steps), not
+ * from the few steps a trace recorded; below the threshold, none. Returns
+ * false when the finding is dropped. */
+static bool whole_run_finding(const overview *o, tpa_finding *f)
+{
+    const tpa_html_model *m = o->m;
+    if (!o->in.run_dir || strcmp(f->id, "data_loading") != 0 || !m->n_timed || m->step_sum_ms <= 0) return true;
+    int best = -1;
+    for (int i = 0; i + 1 < m->n_parts; i++) {
+        tpa_sv nm = { m->part_names[i], strlen(m->part_names[i]) };
+        if (tpa_name_is_data_loading(nm) && (best < 0 || m->part_sum_ms[i] > m->part_sum_ms[best])) best = i;
+    }
+    if (best < 0) return true;
+    double whole = m->part_sum_ms[best] / m->step_sum_ms, traced = f->share;
+    if (whole < TPA_DATALOAD_MIN) return false;
+    f->share = whole > 1 ? 1 : whole;
+    f->severity = tpa_severity_of(f->share);
+    const tpa_steps_result *s = &o->last.steps;
+    char steps[64] = "";
+    if (s->n) snprintf(steps, sizeof steps, " (#%" PRId64 "-#%" PRId64 ")", s->rows[0].num, s->rows[s->n - 1].num);
+    snprintf(f->evidence, sizeof f->evidence, "whole run, %" PRIu64 " steps: %.1f%% of step time in %.60s (timing_profile.json); "
+             "the %zu traced step%s%s: %.1f%%", m->n_timed, 100 * whole, m->part_names[best], s->n, s->n == 1 ? "" : "s",
+             steps, 100 * traced);
+    return true;
+}
+
+static void findings_json(const overview *o, tpu_json *j)
+{
+    tpu_json_key(j, "findings");
+    tpu_json_begin_array(j);
+    for (size_t i = 0; o->have_last && i < o->last.n_findings; i++) {
+        tpa_finding f = o->last.findings[i];
+        if (whole_run_finding(o, &f)) tpa_html_finding_json(j, &f);
+    }
+    for (int i = 0; i < o->m->n_findings; i++) tpa_html_finding_json(j, &o->m->findings[i]);
+    tpu_json_end_array(j);
+    const tpa_steps_result *s = o->have_last ? &o->last.steps : NULL;
+    tpu_json_key(j, "findings_steps");  /* the steps the trace's findings come from */
+    if (!s || !s->n) { tpu_json_null(j); return; }
+    tpu_json_begin_array(j);
+    tpu_json_int(j, s->rows[0].num);
+    tpu_json_int(j, s->rows[s->n - 1].num);
+    tpu_json_uint(j, s->n);
+    tpu_json_end_array(j);
+}
+
 static void ov_json(void *state, tpu_json *j)
 {
     overview *o = state;
@@ -314,11 +361,7 @@ static void ov_json(void *state, tpu_json *j)
         tpu_json_end_array(j);
     }
     tpu_json_end_array(j);
-    tpu_json_key(j, "findings");
-    tpu_json_begin_array(j);
-    for (size_t i = 0; o->have_last && i < o->last.n_findings; i++) tpa_html_finding_json(j, &o->last.findings[i]);
-    for (int i = 0; i < o->m->n_findings; i++) tpa_html_finding_json(j, &o->m->findings[i]);
-    tpu_json_end_array(j);
+    findings_json(o, j);
     categories_json(o, j);
     gpu_json(o, j);
     tpu_json_end_object(j);

@@ -13,7 +13,7 @@
 #include <string.h>
 
 /* ---- thresholds (documented in docs/ANALYZE.md) ------------------------------------ */
-#define DATALOAD_MIN 0.05      /* exposed data loading share */
+#define DATALOAD_MIN TPA_DATALOAD_MIN  /* exposed data loading share */
 #define MEMCPY_MIN 0.05        /* exposed host<->device copies */
 #define COMM_MIN 0.10          /* exposed communication */
 #define OPTIM_MIN 0.15         /* optimizer step, total */
@@ -49,7 +49,7 @@ static bool is_sync_call(const char *n)
            !strcmp(n, "hipStreamSynchronize") || !strcmp(n, "hipEventSynchronize");
 }
 
-static int severity_of(double share) { return share >= 0.25 ? 2 : share >= 0.10 ? 1 : 0; }
+int tpa_severity_of(double share) { return share >= 0.25 ? 2 : share >= 0.10 ? 1 : 0; }
 
 static tpa_finding *add_finding(tpa_diagnosis *d, const char *id, const char *title, double share,
                                 const char *suggestion)
@@ -60,7 +60,7 @@ static tpa_finding *add_finding(tpa_diagnosis *d, const char *id, const char *ti
     f->id = id;
     f->title = title;
     f->share = share > 1.0 ? 1.0 : share;  /* no finding claims more than the step */
-    f->severity = severity_of(f->share);
+    f->severity = tpa_severity_of(f->share);
     f->suggestion = suggestion;
     return f;
 }
@@ -109,6 +109,13 @@ static void top_names(char *buf, size_t cap, const tpa_report *rep, bool gpu, in
     }
 }
 
+/* What to try, in the program's own terms: PyTorch advice for a PyTorch
+ * trace (aten:: operators), the same advice in CUDA/C terms otherwise. */
+static const char *advice(const tpa_diagnosis *d, const char *torch, const char *other)
+{
+    return d->torch ? torch : other;
+}
+
 static double share_of(const tpa_diagnosis *d, int64_t ns)
 {
     return d->basis_ns > 0 ? (double)ns / (double)d->basis_ns : 0.0;
@@ -143,8 +150,10 @@ static void pageable_finding(tpa_diagnosis *d)
     }
     if (!calls || share_of(d, ns) < PAGEABLE_MIN) return;
     tpa_finding *f = add_finding(d, "pageable_memcpy", "Copies from pageable host memory", share_of(d, ns),
-                                 "pin the host buffers (DataLoader pin_memory=True, tensor.pin_memory()) so copies "
-                                 "run asynchronously with .to(device, non_blocking=True)");
+                                 advice(d, "pin the host buffers (DataLoader pin_memory=True, tensor.pin_memory()) so copies "
+                                        "run asynchronously with .to(device, non_blocking=True)",
+                                        "allocate the host buffers pinned (cudaHostAlloc / cudaHostRegister) so "
+                                        "cudaMemcpyAsync runs asynchronously"));
     char dur[32];
     tpa_fmt_dur(dur, sizeof dur, ns);
     if (f) snprintf(f->evidence, sizeof f->evidence, "%" PRIu64 " pageable copies, %s in total; top: ", calls, dur);
@@ -156,9 +165,12 @@ static void occupancy_finding(tpa_diagnosis *d)
 {
     if (!d->occ_kernel_ns || share_of(d, d->occ_low_ns) < OCC_MIN) return;
     tpa_finding *f = add_finding(d, "low_occupancy", "Kernels run at low achieved occupancy", share_of(d, d->occ_low_ns),
-                                 "give kernels more parallel work (larger batch, fuse small ops with "
-                                 "torch.compile), check register and shared-memory use of custom kernels, "
-                                 "prefer tensor-core friendly shapes (multiples of 8/16)");
+                                 advice(d, "give kernels more parallel work (larger batch, fuse small ops with "
+                                        "torch.compile), check register and shared-memory use of custom kernels, "
+                                        "prefer tensor-core friendly shapes (multiples of 8/16)",
+                                        "give kernels more parallel work (larger batches, more blocks), check their "
+                                        "register and shared-memory use (--ptxas-options=-v), prefer "
+                                        "tensor-core friendly shapes (multiples of 8/16)"));
     char a[32], b[32];
     tpa_fmt_dur(a, sizeof a, d->occ_low_ns);
     tpa_fmt_dur(b, sizeof b, d->occ_kernel_ns);
@@ -367,26 +379,34 @@ static void find_all(tpa_diagnosis *d, const in_steps *w)
     bool gpu_ok = !d->steps.negative_device;
     d->gpu_withheld = d->steps.negative_device;
     part_finding(d, TPA_P_DATALOAD, DATALOAD_MIN, "data_loading", "Data loading stalls the step",
-                 "increase DataLoader num_workers, set pin_memory=True and persistent_workers=True, "
-                 "raise prefetch_factor; move decoding/augmentation off the training process",
+                 advice(d, "increase DataLoader num_workers, set pin_memory=True and persistent_workers=True, "
+                        "raise prefetch_factor; move decoding/augmentation off the training process",
+                        "prepare the next batch while this one computes (a loader thread or process, double "
+                        "buffering), keep decoded data in memory, read fewer and larger files"),
                  TPA_K_COUNT, TPA_K_COUNT, false);
     if (gpu_ok) part_finding(d, TPA_P_MEMCPY, MEMCPY_MIN, "memcpy", "Host<->device copies not hidden by compute",
-                 "pin host memory (pin_memory=True) and copy with .to(device, non_blocking=True); keep "
-                 "tensors on the GPU between steps; avoid .cpu()/.numpy() inside the step",
+                 advice(d, "pin host memory (pin_memory=True) and copy with .to(device, non_blocking=True); keep "
+                        "tensors on the GPU between steps; avoid .cpu()/.numpy() inside the step",
+                        "copy from pinned host buffers (cudaHostAlloc) with cudaMemcpyAsync on a stream that "
+                        "overlaps compute; keep data on the device between steps"),
                  TPA_K_MEMCPY, TPA_K_MEMCPY, true);
     if (gpu_ok) part_finding(d, TPA_P_COMM, COMM_MIN, "communication", "Communication (NCCL/RCCL) not overlapped with compute",
-                 "overlap gradients' all-reduce with backward (DDP bucket_cap_mb, gradient_as_bucket_view), "
-                 "fewer/larger buckets, gradient accumulation (no_sync) to communicate less often; check "
-                 "for stragglers on other ranks",
+                 advice(d, "overlap gradients' all-reduce with backward (DDP bucket_cap_mb, gradient_as_bucket_view), "
+                        "fewer/larger buckets, gradient accumulation (no_sync) to communicate less often; check "
+                        "for stragglers on other ranks",
+                        "start each all-reduce as soon as its gradients are ready, on its own stream, overlapped "
+                        "with the rest of backward; fewer, larger messages; check for stragglers on other ranks"),
                  TPA_K_COMM, TPA_K_COMM, true);
 
     if (gpu_ok && d->has_gpu && (d->steps.n || d->steps.has_whole) && d->mean_ns) {
         double idle = d->gpu_idle, host = (double)(d->part_mean_ns[TPA_P_CPU] + d->part_mean_ns[TPA_P_RUNTIME]) / (double)d->mean_ns;
         if (idle >= LAUNCH_IDLE_MIN && host >= LAUNCH_HOST_MIN) {
             tpa_finding *f = add_finding(d, "launch_bound", "GPU idle while the CPU works (launch/host bound)", idle,
-                                         "capture the step with CUDA graphs (torch.compile mode=\"reduce-overhead\"), "
-                                         "use larger batches, fuse small ops (torch.compile), and move Python-side "
-                                         "work out of the step");
+                                         advice(d, "capture the step with CUDA graphs (torch.compile mode=\"reduce-overhead\"), "
+                                                "use larger batches, fuse small ops (torch.compile), and move Python-side "
+                                                "work out of the step",
+                                                "capture the step as a CUDA graph, give each kernel more work (larger "
+                                                "batches), fuse small kernels, and move host work out of the step"));
             if (f) {
                 snprintf(f->evidence, sizeof f->evidence, "GPU idle %.1f%% of the step; host CPU ops %.1f%% and "
                          "runtime calls %.1f%% with no GPU work running; top host ops: ", 100 * idle,
@@ -399,17 +419,22 @@ static void find_all(tpa_diagnosis *d, const in_steps *w)
     if (gpu_ok && kern_n >= TINY_MIN_CALLS && d->kernel_avg_ns < TINY_KERNEL_NS && share_of(d, tiny_ns) >= TINY_MIN) {
         tpa_finding *f = add_finding(d, "tiny_kernels", "Many tiny kernels (launch overhead dominates)",
                                      share_of(d, tiny_ns),
-                                     "fuse elementwise ops (torch.compile), use fused/foreach optimizers, "
-                                     "larger batches; CUDA graphs remove per-kernel launch cost");
+                                     advice(d, "fuse elementwise ops (torch.compile), use fused/foreach optimizers, "
+                                            "larger batches; CUDA graphs remove per-kernel launch cost",
+                                            "fuse small kernels into larger ones, give each more work (larger "
+                                            "batches); CUDA graphs remove per-kernel launch cost"));
         if (f) snprintf(f->evidence, sizeof f->evidence, "%" PRIu64 " kernels, average %.2f us; %" PRIu64
                         " calls of kernels averaging under 10 us; GPU idle %.1f%% of the step", kern_n,
                         (double)d->kernel_avg_ns / 1e3, tiny_n, 100 * d->gpu_idle);
     }
     if (optim_name && share_of(d, optim) >= OPTIM_MIN) {
         tpa_finding *f = add_finding(d, "optimizer", "Optimizer step is a large part of the step", share_of(d, optim),
-                                     "use a fused or foreach optimizer (torch.optim.AdamW(fused=True) / foreach=True, "
-                                     "apex FusedAdam), step less often with gradient accumulation, or shard the "
-                                     "optimizer state (ZeRO/FSDP) across ranks");
+                                     advice(d, "use a fused or foreach optimizer (torch.optim.AdamW(fused=True) / foreach=True, "
+                                            "apex FusedAdam), step less often with gradient accumulation, or shard the "
+                                            "optimizer state (ZeRO/FSDP) across ranks",
+                                            "update all parameters in one fused kernel instead of one per tensor, "
+                                            "step less often with gradient accumulation, or shard the optimizer "
+                                            "state across ranks"));
         char dur[32], nm[88];
         tpa_fmt_dur(dur, sizeof dur, optim);
         if (f) snprintf(f->evidence, sizeof f->evidence, "%s: %s in total", cut_name(nm, sizeof nm, optim_name, 80), dur);
@@ -417,9 +442,12 @@ static void find_all(tpa_diagnosis *d, const in_steps *w)
     int64_t sync = sync_calls > item ? sync_calls : item;
     if (share_of(d, sync) >= SYNC_MIN) {
         tpa_finding *f = add_finding(d, "synchronization", "Host-device synchronizations block the CPU", share_of(d, sync),
-                                     "remove .item()/.cpu()/print of GPU tensors and explicit synchronize calls "
-                                     "from the step (log every N steps, keep metrics on the GPU); use "
-                                     "non_blocking copies and events instead of device-wide syncs");
+                                     advice(d, "remove .item()/.cpu()/print of GPU tensors and explicit synchronize calls "
+                                            "from the step (log every N steps, keep metrics on the GPU); use "
+                                            "non_blocking copies and events instead of device-wide syncs",
+                                            "remove cudaDeviceSynchronize and blocking copies from the step (read "
+                                            "results back every N steps); wait on a CUDA event or one stream where a "
+                                            "result is needed"));
         char a[32], b[32];
         tpa_fmt_dur(a, sizeof a, sync_calls);
         tpa_fmt_dur(b, sizeof b, item);
@@ -433,9 +461,11 @@ static void find_all(tpa_diagnosis *d, const in_steps *w)
         if (med > 0 && (double)p90 / (double)med > VARIANCE_RATIO) {
             tpa_finding *f = add_finding(d, "step_variance", "Step time varies a lot (stragglers)",
                                          slow_share(&d->steps, med),
-                                         "look at the slow steps (trainprof steps): data stalls, Python GC "
-                                         "(gc.freeze / gc.disable in the loop), checkpointing or logging steps, "
-                                         "recompilation, other ranks");
+                                         advice(d, "look at the slow steps (trainprof steps): data stalls, Python GC "
+                                                "(gc.freeze / gc.disable in the loop), checkpointing or logging steps, "
+                                                "recompilation, other ranks",
+                                                "look at the slow steps (trainprof steps): data stalls, checkpointing "
+                                                "or logging steps, allocations, other ranks"));
             char a[32], b[32];
             tpa_fmt_dur(a, sizeof a, med);
             tpa_fmt_dur(b, sizeof b, p90);
@@ -478,6 +508,8 @@ void tpa_diagnose_feed(tpa_diagnose_run *run, const tpa_event *ev, int kind)
     tpa_report_feed_kind(run->rep, ev, kind);
     tpa_steps_feed_kind(run->steps, ev, kind);
     in_steps_feed(&run->w, ev, kind);
+    if (!run->d->torch && kind == TPA_K_CPU && ev->name.n > 6 && memcmp(ev->name.p, "aten::", 6) == 0)
+        run->d->torch = true;  /* a PyTorch program: advice in its terms */
 }
 
 int tpa_diagnose_end(tpa_diagnose_run *run, const tpa_meta *meta, bool read_failed, tpa_error *err)

@@ -186,9 +186,15 @@ typedef struct tpa_diagnosis {
      * leave them out, so no finding is made from them (GPU idle, kernels,
      * copies, communication); this many were dropped. */
     uint64_t gpu_withheld;
+    bool torch;                  /* PyTorch operators (aten::) in the trace: advice in its terms */
 } tpa_diagnosis;
 
 int tpa_diagnose_file(const char *path, tpa_diagnosis *d, tpa_error *err);
+/* A finding's severity for its share of step time (0..1): 2 high from
+ * 25 %, 1 medium from 10 %, 0 low. */
+int tpa_severity_of(double share);
+/* The share of step time above which the data_loading finding is made. */
+#define TPA_DATALOAD_MIN 0.05
 /* The same, fed event by event (the report page reads each trace once for
  * all its views): begin, feed every event with its tpa_classify kind, end
  * with the reader's metadata (read_failed: the reader stopped on an error,
