@@ -95,6 +95,28 @@ def run_dir_findings(tmp):
     check(ov.get("findings_steps") == [0, 2, 3], f"findings_steps {ov.get('findings_steps')}")
 
 
+def gpus_marked(tmp):
+    """Issue 31: the GPUs table marks the devices each rank's kernels ran on
+    (args.device, else the GPU event's pid), from the trace itself."""
+    import gzip
+    paths = [os.path.join(FIX, "amd_trace__mi250_minitoy_train_ROCm6_2_kineto.json.gz")]
+    if SHARED:
+        paths.append(os.path.join(SHARED, "kineto", "ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"))
+    for path in filter(os.path.exists, paths):
+        with gzip.open(path, "rt") as f:
+            doc = json.load(f)
+        used = {(e.get("args") or {}).get("device", e.get("pid")) for e in doc["traceEvents"]
+                if e.get("ph") == "X" and e.get("cat") == "kernel" and e.get("dur", 0) > 0}
+        rank = (doc.get("distributedInfo") or {}).get("rank", 0)
+        out = os.path.join(tmp, "gpus.html")
+        data = page(["report", "--html", out, path], out)
+        if data is None:
+            continue
+        got = {g["id"]: g["ranks"] for g in data["overview"]["gpus"]}
+        want = {p.get("id", i): ([rank] if p.get("id", i) in used else []) for i, p in enumerate(doc["deviceProperties"])}
+        check(got == want, f"{os.path.basename(path)}: GPUs marked {got}, want {want}")
+
+
 def main():
     traces = sorted(glob.glob(os.path.join(FIX, "*.json*")))
     traces = [t for t in traces if not t.endswith(".key_averages.json")]
@@ -128,6 +150,7 @@ def main():
                 data = page(["diff", "--html", out] + pair, out)
                 check(data is not None and data.get("diff") is not None, "diff --html: no Diff view")
         run_dir_findings(tmp)
+        gpus_marked(tmp)
         print(f"{len(traces)} traces tried")
     if failures:
         print(f"{len(failures)} checks failed")

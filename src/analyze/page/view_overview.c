@@ -24,9 +24,12 @@
 #define SM_EDGES_CAP (1u << 21) /* kernel starts and ends held per file for est. SM efficiency */
 #define MAX_GPUS 16
 
+#define GPU_RANKS 16
 typedef struct gpu_info {
     char name[96];
     double memory, sms, major, minor;
+    int64_t id;                        /* deviceProperties' "id", else its index */
+    int64_t ranks[GPU_RANKS]; int n_ranks;  /* the ranks (traces) whose kernels ran on it */
 } gpu_info;
 
 typedef struct sm_edge { int64_t t; float v; int16_t dev; } sm_edge;
@@ -49,6 +52,7 @@ typedef struct overview {
     int n_windows;
     gpu_info gpus[MAX_GPUS];
     int n_gpus;
+    uint64_t file_devs;                /* this file's kernels ran on devices (bit = args.device < 64) */
     int64_t kernel_ns, occ_kernel_ns;  /* kernel time; of it with an achieved occupancy */
     double occ_weighted;               /* sum of dur * occupancy */
     sm_edge *edges;                    /* this file's kernels: +-min(blocks per SM, 1) at start / end */
@@ -96,6 +100,8 @@ static void ov_feed(void *state, const tpa_event *ev, int kind)
     tpa_diagnose_feed(o->run, ev, kind);
     if ((kind != TPA_K_KERNEL && kind != TPA_K_COMM) || ev->ph != 'X' || !ev->has_dur || ev->dur_ns <= 0) return;
     if (kind == TPA_K_KERNEL) o->kernel_ns = tpa_sat_add(o->kernel_ns, ev->dur_ns);
+    int64_t dv = ev->device >= 0 ? ev->device : ev->pid;  /* Kineto: a GPU event's pid is its device */
+    if (dv >= 0 && dv < 64) o->file_devs |= (uint64_t)1 << dv;
     if (kind == TPA_K_KERNEL && ev->occupancy >= 0) {
         o->occ_kernel_ns = tpa_sat_add(o->occ_kernel_ns, ev->dur_ns);
         o->occ_weighted += ev->occupancy * (double)ev->dur_ns;
@@ -132,6 +138,8 @@ static void read_gpus(overview *o, const tpa_meta *meta)
             if (!tpa_value_f64(tpa_obj_find(obj, p, "numSms"), p, &g->sms)) g->sms = NAN;
             if (!tpa_value_f64(tpa_obj_find(obj, p, "computeMajor"), p, &g->major)) g->major = NAN;
             if (!tpa_value_f64(tpa_obj_find(obj, p, "computeMinor"), p, &g->minor)) g->minor = NAN;
+            if (!tpa_value_i64(tpa_obj_find(obj, p, "id"), p, &g->id)) g->id = o->n_gpus - 1;
+            g->n_ranks = 0;
         }
     }
 }
@@ -214,8 +222,13 @@ static void sm_sweep(overview *o, const tpa_steps_result *s)
 static void ov_file_end(void *state, int file, const tpa_meta *meta)
 {
     overview *o = state;
-    (void)file;
     read_gpus(o, meta);
+    for (int i = 0; i < o->n_gpus; i++) {  /* mark the devices this rank used */
+        gpu_info *g = &o->gpus[i];
+        if (g->id < 0 || g->id >= 64 || !(o->file_devs >> g->id & 1) || g->n_ranks == GPU_RANKS) continue;
+        g->ranks[g->n_ranks++] = meta->has_rank ? meta->rank : file;
+    }
+    o->file_devs = 0;
     tpa_error err;
     if (tpa_diagnose_end(o->run, meta, false, &err) != 0) { o->run = NULL; o->n_edges = 0; return; }
     o->run = NULL;
@@ -263,6 +276,11 @@ static void gpu_json(const overview *o, tpu_json *j)
         kv_num(j, "sms", g->sms);
         kv_num(j, "cc_major", g->major);
         kv_num(j, "cc_minor", g->minor);
+        tpu_json_kv_int(j, "id", g->id);
+        tpu_json_key(j, "ranks");  /* the ranks whose kernels ran on it */
+        tpu_json_begin_array(j);
+        for (int k = 0; k < g->n_ranks; k++) tpu_json_int(j, g->ranks[k]);
+        tpu_json_end_array(j);
         tpu_json_end_object(j);
     }
     tpu_json_end_array(j);

@@ -55,8 +55,11 @@
       { key: 'name', label: 'GPU', align: 'l' },
       { key: 'memory_bytes', label: 'memory', fmt: v => TP.fmtBytes(v) },
       { key: 'sms', label: 'SMs' },
-      { key: 'cc', label: 'compute capability', fmt: v => v }
-    ], list.map(x => Object.assign({ cc: x.cc_major === null ? '-' : x.cc_major + '.' + x.cc_minor }, x)), { id: 'gpu-table' });
+      { key: 'cc', label: 'compute capability', fmt: v => v },
+      { key: 'used', label: 'used by', align: 'l', title: 'the ranks whose kernels ran on this GPU (args.device of their kernels)' }
+    ], list.map(x => Object.assign({ cc: x.cc_major === null ? '-' : x.cc_major + '.' + x.cc_minor,
+      name: (x.name || 'GPU') + ' #' + x.id,
+      used: x.ranks && x.ranks.length ? x.ranks.map(r => 'rank ' + r).join(', ') : '-' }, x, { name: (x.name || 'GPU') + ' #' + x.id })), { id: 'gpu-table' });
     if (g) el('p', { class: 'note' }, c, 'GPU utilization: time in steps when any kernel, copy or set ran on a GPU, over the step time. ' +
       'Est. SM efficiency: at each instant the sum of min(blocks per SM, 1) of the kernels running on a GPU, capped at 1, over the step time of each GPU. ' +
       'Est. achieved occupancy: the kernels\' "est. achieved occupancy %", weighted by duration (as the TensorBoard plugin computed them).');
