@@ -122,6 +122,42 @@ def run_dir(tmp):
     return run
 
 
+def timeline_rows(browser, tmp):
+    """Issue 31: Timeline rows named by what they are (the trace's GPU and
+    stream names, a thread's last name), GPU rows first, the axis fitted to
+    the spans (not to a far instant), a percentage counter in %."""
+    evs = [{"ph": "M", "name": "process_name", "pid": 100, "tid": 0, "args": {"name": "python3"}},
+           {"ph": "M", "name": "thread_name", "pid": 100, "tid": 1, "args": {"name": "pt_main_thread"}},
+           {"ph": "M", "name": "thread_name", "pid": 100, "tid": 1, "args": {"name": "MainThread"}},
+           {"ph": "M", "name": "process_name", "pid": 0, "tid": 0, "args": {"name": "GPU 0"}},
+           {"ph": "M", "name": "thread_name", "pid": 0, "tid": 7, "args": {"name": "stream 7"}},
+           {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 100, "tid": 1, "ts": 1000, "dur": 500},
+           {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 1200, "dur": 400,
+            "args": {"device": 0, "stream": 7}},
+           {"ph": "C", "name": "GPU Utilization %", "pid": 100, "ts": 1100, "args": {"GPU Utilization %": 5}},
+           {"ph": "C", "name": "GPU Utilization %", "pid": 100, "ts": 1500, "args": {"GPU Utilization %": 4}},
+           {"ph": "i", "s": "g", "name": "Record Window End", "pid": 100, "tid": 1, "ts": 900000}]
+    src = os.path.join(tmp, "tl.json")
+    with open(src, "w") as f:
+        json.dump({"traceEvents": evs}, f)
+    out = os.path.join(tmp, "tl.html")
+    subprocess.run([BIN, "report", "--html", out, src], check=True, capture_output=True)
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    errors = watch_errors(page)
+    page.goto("file://" + os.path.abspath(out) + "#timeline", wait_until="load")
+    page.wait_for_selector("#view-timeline .card[data-rows]")
+    card = "document.querySelector('#view-timeline .card[data-rows]')"
+    rows = page.evaluate(f"JSON.parse({card}.dataset.rows)")
+    check(rows and rows[0].startswith("GPU 0") and "stream 7" in rows[0], f"timeline rows: GPU row first {rows}")
+    check(any("MainThread" in r for r in rows), f"a thread's last name: {rows}")
+    hi = page.evaluate(f"+{card}.dataset.viewHi")
+    check(hi < 100000000, f"the axis runs to {hi} ns: stretched by the far instant")
+    counters = page.evaluate(f"JSON.parse({card}.dataset.counters)")
+    check(counters and all(c[1].endswith("%") for c in counters), f"a percentage counter: {counters}")
+    check(not errors, f"timeline: {errors}")
+    page.close()
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="tp_charts_")
     pages = [("trace_filter rank 0", os.path.join(SRC, "tests", "fixtures", "trace_filter__sampled_rank-0.json.gz")),
@@ -134,6 +170,7 @@ def main():
     with sync_playwright() as p:
         browser = launch(p)
         try:
+            timeline_rows(browser, tmp)
             for what, src in pages:
                 out = os.path.join(tmp, "page.html")
                 subprocess.run([BIN, "report", "--html", out, src], check=True, capture_output=True)
