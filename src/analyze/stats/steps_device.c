@@ -7,6 +7,8 @@
  * the last step's kernels outside every step. */
 #include "analyze/stats/steps_device.h"
 
+#include "util/adaptive_sort.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,11 +22,23 @@ static void *grow(void *v, size_t n, size_t *cap, size_t elem)
     return nv;
 }
 
+/* A runtime call that launches device work: Launch, Memcpy or Memset in its name. */
+static bool launches(tpa_sv n)
+{
+    for (size_t i = 0; i + 6 <= n.n; i++) {
+        const char *p = n.p + i;
+        if ((p[0] == 'L' && memcmp(p, "Launch", 6) == 0) ||
+            (p[0] == 'M' && (memcmp(p, "Memcpy", 6) == 0 || memcmp(p, "Memset", 6) == 0))) return true;
+    }
+    return false;
+}
+
 void tpa__ds_note(tpa_devsteps *d, const tpa_event *ev, int kind)
 {
     bool rt = kind == TPA_K_RUNTIME;
     if (!rt && kind != TPA_K_KERNEL && kind != TPA_K_COMM && kind != TPA_K_MEMCPY && kind != TPA_K_MEMSET)
         return;
+    if (rt && !launches(ev->name)) return;
     if (ev->ph != 'X' || !ev->has_ts || (ev->has_dur && ev->dur_ns < 0)) return;
     /* the number scanner needs the text past the value to see it end */
     const char *v = tpa_event_arg(ev, TPA_ARG_CORRELATION, NULL);
@@ -33,7 +47,7 @@ void tpa__ds_note(tpa_devsteps *d, const tpa_event *ev, int kind)
     int64_t end = ev->ts_ns + (ev->has_dur ? ev->dur_ns : 0);
     if (rt) {
         d->rt = grow(d->rt, d->n_rt, &d->cap_rt, sizeof *d->rt);
-        d->rt[d->n_rt++] = (tpa_ds_rt){ corr, ev->ts_ns, end, -1 };
+        d->rt[d->n_rt++] = (tpa_ds_rt){ corr, ev->ts_ns, end };
     } else {
         d->dev = grow(d->dev, d->n_dev, &d->cap_dev, sizeof *d->dev);
         d->dev[d->n_dev++] = (tpa_ds_dev){ corr, ev->ts_ns, end };
@@ -47,12 +61,14 @@ void tpa__ds_free(tpa_devsteps *d)
     memset(d, 0, sizeof *d);
 }
 
-static int rt_cmp(const void *a, const void *b)
+/* By correlation id, then start: Kineto writes a thread's runtime calls in
+ * order, so the ids mostly come sorted (one pass). */
+static inline bool rt_before(const tpa_ds_rt *x, const tpa_ds_rt *y)
 {
-    const tpa_ds_rt *x = a, *y = b;
-    if (x->corr != y->corr) return x->corr < y->corr ? -1 : 1;
-    return x->ts < y->ts ? -1 : x->ts > y->ts;
+    return x->corr != y->corr ? x->corr < y->corr : x->ts < y->ts;
 }
+
+ADAPTIVE_SORT(sort_rt, tpa_ds_rt, rt_before)
 
 /* The step whose host span holds [ts, end] wholly, or -1. */
 static int32_t step_of(const tpa_step *steps, size_t n, int64_t ts, int64_t end)
@@ -86,15 +102,17 @@ static const tpa_ds_rt *rt_for(const tpa_devsteps *d, int64_t corr)
  * unmatched[i] = true. Returns whether any record was launched in a step. */
 static bool attribute(tpa_devsteps *d, const tpa_step *steps, size_t n, dev_span *sp, bool *unmatched)
 {
-    for (size_t i = 0; i < d->n_rt; i++)
-        d->rt[i].step = step_of(steps, n, d->rt[i].ts, d->rt[i].end);
-    qsort(d->rt, d->n_rt, sizeof *d->rt, rt_cmp);
+    tpa_ds_rt *tmp = NULL;
+    size_t cap = 0;
+    sort_rt_scratched(d->rt, d->n_rt, &tmp, &cap);
+    free(tmp);
     bool any = false;
     for (size_t i = 0; i < d->n_dev; i++) {
         const tpa_ds_rt *r = rt_for(d, d->dev[i].corr);
-        unmatched[i] = !r || r->step < 0;
+        int32_t step = r ? step_of(steps, n, r->ts, r->end) : -1;
+        unmatched[i] = step < 0;
         if (unmatched[i]) continue;
-        dev_span *s = &sp[r->step];
+        dev_span *s = &sp[step];
         if (d->dev[i].ts < s->lo) s->lo = d->dev[i].ts;
         if (d->dev[i].end > s->hi) s->hi = d->dev[i].end;
         s->count++;

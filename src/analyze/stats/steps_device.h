@@ -7,8 +7,11 @@
 
 /* The runtime calls (cudaLaunchKernel, ...) and device records (kernels,
  * copies, sets) of a trace that carry a correlation id, kept while the
- * first pass reads it: 32 and 24 bytes each. */
-typedef struct tpa_ds_rt { int64_t corr, ts, end; int32_t step; } tpa_ds_rt;
+ * first pass reads it, 24 bytes each. Only the runtime calls that launch
+ * device work are kept (a name with Launch, Memcpy or Memset:
+ * cudaLaunchKernel, cuLaunchKernelEx, cudaGraphLaunch, cudaMemcpyAsync,
+ * hipMemsetAsync, ...): most runtime calls launch nothing. */
+typedef struct tpa_ds_rt { int64_t corr, ts, end; } tpa_ds_rt;
 typedef struct tpa_ds_dev { int64_t corr, ts, end; } tpa_ds_dev;
 typedef struct tpa_devsteps {
     tpa_ds_rt *rt; size_t n_rt, cap_rt;
