@@ -200,24 +200,25 @@ static double slow_share(const tpa_steps_result *s, int64_t med)
 
 enum { W_SYNC, W_ITEM, W_OPTIM };
 #define W_NAMES 16
-typedef struct w_span { int64_t ts, end, tid; int slot; double occ; } w_span;
+typedef struct w_span { int64_t ts, end, tid; int slot; } w_span;
+/* a kernel with its occupancy: 16 bytes (a duration past 2.1 s is cut there) */
+typedef struct w_kernel { int64_t ts; int32_t dur; float occ; } w_kernel;
 typedef struct w_name { char name[96]; int what; int64_t ns; uint64_t calls; } w_name;
 typedef struct in_steps {
     w_name names[W_NAMES]; int n_names;
     w_span *v; size_t n, cap;        /* host spans of the names above */
-    w_span *k; size_t nk, capk;      /* kernels with an est. achieved occupancy */
+    w_kernel *k; size_t nk, capk;    /* kernels with an est. achieved occupancy */
 } in_steps;
 
-static void w_push(w_span **v, size_t *n, size_t *cap, w_span s)
+/* Room for one more item of size elem in *v (n used of *cap). */
+static void *w_room(void *v, size_t n, size_t *cap, size_t elem)
 {
-    if (*n == *cap) {
-        size_t nc = *cap ? *cap * 2 : 256;
-        w_span *nv = realloc(*v, nc * sizeof *nv);
-        if (!nv) abort();
-        *v = nv;
-        *cap = nc;
-    }
-    (*v)[(*n)++] = s;
+    if (n < *cap) return v;
+    size_t nc = *cap ? *cap * 2 : 256;
+    void *nv = realloc(v, nc * elem);
+    if (!nv) abort();
+    *cap = nc;
+    return nv;
 }
 
 static bool sv_is(tpa_sv n, const char *s) { return n.n == strlen(s) && memcmp(n.p, s, n.n) == 0; }
@@ -255,8 +256,11 @@ static void in_steps_feed(in_steps *w, const tpa_event *ev, int kind)
     if (ev->ph != 'X' || !ev->has_ts || (ev->has_dur && ev->dur_ns < 0)) return;
     int64_t end = ev->ts_ns + (ev->has_dur ? ev->dur_ns : 0);
     if (kind == TPA_K_KERNEL) {
-        if (ev->occupancy >= 0 && end > ev->ts_ns)
-            w_push(&w->k, &w->nk, &w->capk, (w_span){ ev->ts_ns, end, 0, 0, ev->occupancy });
+        if (ev->occupancy >= 0 && end > ev->ts_ns) {
+            w->k = w_room(w->k, w->nk, &w->capk, sizeof *w->k);
+            w->k[w->nk++] = (w_kernel){ ev->ts_ns, end - ev->ts_ns > INT32_MAX ? INT32_MAX : (int32_t)(end - ev->ts_ns),
+                                        (float)ev->occupancy };
+        }
         return;
     }
     int what = -1;
@@ -274,7 +278,9 @@ static void in_steps_feed(in_steps *w, const tpa_event *ev, int kind)
     }
     if (what < 0) return;
     int slot = w_slot(w, ev->name, what);
-    if (slot >= 0) w_push(&w->v, &w->n, &w->cap, (w_span){ ev->ts_ns, end, ev->tid, slot, 0 });
+    if (slot < 0) return;
+    w->v = w_room(w->v, w->n, &w->cap, sizeof *w->v);
+    w->v[w->n++] = (w_span){ ev->ts_ns, end, ev->tid, slot };
 }
 
 /* Whether a host span starting at ts is a step's own (starts inside its
@@ -338,16 +344,17 @@ static void in_steps_finish(in_steps *w, tpa_diagnosis *d)
     double occ = 0;
     d->occ_kernel_ns = d->occ_low_ns = 0;
     for (size_t i = 0; i < w->nk; i++) {
-        int64_t ns = clip_to_steps(&d->steps, w->k[i].ts, w->k[i].end);
+        int64_t ns = clip_to_steps(&d->steps, w->k[i].ts, w->k[i].ts + w->k[i].dur);
         if (ns <= 0) continue;
         d->occ_kernel_ns = tpa_sat_add(d->occ_kernel_ns, ns);
-        occ += w->k[i].occ * (double)ns;
+        occ += (double)w->k[i].occ * (double)ns;
         if (w->k[i].occ < OCC_LOW_PCT) d->occ_low_ns = tpa_sat_add(d->occ_low_ns, ns);
     }
     d->occ_weighted = d->occ_kernel_ns ? occ / (double)d->occ_kernel_ns : 0;
     free(w->v);
     free(w->k);
-    w->v = w->k = NULL;
+    w->v = NULL;
+    w->k = NULL;
 }
 
 static void find_all(tpa_diagnosis *d, const in_steps *w)

@@ -70,6 +70,13 @@ static inline bool rt_before(const tpa_ds_rt *x, const tpa_ds_rt *y)
 
 ADAPTIVE_SORT(sort_rt, tpa_ds_rt, rt_before)
 
+static inline bool dev_before(const tpa_ds_dev *x, const tpa_ds_dev *y)
+{
+    return x->corr != y->corr ? x->corr < y->corr : x->ts < y->ts;
+}
+
+ADAPTIVE_SORT(sort_dev, tpa_ds_dev, dev_before)
+
 /* The step whose host span holds [ts, end] wholly, or -1. */
 static int32_t step_of(const tpa_step *steps, size_t n, int64_t ts, int64_t end)
 {
@@ -85,30 +92,24 @@ static int32_t step_of(const tpa_step *steps, size_t n, int64_t ts, int64_t end)
 
 typedef struct dev_span { int64_t lo, hi; size_t count; } dev_span;
 
-/* The runtime call (sorted by correlation) a record's correlation names:
- * the last of equal ids, as the plugin keeps the last it saw. */
-static const tpa_ds_rt *rt_for(const tpa_devsteps *d, int64_t corr)
-{
-    size_t lo = 0, hi = d->n_rt;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (d->rt[mid].corr <= corr) lo = mid + 1; else hi = mid;
-    }
-    return lo && d->rt[lo - 1].corr == corr ? &d->rt[lo - 1] : NULL;
-}
-
 /* Per step: first start, last end and count of the device records its
  * runtime calls launched; a record launched in no step gets
  * unmatched[i] = true. Returns whether any record was launched in a step. */
 static bool attribute(tpa_devsteps *d, const tpa_step *steps, size_t n, dev_span *sp, bool *unmatched)
 {
-    tpa_ds_rt *tmp = NULL;
-    size_t cap = 0;
-    sort_rt_scratched(d->rt, d->n_rt, &tmp, &cap);
-    free(tmp);
+    tpa_ds_rt *rt_tmp = NULL;
+    tpa_ds_dev *dev_tmp = NULL;
+    size_t cap = 0, cap_b = 0;
+    sort_rt_scratched(d->rt, d->n_rt, &rt_tmp, &cap);
+    free(rt_tmp);
+    sort_dev_scratched(d->dev, d->n_dev, &dev_tmp, &cap_b);
+    free(dev_tmp);
     bool any = false;
+    size_t j = 0;  /* both sorted by correlation id: one merge (the last call of an id, as the plugin keeps) */
     for (size_t i = 0; i < d->n_dev; i++) {
-        const tpa_ds_rt *r = rt_for(d, d->dev[i].corr);
+        int64_t corr = d->dev[i].corr;
+        while (j < d->n_rt && (d->rt[j].corr < corr || (j + 1 < d->n_rt && d->rt[j + 1].corr == corr))) j++;
+        const tpa_ds_rt *r = j < d->n_rt && d->rt[j].corr == corr ? &d->rt[j] : NULL;
         int32_t step = r ? step_of(steps, n, r->ts, r->end) : -1;
         unmatched[i] = step < 0;
         if (unmatched[i]) continue;
