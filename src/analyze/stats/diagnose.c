@@ -327,7 +327,7 @@ static int w_cmp(const void *a, const void *b)
  * step's host span; kernels for the part of them inside the steps. */
 static void in_steps_finish(in_steps *w, tpa_diagnosis *d)
 {
-    qsort(w->v, w->n, sizeof *w->v, w_cmp);
+    if (w->n) qsort(w->v, w->n, sizeof *w->v, w_cmp);
     int64_t open_end = INT64_MIN;
     for (size_t i = 0; i < w->n; i++) {
         const w_span *x = &w->v[i];
