@@ -472,10 +472,42 @@ def test_findings_count_inside_steps(tmp):
     check("No GPU finding: 2 device event(s)" in t, "analyze says why there is no GPU finding")
 
 
+def test_report_steps_filter_gpu():
+    """report --steps N on a GPU trace: the device events are those of the
+    step as `steps` shows it (extended to the GPU work it launched), summed
+    by hand from the trace."""
+    paths = [os.path.join(FIX, "trace_filter__sampled_rank-0.json.gz"),
+             os.path.join(SHARED, "ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz")]
+    for path in filter(os.path.exists, paths):
+        with gzip.open(path, "rt") as f:
+            evs = events(json.load(f, parse_float=decimal.Decimal))
+        host = {}
+        for e in evs:
+            n = str(e.get("name", ""))
+            if e.get("ph") == "X" and n.startswith("ProfilerStep#") and e.get("cat") in (None, "user_annotation", "Operator", "cpu_op"):
+                host.setdefault(int(n.split("#")[1]), (e["ts"], e["ts"] + e["dur"]))
+        # the plugin's windows, every step kept (a filter names them)
+        win, _, _ = plugin_steps(evs, host)
+        order = sorted(win, key=lambda k: win[k][0])
+        for num in order[:3]:
+            want = decimal.Decimal(0)
+            for e in evs:
+                if e.get("ph") != "X" or e.get("cat") not in DEVICE_CATS or e.get("dur", 0) < 0:
+                    continue
+                k = max((m for m in order if win[m][0] <= e["ts"]), key=lambda m: win[m][0], default=None)
+                if k == num and e["ts"] <= win[k][1]:
+                    want += e["dur"]
+            rep = json.loads(run("report", "--json", "--top", "0", "--steps", str(num), path).stdout,
+                             parse_float=decimal.Decimal)
+            got = sum((o["total_us"] for t in rep["tables"] if t["table"] == "gpu" for o in t["ops"]), decimal.Decimal(0))
+            check(abs(got - want) < decimal.Decimal("0.01"), f"{path} --steps {num}: device {got} vs {want} us")
+
+
 def main():
     test_report_matches_key_averages()
     test_steps_match_profiler_step_spans()
     test_report_counts_on_kineto()
+    test_report_steps_filter_gpu()
     test_diff_gate()
     test_analyze_findings()
     with tempfile.TemporaryDirectory() as tmp:

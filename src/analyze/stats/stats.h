@@ -18,6 +18,11 @@ typedef struct tpa_step {
 /* One pass: the ProfilerStep#N spans of a file, sorted by start. */
 int tpa_find_steps(const char *path, tpa_step **steps, size_t *n, int64_t *min_ts,
                    tpa_error *err);
+/* The same, each step extended on a GPU trace to the device work it
+ * launched (the plugin's rule, as tpa_steps_result.device_rule; start_ns,
+ * dur_ns), its host span in host_start_ns / host_end_ns; no step left out. */
+int tpa_find_gpu_steps(const char *path, tpa_step **steps, size_t *n, int64_t *min_ts,
+                       tpa_error *err);
 
 /* ---- report -------------------------------------------------------------- */
 typedef struct tpa_report_opts {

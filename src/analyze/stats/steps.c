@@ -215,17 +215,19 @@ static void cands_free(cands *cs)
     cs->n = cs->spans = 0;
 }
 
-int tpa_find_steps(const char *path, tpa_step **steps, size_t *n, int64_t *min_ts, tpa_error *err)
+static int find_steps(const char *path, tpa_step **steps, size_t *n, int64_t *min_ts, bool device, tpa_error *err)
 {
     tpa_reader *r = tpa_reader_open(path, err);
     if (!r) return -1;
     step_list l = {0};
     be_pairs be = {0};
+    tpa_devsteps ds = {0};
     int64_t lo = INT64_MAX;
     tpa_event ev;
     int rc;
     while ((rc = tpa_reader_next(r, &ev, err)) > 0) {
         if (ev.has_ts && ev.ph != 'M' && ev.ts_ns < lo) lo = ev.ts_ns;
+        if (device) tpa__ds_note(&ds, &ev, tpa_event_kind(&ev));
         int64_t num = 0;
         if (ev.ph == 'X' && !(ev.has_dur && ev.dur_ns < 0) && host_step(&ev, tpa_event_kind(&ev), &num))
             add_step(&l, num, ev.ts_ns, ev.has_dur ? ev.dur_ns : 0);  /* negative: in no step */
@@ -239,12 +241,30 @@ int tpa_find_steps(const char *path, tpa_step **steps, size_t *n, int64_t *min_t
     }
     tpa_reader_close(r);
     be_free(&be);
-    if (rc < 0) { free(l.v); return -1; }
+    if (rc < 0) { free(l.v); tpa__ds_free(&ds); return -1; }
     if (l.n) qsort(l.v, l.n, sizeof *l.v, step_cmp);
+    for (size_t i = 0; i < l.n; i++) {
+        l.v[i].host_start_ns = l.v[i].start_ns;
+        l.v[i].host_end_ns = l.v[i].start_ns + l.v[i].dur_ns;
+    }
+    bool applied;
+    size_t dropped;
+    if (device) tpa__ds_apply(&ds, l.v, l.n, &applied, &dropped);  /* every step kept: a filter names them */
+    tpa__ds_free(&ds);
     *steps = l.v;
     *n = l.n;
     *min_ts = lo == INT64_MAX ? 0 : lo;
     return 0;
+}
+
+int tpa_find_steps(const char *path, tpa_step **steps, size_t *n, int64_t *min_ts, tpa_error *err)
+{
+    return find_steps(path, steps, n, min_ts, false, err);
+}
+
+int tpa_find_gpu_steps(const char *path, tpa_step **steps, size_t *n, int64_t *min_ts, tpa_error *err)
+{
+    return find_steps(path, steps, n, min_ts, true, err);
 }
 
 /* ---- breakdown ---------------------------------------------------------------------------- */
