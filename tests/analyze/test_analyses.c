@@ -127,6 +127,63 @@ TP_TEST(steps_breakdown_sums)
     tpa_steps_free(&res);
 }
 
+/* A GPU trace (µs): kernel 0 launched before step 1 (60..120), step 1's
+ * kernel running past its host end (130..250), step 2's kernel and copy
+ * (250..320, 320..340), a launch straddling two steps (its kernel in no
+ * step) and a last step that launched nothing. */
+#define RT(ts, corr) "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"ts\":" #ts ",\"dur\":5,\"pid\":1,\"tid\":1,\"args\":{\"correlation\":" #corr "}},"
+#define DEV(cat, ts, dur, corr) "{\"ph\":\"X\",\"cat\":\"" cat "\",\"name\":\"k" #corr "\",\"ts\":" #ts ",\"dur\":" #dur ",\"pid\":0,\"tid\":7,\"args\":{\"correlation\":" #corr "}},"
+#define STEP(n, ts, dur) "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#" #n "\",\"ts\":" #ts ",\"dur\":" #dur ",\"pid\":1,\"tid\":1},"
+static const char STEPS_GPU[] =
+    "[" STEP(1, 100, 100) STEP(2, 200, 100) STEP(3, 300, 10)
+    RT(50, 1) DEV("kernel", 60, 60, 1) RT(110, 2) DEV("kernel", 130, 120, 2)
+    RT(210, 3) DEV("kernel", 250, 70, 3) RT(290, 4) DEV("gpu_memcpy", 320, 20, 4)
+    RT(197, 5) DEV("kernel", 400, 10, 5)
+    "{\"ph\":\"i\",\"name\":\"end\",\"ts\":0,\"pid\":1,\"tid\":1}]";
+
+/* Steps on a GPU trace follow the TensorBoard plugin's rule (issue 31). */
+TP_TEST(steps_device_rule)
+{
+    const char *p = write_tmp("steps_gpu.json", STEPS_GPU);
+    tpa_steps_result res;
+    tpa_error err;
+    CHECK_EQ_INT(tpa_steps_file(p, &res, &err), 0);
+    CHECK(res.device_rule);
+    CHECK_EQ_INT(res.tail_dropped, 1);   /* step 3 launched nothing */
+    CHECK_EQ_INT(res.n, 2);
+    if (res.n == 2) {
+        const tpa_step_row *a = &res.rows[0], *b = &res.rows[1];
+        CHECK_EQ_INT(a->start_ns, 120000);  /* after kernel 0, launched before it */
+        CHECK_EQ_INT(a->dur_ns, 130000);    /* to its kernel's end, 250 */
+        CHECK_EQ_INT(a->part_ns[TPA_P_KERNEL], 120000);
+        CHECK_EQ_INT(a->part_ns[TPA_P_OTHER], 10000);
+        CHECK_EQ_INT(b->start_ns, 250000);  /* after step 1, not at its host start */
+        CHECK_EQ_INT(b->dur_ns, 90000);     /* to its copy's end, 340 */
+        CHECK_EQ_INT(b->part_ns[TPA_P_KERNEL], 70000);
+        CHECK_EQ_INT(b->part_ns[TPA_P_MEMCPY], 20000);
+    }
+    tpa_steps_free(&res);
+    /* host-only: the same steps without their device records keep their spans */
+    CHECK_EQ_INT(tpa_steps_file(write_tmp("steps_host.json", STEPS), &res, &err), 0);
+    CHECK(!res.device_rule);
+    CHECK_EQ_INT(res.n, 2);
+    if (res.n == 2) { CHECK_EQ_INT(res.rows[0].dur_ns, 100000); CHECK_EQ_INT(res.rows[1].dur_ns, 50000); }
+    tpa_steps_free(&res);
+    /* the last step launched under 0.8 of the one before it: left out */
+    static const char FEWER[] =
+        "[" STEP(1, 0, 100) STEP(2, 100, 100)
+        RT(10, 1) DEV("kernel", 20, 5, 1) RT(20, 2) DEV("kernel", 30, 5, 2) RT(30, 3) DEV("kernel", 40, 5, 3)
+        RT(110, 4) DEV("kernel", 120, 5, 4) RT(120, 5) DEV("kernel", 130, 5, 5)
+        "{\"ph\":\"i\",\"name\":\"end\",\"ts\":0,\"pid\":1,\"tid\":1}]";
+    CHECK_EQ_INT(tpa_steps_file(write_tmp("steps_fewer.json", FEWER), &res, &err), 0);
+    CHECK_EQ_INT(res.n, 1);
+    CHECK_EQ_INT(res.tail_dropped, 1);
+    tpa_steps_free(&res);
+}
+#undef RT
+#undef DEV
+#undef STEP
+
 /* The same two steps written as B/E pairs (ProfilerStep and host ops). */
 static const char STEPS_BE[] =
     "[{\"ph\":\"B\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"ts\":0,\"pid\":1,\"tid\":1},"
@@ -448,6 +505,7 @@ int main(void)
     RUN(report_late_parent_exact);
     RUN(steps_breakdown_sums);
     RUN(steps_from_begin_end);
+    RUN(steps_device_rule);
     RUN(steps_bounded_memory_exact);
     RUN(steps_any_write_order);
     RUN(slice_fix_merge_round_trip);

@@ -4,6 +4,7 @@ Runs the real `trainprof` binary (env TRAINPROF_BIN) on the fixtures in
 argv[1] (copies in tests/fixtures) and, when present, the bigger Kineto
 traces in $TP_FIXTURES/kineto. Python's json module is the reference.
 """
+import decimal
 import gzip
 import json
 import os
@@ -63,21 +64,88 @@ def kineto_files():
     return out
 
 
+RUNTIME_CATS = ("cuda_runtime", "cuda_driver", "Runtime")
+DEVICE_CATS = ("kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset")
+
+
+def plugin_steps(evs, host):
+    """The TensorBoard plugin's steps (kineto tb_plugin event_parser.py,
+    _find_device_steps and _update_steps_duration), written from its text:
+    host is {num: (start, end)} in µs. Returns ({num: (start, end)}, steps dropped, whether the rule applied)."""
+    order = sorted(host, key=lambda n: host[n][0])
+    steps = [list(host[n]) for n in order]
+    rts, devs = {}, []
+    for e in evs:
+        a = e.get("args") or {}
+        if e.get("ph") != "X" or "correlation" not in a or e.get("dur", 0) < 0:
+            continue
+        s, t = e["ts"], e["ts"] + e.get("dur", 0)
+        if e.get("cat") in RUNTIME_CATS:
+            rts[a["correlation"]] = (s, t)
+        elif e.get("cat") in DEVICE_CATS:
+            devs.append((a["correlation"], s, t))
+    span = [[None, None, 0] for _ in steps]  # first start, last end, count
+    matched = []
+    for corr, s, t in devs:
+        rt, hit = rts.get(corr), None
+        if rt:
+            for i, (a, b) in enumerate(steps):
+                if a <= rt[0] and rt[1] <= b:
+                    hit = i
+                    break
+        matched.append(hit is not None)
+        if hit is None:
+            continue
+        sp = span[hit]
+        sp[0] = s if sp[0] is None else min(sp[0], s)
+        sp[1] = t if sp[1] is None else max(sp[1], t)
+        sp[2] += 1
+    if not any(matched):
+        return {n: host[n] for n in order}, 0, False
+    prev = steps[0][0]
+    if span[0][2]:
+        for (corr, s, t), m in zip(devs, matched):
+            if not m and t < span[0][0]:
+                prev = max(prev, t)
+    for i, (a, b) in enumerate(steps):
+        start = max(prev, a)
+        end = max(b, span[i][1]) if span[i][2] else b
+        end = max(end, start)
+        steps[i] = [start, end]
+        prev = end
+    keep = len(steps)
+    if len(steps) > 1:
+        last = max(i for i in range(len(steps)) if span[i][2])
+        keep = last + 1
+        if last > 0 and span[last - 1][2] * 0.8 > span[last][2]:
+            keep = last
+    return {order[i]: tuple(steps[i]) for i in range(keep)}, len(steps) - keep, True
+
+
 def test_steps_match_profiler_step_spans():
+    """Steps are the ProfilerStep#N spans, extended on a GPU trace as the
+    TensorBoard plugin does (host-only traces keep the host spans)."""
     for path in kineto_files() + [os.path.join(FIX, "mlp_adam.pt.trace.json")]:
-        res = json.loads(run("steps", "--json", path).stdout)
-        spans = {}
-        for e in events(load(path)):
+        res = json.loads(run("steps", "--json", path).stdout, parse_float=decimal.Decimal)
+        opener = gzip.open if path.endswith(".gz") else open
+        with opener(path, "rt") as f:  # exact: a float of µs since the epoch loses the ns
+            evs = events(json.load(f, parse_float=decimal.Decimal))
+        host = {}
+        for e in evs:
             n = str(e.get("name", ""))
-            if e.get("ph") == "X" and n.startswith("ProfilerStep#") and e.get("cat") in (None, "user_annotation", "Operator"):
-                spans.setdefault(int(n.split("#")[1]), float(e["dur"]))
+            if e.get("ph") == "X" and n.startswith("ProfilerStep#") and e.get("cat") in (None, "user_annotation", "Operator", "cpu_op"):
+                host.setdefault(int(n.split("#")[1]), (e["ts"], e["ts"] + e["dur"]))
+        spans, dropped, applied = plugin_steps(evs, host)
+        check(res["step_rule"] == ("device" if applied else "host"), f"{path}: rule {res['step_rule']}")
+        check(res["steps_left_out"] == dropped, f"{path}: left out {res['steps_left_out']} vs {dropped}")
         got = {s["step"]: s for s in res["steps"]}
         check(set(got) == set(spans), f"{path}: steps {sorted(got)} vs {sorted(spans)}")
-        for num, dur in spans.items():
+        for num, (a, b) in spans.items():
             s = got.get(num)
             if not s:
                 continue
-            check(abs(s["dur_us"] - dur) < 0.0015, f"{path} step {num}: {s['dur_us']} vs {dur}")
+            check(abs(s["dur_us"] - (b - a)) < 0.0015, f"{path} step {num}: {s['dur_us']} vs {b - a}")
+            check(abs(s["start_us"] - a) < 0.0015, f"{path} step {num}: start {s['start_us']} vs {a}")
             parts = sum(s[k] for k in s if k.endswith("_us") and k not in ("dur_us", "start_us"))
             check(abs(parts - s["dur_us"]) < 0.0015, f"{path} step {num}: parts {parts} vs {s['dur_us']}")
 
@@ -125,6 +193,7 @@ def test_analyze_findings():
     d = json.loads(run("analyze", "--json", cases[0][0]).stdout)
     opt = d["findings"][0]
     check(abs(opt["share_pct"] - 100 * 1718 / 8936) < 0.01, f"optimizer share {opt['share_pct']}")
+    check("torch.optim" in opt["suggestion"], f"a PyTorch trace gets PyTorch advice: {opt['suggestion']}")
     check(d["gpu_idle_pct"] is None and d["top_host_ops"][0]["name"] == "aten::addmm", "mlp_adam top op / no GPU")
     d = json.loads(run("analyze", "--json", cases[1][0]).stdout)
     check(abs(d["gpu_idle_pct"] - 55.5) < 0.1, f"rank-0 GPU idle {d['gpu_idle_pct']}")
@@ -404,11 +473,84 @@ def test_a_trainprof_run_directory_is_one_run(tmp):
           f"analyze on a trainprof run directory: {a.stdout.strip()[:100]!r}")
 
 
+def test_findings_count_inside_steps(tmp):
+    """Issue 31: a span outside every step (the profiler's exit
+    cudaDeviceSynchronize) is not step time; device events dropped for a
+    negative duration make no GPU finding."""
+    def step(n, ts, dur):
+        return {"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{n}", "ts": ts, "dur": dur, "pid": 1, "tid": 1}
+
+    def sync(ts, dur):
+        return {"ph": "X", "cat": "cuda_runtime", "name": "cudaDeviceSynchronize", "ts": ts, "dur": dur, "pid": 1, "tid": 1}
+
+    def kernel(ts, dur):
+        return {"ph": "X", "cat": "kernel", "name": "k", "ts": ts, "dur": dur, "pid": 0, "tid": 7}
+
+    base = [step(1, 0, 1000), step(2, 1000, 1000), sync(100, 200)]
+    path = os.path.join(tmp, "sync_in.json")
+    with open(path, "w") as f:
+        json.dump(base + [sync(2100, 900)], f)  # the exit sync, after step 2
+    d = json.loads(run("analyze", "--json", path).stdout)
+    syn = [f for f in d["findings"] if f["id"] == "synchronization"]
+    check(len(syn) == 1 and abs(syn[0]["share_pct"] - 100 * 200 / 2000) < 0.01,
+          f"sync inside steps only: {syn}")
+    check(syn and "1 calls" in syn[0]["evidence"], f"sync calls: {syn}")
+    check(syn and ".item()" not in syn[0]["suggestion"] and "cudaDeviceSynchronize" in syn[0]["suggestion"],
+          f"a trace without PyTorch operators gets CUDA advice: {syn}")
+    with open(path, "w") as f:
+        json.dump([step(1, 0, 1000), step(2, 1000, 1000), sync(2100, 900)], f)
+    d = json.loads(run("analyze", "--json", path).stdout)
+    check(not [f for f in d["findings"] if f["id"] == "synchronization"], f"exit sync counted: {d['findings']}")
+    # kernels with negative durations: dropped, and no GPU finding from what is left
+    evs = [step(1, 0, 1000), step(2, 1000, 1000), kernel(10, 5), kernel(500, -50), kernel(1500, -20)]
+    with open(path, "w") as f:
+        json.dump(evs, f)
+    p = run("analyze", "--json", path)
+    d = json.loads(p.stdout)
+    check(d.get("gpu_findings_withheld") == 2, f"withheld {d.get('gpu_findings_withheld')}")
+    check(not [f for f in d["findings"] if f["id"] in ("launch_bound", "tiny_kernels", "low_occupancy")],
+          f"GPU finding from dropped events: {d['findings']}")
+    t = run("analyze", path).stdout
+    check("No GPU finding: 2 device event(s)" in t, "analyze says why there is no GPU finding")
+
+
+def test_report_steps_filter_gpu():
+    """report --steps N on a GPU trace: the device events are those of the
+    step as `steps` shows it (extended to the GPU work it launched), summed
+    by hand from the trace."""
+    paths = [os.path.join(FIX, "trace_filter__sampled_rank-0.json.gz"),
+             os.path.join(SHARED, "ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz")]
+    for path in filter(os.path.exists, paths):
+        with gzip.open(path, "rt") as f:
+            evs = events(json.load(f, parse_float=decimal.Decimal))
+        host = {}
+        for e in evs:
+            n = str(e.get("name", ""))
+            if e.get("ph") == "X" and n.startswith("ProfilerStep#") and e.get("cat") in (None, "user_annotation", "Operator", "cpu_op"):
+                host.setdefault(int(n.split("#")[1]), (e["ts"], e["ts"] + e["dur"]))
+        # the plugin's windows, every step kept (a filter names them)
+        win, _, _ = plugin_steps(evs, host)
+        order = sorted(win, key=lambda k: win[k][0])
+        for num in order[:3]:
+            want = decimal.Decimal(0)
+            for e in evs:
+                if e.get("ph") != "X" or e.get("cat") not in DEVICE_CATS or e.get("dur", 0) < 0:
+                    continue
+                k = max((m for m in order if win[m][0] <= e["ts"]), key=lambda m: win[m][0], default=None)
+                if k == num and e["ts"] <= win[k][1]:
+                    want += e["dur"]
+            rep = json.loads(run("report", "--json", "--top", "0", "--steps", str(num), path).stdout,
+                             parse_float=decimal.Decimal)
+            got = sum((o["total_us"] for t in rep["tables"] if t["table"] == "gpu" for o in t["ops"]), decimal.Decimal(0))
+            check(abs(got - want) < decimal.Decimal("0.01"), f"{path} --steps {num}: device {got} vs {want} us")
+
+
 def main():
     test_help_names_every_option()
     test_report_matches_key_averages()
     test_steps_match_profiler_step_spans()
     test_report_counts_on_kineto()
+    test_report_steps_filter_gpu()
     test_diff_gate()
     test_analyze_findings()
     with tempfile.TemporaryDirectory() as tmp:
@@ -424,6 +566,7 @@ def main():
         test_bad_inputs(tmp)
         test_a_json_array_that_is_not_a_trace_is_refused(tmp)
         test_a_trainprof_run_directory_is_one_run(tmp)
+        test_findings_count_inside_steps(tmp)
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0
 

@@ -61,6 +61,62 @@ def torch_trace(tmp):
     return [os.path.join(tmp, "full.pt.trace.json")]
 
 
+def run_dir_findings(tmp):
+    """Issue 31: a run directory's data-loading finding is of the whole run
+    (timing_profile.json), not of its 3 traced warm-up steps; advice fits a
+    C program (no PyTorch DataLoader); the page says which steps the trace's
+    findings come from."""
+    run = os.path.join(tmp, "run_c")
+    os.makedirs(os.path.join(run, "profiler_traces"))
+    with open(os.path.join(run, "operations.json"), "w") as f:
+        json.dump([{"name": "data_wait", "count": 100, "total_time": 1.5, "self_time": 1.5, "top_level": True},
+                   {"name": "forward", "count": 100, "total_time": 5.0, "self_time": 5.0, "top_level": True}], f)
+    with open(os.path.join(run, "timing_profile.json"), "w") as f:  # 100 steps of 100 ms, 15 ms waiting for data
+        json.dump([{"step": i, "total_batch_time": 0.1, "samples_per_second": 640.0,
+                    "operations": {"data_wait": {"time": 0.015}, "forward": {"time": 0.05}}} for i in range(100)], f)
+    evs = []
+    for i in range(3):  # the traced steps: warm-up, half of each waiting for data
+        t = 1000 + i * 1000
+        evs += [{"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{i}", "ts": t, "dur": 1000, "pid": 1, "tid": 1},
+                {"ph": "X", "name": "data_wait", "ts": t, "dur": 500, "pid": 1, "tid": 1}]
+    with open(os.path.join(run, "profiler_traces", "trace.json"), "w") as f:
+        json.dump({"traceEvents": evs}, f)
+    out = os.path.join(tmp, "run_c.html")
+    data = page(["report", "--html", out, run], out)
+    if data is None:
+        return
+    ov = data["overview"]
+    dl = [f for f in ov["findings"] if f["id"] == "data_loading"]
+    if check(len(dl) == 1, f"run dir: data_loading findings {ov['findings']}"):
+        check(abs(dl[0]["share_pct"] - 15.0) < 0.01 and dl[0]["severity"] == "medium",
+              f"run dir: data loading {dl[0]['share_pct']}% {dl[0]['severity']}, want the whole run's 15.0% medium")
+        check("whole run, 100 steps" in dl[0]["evidence"] and "50.0%" in dl[0]["evidence"], f"evidence: {dl[0]['evidence']}")
+        check("DataLoader" not in dl[0]["suggestion"], f"PyTorch advice for a C program: {dl[0]['suggestion']}")
+    check(ov.get("findings_steps") == [0, 2, 3], f"findings_steps {ov.get('findings_steps')}")
+
+
+def gpus_marked(tmp):
+    """Issue 31: the GPUs table marks the devices each rank's kernels ran on
+    (args.device, else the GPU event's pid), from the trace itself."""
+    import gzip
+    paths = [os.path.join(FIX, "amd_trace__mi250_minitoy_train_ROCm6_2_kineto.json.gz")]
+    if SHARED:
+        paths.append(os.path.join(SHARED, "kineto", "ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"))
+    for path in filter(os.path.exists, paths):
+        with gzip.open(path, "rt") as f:
+            doc = json.load(f)
+        used = {(e.get("args") or {}).get("device", e.get("pid")) for e in doc["traceEvents"]
+                if e.get("ph") == "X" and e.get("cat") == "kernel" and e.get("dur", 0) > 0}
+        rank = (doc.get("distributedInfo") or {}).get("rank", 0)
+        out = os.path.join(tmp, "gpus.html")
+        data = page(["report", "--html", out, path], out)
+        if data is None:
+            continue
+        got = {g["id"]: g["ranks"] for g in data["overview"]["gpus"]}
+        want = {p.get("id", i): ([rank] if p.get("id", i) in used else []) for i, p in enumerate(doc["deviceProperties"])}
+        check(got == want, f"{os.path.basename(path)}: GPUs marked {got}, want {want}")
+
+
 def main():
     traces = sorted(glob.glob(os.path.join(FIX, "*.json*")))
     traces = [t for t in traces if not t.endswith(".key_averages.json")]
@@ -93,6 +149,8 @@ def main():
             if all(os.path.exists(p) for p in pair):
                 data = page(["diff", "--html", out] + pair, out)
                 check(data is not None and data.get("diff") is not None, "diff --html: no Diff view")
+        run_dir_findings(tmp)
+        gpus_marked(tmp)
         print(f"{len(traces)} traces tried")
     if failures:
         print(f"{len(failures)} checks failed")

@@ -156,7 +156,9 @@ def test_overview(browser, tmp):
         check(len(page.query_selector_all("#gpu-table tbody tr")) == len(props), f"{name}: GPU table rows")
         if props:
             first = page.query_selector("#gpu-table tbody tr td").text_content()
-            check(first == props[0]["name"], f"{name}: first GPU {first}")
+            check(first == f"{props[0]['name']} #{props[0].get('id', 0)}", f"{name}: first GPU {first}")
+            used = page.evaluate("Array.from(document.querySelectorAll('#gpu-table tbody tr')).map(tr => tr.lastElementChild.textContent)")
+            check(used.count("-") >= len(props) - 1, f"{name}: the GPUs table marks more than the rank's device: {used}")
         mem_tab = page.query_selector('#tabs button[data-view="memory"]')
         check(mem_tab and "missing" in mem_tab.get_attribute("class"), f"{name}: Memory tab should say not in this trace")
         page.screenshot(path=os.path.join(artifacts_dir(), f"views_overview_{name[:20]}.png"), full_page=True)

@@ -53,7 +53,9 @@ def check_page(browser, html, cli, name, shot=None):
         shown = [int(row[0]), row[3], row[4], row[7], row[8], row[9], row[10]]
         exp = [w["rank"], fmt(page, "fmtDur", w["mean_ns"]), fmt(page, "fmtDur", w["p50_ns"]),
                fmt(page, "fmtDur", w["compute_mean_ns"]), fmt(page, "fmtDur", w["comm_mean_ns"]),
-               fmt(page, "fmtDur", w["wait_mean_ns"]), fmt(page, "fmtBytes", w["bytes_per_step"])]
+               fmt(page, "fmtDur", w["wait_mean_ns"]),
+               # issue 31: collectives of unknown size say so, not 0 B
+               fmt(page, "fmtBytes", w["bytes_per_step"]) if w["bytes_per_step"] or not w["comm_mean_ns"] else "unknown"]
         check(shown == exp, f"{name}: rank row {shown} vs {exp}")
     st = cli["straggler"]
     text = page.locator("#dist-straggler").inner_text()

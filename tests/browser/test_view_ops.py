@@ -75,7 +75,7 @@ LAYOUT_JS = """() => {
   for (const td of sec.querySelectorAll('td.r'))
     if (td.offsetParent && getComputedStyle(td).whiteSpace !== 'nowrap') { out.push('numeric cell may wrap: ' + td.textContent); break; }
   for (const td of sec.querySelectorAll('td.l'))
-    if (td.offsetParent && td.scrollWidth > td.clientWidth + 1 && td.title !== td.textContent) { out.push('cut name without its title: ' + td.textContent.slice(0, 60)); break; }
+    if (td.offsetParent && td.scrollWidth > td.clientWidth + 1 && (!td.title || td.title.length < td.textContent.length)) { out.push('cut name without its full text as title: ' + td.textContent.slice(0, 60)); break; }
   for (const w of sec.querySelectorAll('.tp-table-wrap')) {
     const wide = [...w.querySelectorAll('tbody tr:first-child td.l')].filter(td => td.getBoundingClientRect().width > 340);
     if (w.offsetParent && w.scrollWidth > w.clientWidth + 1 && wide.length)
@@ -127,6 +127,20 @@ def check_rows_against_torch(page, torch_rows, key, what, shapes=False):
             bad += 1
             check(False, f"{what}: {k!r}: page {c[i_calls]} {c[i_self]} {c[i_total]} (data {r['self']} {r['total']} ns), "
                   f"torch {t['count']} {t['self_cpu_us']} {t['cpu_total_us']} us")
+    # Self %: of all self time, as torch's table divides it (issue 31: never above 100 %)
+    i_pct = head.index("Self %")
+    total = sum(t["self_cpu_us"] for t in torch_rows)
+    for c in cells:
+        k = (c[0], c[i_shape].replace(" ", "")) if shapes else c[0]
+        t = want.get(k)
+        pct = float(c[i_pct].rstrip("%"))
+        check(pct <= 100, f"{what}: {k!r}: Self % {c[i_pct]} above 100 %")
+        if t is None or max(x["self_cpu_us"] for x in torch_rows) > total:
+            continue
+        ok = c[i_pct] in page.evaluate("vs => vs.map(v => TP.fmtPct(v))", [100 * t["self_cpu_us"] / total + e for e in (-0.005, 0, 0.005)])
+        if not ok:
+            bad += 1
+            check(False, f"{what}: {k!r}: Self % {c[i_pct]}, torch {100 * t['self_cpu_us'] / total:.3f}%")
     print(f"{what}: {len(cells)} rows on the page compared with torch, {bad} differ")
 
 
@@ -208,6 +222,24 @@ def gpu_page(browser, tmp, name):
             check(False, f"kernel {n[:60]}: page {c[i_calls]} {c[i_total]}, report --json {dev.get(n)} {w}")
     check(len(cells) > 10, f"only {len(cells)} kernels")
     print(f"{name}: {len(cells)} kernels on the page compared with report --json, {bad} differ")
+    # issue 31: chart labels a GPU engineer tells apart, the full name on hover
+    labs = page.evaluate("Array.from(document.querySelectorAll('svg[data-chart=\"kernels-top\"] text.lbl'))"
+                         ".map(t => [t.firstChild.nodeValue, t.querySelector('title').textContent])")
+    check(len({a for a, _ in labs}) == len(labs), f"two kernels with one label: {[a for a, _ in labs]}")
+    check(all(len(a) <= 38 for a, _ in labs), f"a label longer than its room: {labs}")
+    check(all(not a.startswith("void ") and "::" not in a for a, _ in labs), f"labels keep namespaces: {labs[:3]}")
+    check(all(full in dev for _, full in labs), "a label's hover is not the kernel's full name")
+    same = ["void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>, at::detail::Array<char*, 3> >"
+            "(int, at::native::AddFunctor<float>, at::detail::Array<char*, 3>)",
+            "void at::native::vectorized_elementwise_kernel<4, at::native::MulFunctor<float>, at::detail::Array<char*, 3> >"
+            "(int, at::native::MulFunctor<float>, at::detail::Array<char*, 3>)"] + [
+            f"void cudnn::bn_bw_1C11_kernel_new<float, float, float2, {n}, {b}, 1>(float, float, float, float, "
+            "cudnnTensorStruct, float const*, cudnnTensorStruct, float const*, float*, float const*, float)"
+            for n, b in (("512", "true"), ("512", "false"), ("256", "true"))]
+    got = page.evaluate("names => TP.chartLabels(names, 38)", same)
+    check(len(set(got)) == len(got) and all(len(g) <= 38 for g in got), f"labels of look-alike kernels: {got}")
+    check("AddFunctor<float>" in got[0] and "MulFunctor<float>" in got[1], f"the functor was cut: {got[:2]}")
+    check(all(k in g for g, k in zip(got[2:], ("512, true", "512, false", "256, true"))), f"template arguments cut: {got[2:]}")
     cfg = header(page, "kernels-by-config")
     check(all(h in cfg for h in ("Operator", "Grid", "Block", "Regs", "Smem", "Blk/SM", "Occ.")),
           f"config table columns: {cfg}")

@@ -75,12 +75,13 @@ const TP = (function () {
     const raw = (hi - lo) / Math.max(1, n);
     const mag = Math.pow(10, Math.floor(Math.log10(raw)));
     const f = raw / mag;
-    const step = (f <= 1 ? 1 : f <= 2 ? 2 : f <= 2.5 ? 2.5 : f <= 5 ? 5 : 10) * mag;
+    /* 1, 2, 5 x 10^k only: a 2.5 step's labels are rounded in the unit shown (0, 3, 5, 8 ms) */
+    const step = (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * mag;
     const first = Math.floor(lo / step + 1e-9) * step, last = Math.ceil(hi / step - 1e-9) * step;
     const ticks = [];
     for (let i = 0, v = first; v <= last + step / 2 && i < 100; i++, v = first + i * step)
       ticks.push(Math.abs(v) < step * 1e-9 ? 0 : v);
-    const frac = step < 1 ? Math.ceil(-Math.log10(step) - 1e-9) + (f > 2 && f <= 2.5 ? 1 : 0) : 0;
+    const frac = step < 1 ? Math.ceil(-Math.log10(step) - 1e-9) : 0;
     ticks.digits = Math.max(0, Math.min(frac, 9));
     ticks.step = step;
     return ticks;
@@ -155,12 +156,13 @@ const TP = (function () {
     const yfmt = o.yKind || !o.yfmt ? tickFormat(yt, o.yKind) : o.yfmt;
     for (const y of yt) {
       el('svg:line', { x1: L, x2: W - R, y1: sy(y), y2: sy(y), class: 'grid' }, svg);
-      el('svg:text', { x: L - 6, y: sy(y) + 4, 'text-anchor': 'end', class: 'ytick' }, svg, yfmt(y));
+      /* the bottom label sits a little higher: clear of the first x label below it */
+      el('svg:text', { x: L - 6, y: sy(y) + (y === y0 ? 1 : 4), 'text-anchor': 'end', class: 'ytick' }, svg, yfmt(y));
     }
     const xfmt = o.xfmt || tickFormat(xt, o.xKind);
     for (const x of xt) {
       if (x < x0 || x > x1) continue;
-      el('svg:text', { x: sx(x), y: H - B + 14, 'text-anchor': 'middle', class: 'xtick' }, svg, xfmt(x));
+      el('svg:text', { x: sx(x), y: H - B + 15, 'text-anchor': 'middle', class: 'xtick' }, svg, xfmt(x));
     }
     el('svg:line', { x1: L, x2: L, y1: T, y2: H - B, class: 'axis' }, svg);
     el('svg:line', { x1: L, x2: W - R, y1: H - B, y2: H - B, class: 'axis' }, svg);
@@ -211,6 +213,9 @@ const TP = (function () {
       }
       top = rest * 1.1;
     }
+    /* a flat series (all within 20 % of the axis top) would zoom its noise
+     * into a V: the axis starts at 0 */
+    if (o.yMin === undefined && y0 > 0 && top - y0 < 0.2 * top) y0 = 0;
     const f = frame(parent, Object.assign({}, o, { x0: x0, x1: x1, y0: y0, y1: top }));
     const cy = v => f.sy(Math.min(v, f.y1));
     const svg = f.svg;
@@ -229,7 +234,13 @@ const TP = (function () {
         const band = idx.map(i => f.sx(s.x[i]) + ',' + cy(s.hi[i])).concat(idx.slice().reverse().map(i => f.sx(s.x[i]) + ',' + cy(s.lo[i])));
         el('svg:polygon', { points: band.join(' '), fill: col, opacity: 0.2 }, svg);
       }
-      el('svg:polyline', { points: idx.map(i => f.sx(s.x[i]) + ',' + cy(s.y[i])).join(' '), fill: 'none', stroke: col,
+      /* o.steps: a value holds until the next sample (memory in use), drawn as steps, not ramps */
+      const pts = [];
+      idx.forEach((i, n) => {
+        if (o.steps && n) pts.push(f.sx(s.x[i]) + ',' + cy(s.y[idx[n - 1]]));
+        pts.push(f.sx(s.x[i]) + ',' + cy(s.y[i]));
+      });
+      el('svg:polyline', { points: pts.join(' '), fill: 'none', stroke: col,
         'stroke-width': 1.6, class: 'series', 'data-series': s.label, 'data-n': idx.length }, svg);
       let marked = 0;
       for (const i of idx) {
@@ -283,6 +294,142 @@ const TP = (function () {
   /* the bar labels' room: 280 px at 11 px, wide glyphs (W, M, _) included */
   const LABEL_CHARS = 38;
 
+  /* s split at its top-level commas (not inside <>, (), []). */
+  function splitTop(s) {
+    const out = [];
+    let depth = 0, from = 0;
+    for (let i = 0; i < s.length; i++) {
+      const ch = s[i];
+      if (ch === '<' || ch === '(' || ch === '[') depth++;
+      else if (ch === '>' || ch === ')' || ch === ']') depth--;
+      else if (ch === ',' && depth === 0) { out.push(s.slice(from, i).trim()); from = i + 1; }
+    }
+    out.push(s.slice(from).trim());
+    return out;
+  }
+
+  /* A C++ kernel signature as a GPU engineer reads it: no return type, no
+   * namespaces, no argument list; the kernel and its template arguments.
+   * `void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>,
+   * at::detail::Array<char*, 3> >(int, ...)` -> `vectorized_elementwise_kernel<4,
+   * AddFunctor<float>, Array<char*, 3> >`. Other names are kept as they are. */
+  function shortName(name) {
+    let s = String(name);
+    const sig = /^void /.test(s) || /::/.test(s) || /\([^()]*\*[^()]*\)$/.test(s);
+    if (!/[<(]/.test(s) || !sig) return s;
+    if (s.endsWith(')')) {  /* the argument list: the last top-level (...) */
+      let depth = 0;
+      for (let i = s.length - 1; i > 0; i--) {
+        if (s[i] === ')') depth++;
+        else if (s[i] === '(' && --depth === 0) { s = s.slice(0, i).trimEnd(); break; }
+      }
+    }
+    let depth = 0, cut = -1;  /* the return type: up to the last top-level space */
+    for (let i = 0; i < s.length; i++) {
+      if (s[i] === '<' || s[i] === '(') depth++;
+      else if (s[i] === '>' || s[i] === ')') depth--;
+      else if (s[i] === ' ' && depth === 0) cut = i;
+    }
+    if (cut >= 0 && cut < s.length - 1) s = s.slice(cut + 1);
+    s = s.replace(/\(anonymous namespace\)::/g, '').replace(/\b[A-Za-z_][A-Za-z0-9_]*::/g, '');
+    return s || String(name);
+  }
+
+  const PLAIN_ARG = /^(-?[\d.]+[uUlLfF]*|true|false|(unsigned |signed )?(float|double|int|long|short|char|bool|half|bfloat16|__half|__nv_bfloat16|Half|BFloat16|int64_t|int32_t|uint32_t|uint64_t)\*?)$/;
+
+  /* The kernel name and its template arguments: [base, args] or null. */
+  function templateParts(s) {
+    const lt = s.indexOf('<');
+    return lt > 0 && s.endsWith('>') ? [s.slice(0, lt), splitTop(s.slice(lt + 1, -1).trim())] : null;
+  }
+
+  /* shortName(name) in n characters. The template arguments kept are those
+   * in `distinct` (the positions where kernels of the same name differ), or
+   * else those that are not plain (numbers, builtin types); the others are …,
+   * then nested arguments become <…>, then the kernel's own name is cut in
+   * the middle: what tells kernels apart stays. */
+  function fitName(name, n, distinct) {
+    const s = shortName(name);
+    if (s.length <= n) return s;
+    const tp = templateParts(s);
+    if (!tp) return midTrunc(s, n);
+    const [base, full] = tp, nested = full.map(a => a.replace(/<.*>/, '<\u2026>'));
+    let keep = full.map((a, i) => distinct ? distinct.has(i) : !PLAIN_ARG.test(a));
+    if (!keep.some(Boolean)) keep = full.map((a, i) => i === 0);
+    const tail = (args, k) => {
+      const parts = [];
+      args.forEach((a, i) => {
+        if (k[i]) parts.push(a);
+        else if (parts[parts.length - 1] !== '\u2026') parts.push('\u2026');
+      });
+      return '<' + parts.join(', ') + '>';
+    };
+    const tails = [tail(full, keep), tail(nested, keep)];
+    for (let k = keep.slice(), i = full.length - 1; i > 0; i--) {
+      if (!k[i] || k.filter(Boolean).length === 1) continue;
+      k = k.slice();
+      k[i] = false;
+      tails.push(tail(nested, k));
+    }
+    for (const t of tails.slice(0, 2)) if (base.length + t.length <= n) return base + t;
+    for (const t of tails.slice(0, 2)) if (n - t.length >= 12) return midTrunc(base, n - t.length) + t;
+    for (const t of tails) if (base.length + t.length <= n) return base + t;
+    for (const t of tails) if (n - t.length >= 12) return midTrunc(base, n - t.length) + t;
+    return midTrunc(s, n);
+  }
+
+  /* For each name, the template argument positions where it differs from
+   * the other kernels of its name in names (undefined when it has none). */
+  function distinctArgs(names) {
+    const groups = new Map();
+    const parts = names.map(nm => templateParts(shortName(nm)));
+    parts.forEach((p, i) => { if (p) groups.set(p[0], (groups.get(p[0]) || []).concat([i])); });
+    const out = names.map(() => undefined);
+    for (const ix of groups.values()) {
+      if (ix.length < 2) continue;
+      const len = Math.max(...ix.map(i => parts[i][1].length)), d = new Set();
+      for (let k = 0; k < len; k++)
+        if (new Set(ix.map(i => parts[i][1][k])).size > 1) d.add(k);
+      for (const i of ix) out[i] = d;
+    }
+    return out;
+  }
+
+  /* Labels for names in n characters each, no two the same: names whose
+   * labels are the same are shown around where their short names first
+   * differ ("…adagrad_weighted_kernel_cta…"), then cut in the middle, and
+   * numbered as the last resort (the same name twice). The full name goes
+   * on hover. */
+  function chartLabels(names, n) {
+    const distinct = distinctArgs(names);
+    const around = ix => {  /* the part from a little before where they first differ */
+      const shorts = ix.map(i => shortName(names[i]));
+      let p = 0;
+      while (shorts.every(x => p < x.length && x[p] === shorts[0][p])) p++;
+      return ix.map((i, k) => {
+        const x = shorts[k];
+        if (x.length <= n) return x;
+        const from = Math.max(0, Math.min(p - 10, x.length - (n - 1)));
+        return (from ? '\u2026' : '') + x.slice(from, from + n - (from ? 2 : 1)) + '\u2026';
+      });
+    };
+    const out = names.map((nm, i) => fitName(nm, n, distinct[i]));
+    for (let w = 1; w <= 3; w++) {
+      const seen = new Map();
+      out.forEach((l, i) => seen.set(l, (seen.get(l) || []).concat([i])));
+      const dups = [...seen.values()].filter(ix => ix.length > 1);
+      if (!dups.length) break;
+      for (const ix of dups) {
+        const same = ix.every(i => String(names[i]) === String(names[ix[0]]));  /* nothing to tell apart but their order */
+        if (w === 1 && !same) { around(ix).forEach((l, k) => { out[ix[k]] = l; }); continue; }
+        if (w === 2 && !same) { for (const i of ix) out[i] = midTrunc(String(names[i]), n); continue; }
+        if (w < 3) continue;
+        ix.forEach((i, k) => { const tag = ' (' + (k + 1) + ')'; out[i] = midTrunc(out[i], n - tag.length) + tag; });
+      }
+    }
+    return out;
+  }
+
   function barChart(parent, o) {
     const n = o.labels.length;
     if (!n) return null;
@@ -297,9 +444,10 @@ const TP = (function () {
       el('svg:line', { x1: sx(t), x2: sx(t), y1: top, y2: h - 22, class: 'grid' }, svg);
       el('svg:text', { x: sx(t), y: h - 8, 'text-anchor': 'middle', class: 'xtick' }, svg, tfmt(t));
     }
+    const shown = chartLabels(o.labels, LABEL_CHARS);
     o.labels.forEach((lab, i) => {
       const y = top + i * rowH;
-      const name = midTrunc(lab, LABEL_CHARS);
+      const name = shown[i];
       el('svg:text', { x: left - 6, y: y + 14, 'text-anchor': 'end', class: 'lbl' }, svg, name).appendChild(el('svg:title', {}, null, lab));
       let acc = 0;
       o.series.forEach((s, k) => {
@@ -331,8 +479,9 @@ const TP = (function () {
     const clipAt = o.noClip || n < 3 || max <= 3 * median || !median ? max : Math.max(...rest) * 1.15;
     const fmt = o.fmt || fmtNum;
     const f = frame(parent, { x0: -0.5, x1: n - 0.5, xband: true, y0: 0, y1: clipAt || 1, yKind: o.yKind, yfmt: fmt, yTitle: o.yTitle, xTitle: o.xTitle,
-      xticks: columnTicks(n), xfmt: i => String(o.columns[i]), attrs: Object.assign({ 'data-columns': n, 'data-ymax': max }, o.attrs || {}) });
+      xticks: columnTicks(o.columns), xfmt: i => String(o.columns[i]), attrs: Object.assign({ 'data-columns': n, 'data-ymax': max }, o.attrs || {}) });
     const bw = Math.max(1, (W - L - R) / n * 0.8);
+    const written = [];  /* [left, right, baseline] of the totals written */
     for (let c = 0; c < n; c++) {
       let acc = 0;
       const xc = f.sx(c);
@@ -346,24 +495,41 @@ const TP = (function () {
         el('svg:rect', { x: xc - bw / 2, y: f.sy(b), width: bw, height: Math.max(0.5, f.sy(a) - f.sy(b)), fill: s.color || COLORS[k % COLORS.length], class: 'bar' }, g)
           .appendChild(el('svg:title', {}, null, (o.columnLabel || '') + o.columns[c] + ' \u2014 ' + s.label + ': ' + fmt(v)));
       });
+      /* a total is written where it does not run into the one before it
+       * (about 6.5 px a character); else it is on hover */
+      const text = fmt(totals[c]), half = text.length * 3.25 + 2;
+      const free = y => !written.some(w => xc - half < w[1] && xc + half > w[0] && Math.abs(y - w[2]) < 13);
       if (totals[c] > f.y1) {
-        el('svg:rect', { x: xc - bw / 2, y: T - 4, width: bw, height: 4, class: 'clip' }, g);
-        el('svg:text', { x: xc, y: T - 7, 'text-anchor': 'middle', class: 'lbl clipped' }, g, fmt(totals[c]));
-      } else if (n <= 24) {
-        el('svg:text', { x: xc, y: f.sy(totals[c]) - 3, 'text-anchor': 'middle', class: 'val' }, g, fmt(totals[c]));
+        el('svg:rect', { x: xc - bw / 2, y: T - 4, width: bw, height: 4, class: 'clip' }, g)
+          .appendChild(el('svg:title', {}, null, (o.columnLabel || '') + o.columns[c] + ' \u2014 total ' + text));
+        const lx = Math.max(xc, L + half);  /* clear of the y axis' top label */
+        if (!written.some(w => lx - half < w[1] && lx + half > w[0] && Math.abs(T - 7 - w[2]) < 13)) {
+          el('svg:text', { x: lx, y: T - 7, 'text-anchor': 'middle', class: 'lbl clipped' }, g, text);
+          written.push([lx - half, lx + half, T - 7]);
+        }
+      } else if (n <= 24 && free(f.sy(totals[c]) - 3)) {
+        el('svg:text', { x: xc, y: f.sy(totals[c]) - 3, 'text-anchor': 'middle', class: 'val' }, g, text);
+        written.push([xc - half, xc + half, f.sy(totals[c]) - 3]);
       }
     }
     legend(parent, o.series.map((s, k) => ({ color: s.color || COLORS[k % COLORS.length], label: s.label })));
-    if (clipAt < max) el('p', { class: 'note' }, parent, 'Columns marked red are taller than the axis (e.g. a warm-up step); their total is written above them.');
+    if (clipAt < max) el('p', { class: 'note' }, parent, 'Columns marked red are taller than the axis (e.g. a warm-up step); their total is written above them (on hover where the totals would overlap).');
     return f.svg;
   }
 
   /* at most ~12 evenly spaced column indexes, always the first and the last */
-  function columnTicks(n) {
-    const step = Math.max(1, Math.ceil(n / 12));
+  /* Column indices to label: about 12, a 1/2/5 x 10^k step apart, on
+   * multiples of the step when the columns are numbered (steps 100, 105, ...). */
+  function columnTicks(cols) {
+    const n = cols.length;
+    let step = 1;
+    for (let mag = 1; step < n / 12; mag *= 10) step = [1, 2, 5, 10].map(m => m * mag).find(v => v >= n / 12);
+    const num = cols.map(Number);
+    let first = 0;
+    if (num.every(Number.isFinite)) while (first < Math.min(n, step) && num[first] % step !== 0) first++;
+    if (first >= Math.min(n, step)) first = 0;
     const t = [];
-    for (let i = 0; i < n; i += step) t.push(i);
-    if (t[t.length - 1] !== n - 1) { if (n - 1 - t[t.length - 1] < step / 2) t.pop(); t.push(n - 1); }
+    for (let i = first; i < n; i += step) t.push(i);
     return t;
   }
 
@@ -485,5 +651,5 @@ const TP = (function () {
     document.documentElement.dataset.renderedMs = performance.now().toFixed(0);  /* for the benchmark */
   }
 
-  return { view, el, card, start, midTrunc, fmtNum, fmtDur, durUnit, fmtBytes, bytesUnit, fmtPct, niceTicks, kindTicks, tickFormat, dsSeries, dsRange, table, barChart, lineChart, stackedBars, legend, COLORS, W, H };
+  return { view, el, card, start, midTrunc, shortName, fitName, chartLabels, fmtNum, fmtDur, durUnit, fmtBytes, bytesUnit, fmtPct, niceTicks, kindTicks, tickFormat, dsSeries, dsRange, table, barChart, lineChart, stackedBars, legend, COLORS, W, H };
 })();

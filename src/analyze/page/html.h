@@ -70,6 +70,8 @@ typedef struct tpa_html_model {
     double rss_first, rss_last, alloc_first, alloc_last;
     double sum_alloc, sum_reserved; uint64_t n_dev_rows;
     int64_t mem_step_first, mem_step_last;
+    /* the whole run's step time and parts (ms), for the findings */
+    double step_sum_ms, part_sum_ms[TPA_HTML_PARTS]; uint64_t n_timed;
 } tpa_html_model;
 
 /* An empty model of a run directory (input names it). */

@@ -140,6 +140,11 @@ static void timing_row(tpa_html_model *m, const char *obj, const char *end)
     for (int i = 0; i + 1 < m->n_parts; i++) named += v[i];
     v[m->n_parts - 1] = isnan(ms) || ms < named ? 0 : ms - named;
     tpa_ds_add(&m->parts, step, v);
+    if (!isnan(ms) && ms > 0) {
+        m->step_sum_ms += ms;
+        for (int i = 0; i < m->n_parts; i++) m->part_sum_ms[i] += v[i];
+        m->n_timed++;
+    }
 }
 
 /* ---- memory_profile.json ------------------------------------------------------------ */

@@ -81,7 +81,9 @@
       {key: 'compute', label: 'Outside collectives', fmt: dur, align: 'r'},
       {key: 'comm', label: 'In collectives', fmt: dur, align: 'r'},
       {key: 'wait', label: 'Wait', fmt: dur, align: 'r'},
-      {key: 'bytes', label: 'Bytes / step', fmt: bytes, align: 'r'},
+      /* collectives without a size in the trace: unknown, not 0 B */
+      {key: 'bytes', label: 'Bytes / step', fmt: function (v, r) { return v || !r.comm ? bytes(v) : 'unknown'; }, align: 'r',
+        title: 'bytes the rank\'s collectives moved per step; unknown when the trace gives no message size'},
       {key: 'slow', label: 'Slowest in', fmt: num, align: 'r'}
     ], rows, {sortBy: 'rank', desc: false});
     root = TP.card(card, 'Per rank: where a step goes (mean per step)', 'dist-split');

@@ -45,7 +45,7 @@
       TP.barChart(TP.card(root, 'Top kernels by total time', 'kernels-chart'), { labels: topRows.map(r => r.name), series: [{ label: 'total', values: topRows.map(r => r.total) }], fmt: dur, kind: 'ns', attrs: { 'data-chart': 'kernels-top' } });
 
     const c1 = TP.card(root, 'By kernel name', 'kernels-name');
-    TP.table(c1, [{ key: 'name', label: 'Kernel', align: 'l' }, { key: 'kind', label: 'Kind', align: 'l' }].concat(STATS,
+    TP.table(c1, [{ key: 'name', label: 'Kernel', align: 'l', fmt: TP.shortName, title: 'without return type, namespaces and arguments; the full name on hover' }, { key: 'kind', label: 'Kind', align: 'l' }].concat(STATS,
       [{ key: 'occupancy', label: 'Est. occupancy', fmt: occ, title: 'est. achieved occupancy %, weighted by duration' },
         { key: 'blocks_per_sm', label: 'Blocks/SM', fmt: num2 }, { key: 'tc', label: 'Tensor cores', align: 'l' }]),
     byName, { sortBy: 'total', search: true, limit: 100, id: 'kernels-by-name' });
@@ -53,7 +53,7 @@
 
     const c2 = TP.card(root, 'By kernel, launching operator and launch configuration', 'kernels-config');
     el('p', { class: 'note' }, c2, 'The launching operator is the innermost operator around the runtime call that launched the kernel (matched by correlation id).');
-    TP.table(c2, [{ key: 'name', label: 'Kernel', align: 'l' }, { key: 'op', label: 'Operator', align: 'l' },
+    TP.table(c2, [{ key: 'name', label: 'Kernel', align: 'l', fmt: TP.shortName, title: 'without return type, namespaces and arguments; the full name on hover' }, { key: 'op', label: 'Operator', align: 'l' },
       { key: 'grid', label: 'Grid', fmt: dim, align: 'l' }, { key: 'block', label: 'Block', fmt: dim, align: 'l' },
       /* short headers (full words in their tooltips): fifteen columns fit the card without scrolling sideways */
       { key: 'regs', label: 'Regs', title: 'registers per thread' },

@@ -92,7 +92,7 @@
       const series = [{ label: dv.name + ' allocated', x: x, y: dv.curve.map(p => p[1]) }];
       if (dv.curve.some(p => p[2] > 0)) series.push({ label: dv.name + ' reserved', x: x, y: dv.curve.map(p => p[2]) });
       el('h3', {}, top, dv.name);
-      TP.lineChart(top, { series: series, yKind: 'bytes', xKind: 'ns', yMin: 0, yTitle: 'memory', xTitle: 'time', onSelect: range,
+      TP.lineChart(top, { series: series, yKind: 'bytes', xKind: 'ns', yMin: 0, steps: true, yTitle: 'memory', xTitle: 'time', onSelect: range,
         attrs: { 'data-chart': 'mem_' + k, 'data-device': dv.name, 'data-peak': dv.peak_bytes, 'data-points': dv.curve.length },
         readout: (s, i) => s.label + ' at ' + TP.fmtDur(s.x[i]) + ': ' + TP.fmtBytes(s.y[i]) });
       const alive = pairs.filter(p => p.dev === k && p.t_alloc <= dv.peak_t && (p.t_free === null || p.t_free > dv.peak_t));

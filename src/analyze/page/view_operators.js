@@ -17,17 +17,28 @@
       { key: 'self', label: 'Host self', fmt: dur, title: 'duration minus the durations of the spans directly inside it' },
       { key: 'total', label: 'Host total', fmt: dur },
       { key: 'mean', label: 'Mean total', fmt: dur },
-      { key: 'share', label: 'Self %', fmt: v => TP.fmtPct(v) });
+      { key: 'share', label: 'Self %', fmt: v => TP.fmtPct(v), title: 'of all self time, as torch\u2019s table (every kind, shown or not)' });
     if (d.has_device)
       c.push({ key: 'dself', label: 'Device self', fmt: dur, title: 'kernels, memcpy and memset launched directly by it' },
         { key: 'dtotal', label: 'Device total', fmt: dur, title: '... by it and by every span inside it' });
     return c;
   }
 
-  function prepare(rows) {
-    let self = 0;
-    for (const r of rows) if (r.kind !== 'python') self += Math.max(0, r.self);
-    return rows.map(r => Object.assign({}, r, { mean: r.calls ? r.total / r.calls : 0, share: self ? 100 * Math.max(0, r.self) / self : 0 }));
+  /* Self %: of all self time, as torch's table divides it (the sum of every
+   * row's self, python frames and the rows left out of the page included,
+   * whichever kinds are shown). Overlapping python frames have negative
+   * self times; where they would push a share past 100 %, the divisor is
+   * the sum of the positive self times instead. */
+  function prepare(t) {
+    const rows = t.rows;
+    let signed = 0, positive = 0, most = 0;
+    for (const r of rows.concat(t.other ? [t.other] : [])) {
+      signed += r.self;
+      positive += Math.max(0, r.self);
+      most = Math.max(most, r.self);
+    }
+    const self = signed > 0 && most <= signed ? signed : positive;
+    return rows.map(r => Object.assign({}, r, { mean: r.calls ? r.total / r.calls : 0, share: self ? 100 * r.self / self : 0 }));
   }
 
   function stacksCard(root, rows) {
@@ -98,7 +109,7 @@
     const tableCard = TP.card(root, 'All operators', 'ops-all');
     const tableBox = el('div', {}, tableCard);
     const noteBox = el('div', {}, tableCard);
-    const byName = prepare(d.by_name.rows), byShape = d.by_shape ? prepare(d.by_shape.rows) : [];
+    const byName = prepare(d.by_name), byShape = d.by_shape ? prepare(d.by_shape) : [];
     const stacks = stacksCard(root, d.by_name.rows);
 
     /* a clicked operator row opens that operator's stacks */

@@ -15,6 +15,7 @@
 #include "analyze/json/json_scan.h"
 #include "util/adaptive_sort.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,9 +24,12 @@
 #define SM_EDGES_CAP (1u << 21) /* kernel starts and ends held per file for est. SM efficiency */
 #define MAX_GPUS 16
 
+#define GPU_RANKS 16
 typedef struct gpu_info {
     char name[96];
     double memory, sms, major, minor;
+    int64_t id;                        /* deviceProperties' "id", else its index */
+    int64_t ranks[GPU_RANKS]; int n_ranks;  /* the ranks (traces) whose kernels ran on it */
 } gpu_info;
 
 typedef struct sm_edge { int64_t t; float v; int16_t dev; } sm_edge;
@@ -42,10 +46,13 @@ typedef struct overview {
     uint64_t n_steps;
     int step_source;
     char step_name[128];
+    bool device_rule;                  /* a file's steps follow the plugin's GPU rule */
+    uint64_t tail_dropped;             /* steps the rule left out, all files */
     int64_t windows[TPA_HTML_WINDOWS][2];
     int n_windows;
     gpu_info gpus[MAX_GPUS];
     int n_gpus;
+    uint64_t file_devs;                /* this file's kernels ran on devices (bit = args.device < 64) */
     int64_t kernel_ns, occ_kernel_ns;  /* kernel time; of it with an achieved occupancy */
     double occ_weighted;               /* sum of dur * occupancy */
     sm_edge *edges;                    /* this file's kernels: +-min(blocks per SM, 1) at start / end */
@@ -93,6 +100,8 @@ static void ov_feed(void *state, const tpa_event *ev, int kind)
     tpa_diagnose_feed(o->run, ev, kind);
     if ((kind != TPA_K_KERNEL && kind != TPA_K_COMM) || ev->ph != 'X' || !ev->has_dur || ev->dur_ns <= 0) return;
     if (kind == TPA_K_KERNEL) o->kernel_ns = tpa_sat_add(o->kernel_ns, ev->dur_ns);
+    int64_t dv = ev->device >= 0 ? ev->device : ev->pid;  /* Kineto: a GPU event's pid is its device */
+    if (dv >= 0 && dv < 64) o->file_devs |= (uint64_t)1 << dv;
     if (kind == TPA_K_KERNEL && ev->occupancy >= 0) {
         o->occ_kernel_ns = tpa_sat_add(o->occ_kernel_ns, ev->dur_ns);
         o->occ_weighted += ev->occupancy * (double)ev->dur_ns;
@@ -129,6 +138,8 @@ static void read_gpus(overview *o, const tpa_meta *meta)
             if (!tpa_value_f64(tpa_obj_find(obj, p, "numSms"), p, &g->sms)) g->sms = NAN;
             if (!tpa_value_f64(tpa_obj_find(obj, p, "computeMajor"), p, &g->major)) g->major = NAN;
             if (!tpa_value_f64(tpa_obj_find(obj, p, "computeMinor"), p, &g->minor)) g->minor = NAN;
+            if (!tpa_value_i64(tpa_obj_find(obj, p, "id"), p, &g->id)) g->id = o->n_gpus - 1;
+            g->n_ranks = 0;
         }
     }
 }
@@ -156,6 +167,8 @@ static void add_steps(overview *o, const tpa_steps_result *s)
         o->windows[o->n_windows][1] = s->rows[s->n - 1].num;
         o->n_windows++;
     }
+    o->device_rule |= s->device_rule;
+    o->tail_dropped += s->tail_dropped;
     o->step_source = s->step_source;
     snprintf(o->step_name, sizeof o->step_name, "%s", s->step_name);
 }
@@ -209,8 +222,13 @@ static void sm_sweep(overview *o, const tpa_steps_result *s)
 static void ov_file_end(void *state, int file, const tpa_meta *meta)
 {
     overview *o = state;
-    (void)file;
     read_gpus(o, meta);
+    for (int i = 0; i < o->n_gpus; i++) {  /* mark the devices this rank used */
+        gpu_info *g = &o->gpus[i];
+        if (g->id < 0 || g->id >= 64 || !(o->file_devs >> g->id & 1) || g->n_ranks == GPU_RANKS) continue;
+        g->ranks[g->n_ranks++] = meta->has_rank ? meta->rank : file;
+    }
+    o->file_devs = 0;
     tpa_error err;
     if (tpa_diagnose_end(o->run, meta, false, &err) != 0) { o->run = NULL; o->n_edges = 0; return; }
     o->run = NULL;
@@ -258,6 +276,11 @@ static void gpu_json(const overview *o, tpu_json *j)
         kv_num(j, "sms", g->sms);
         kv_num(j, "cc_major", g->major);
         kv_num(j, "cc_minor", g->minor);
+        tpu_json_kv_int(j, "id", g->id);
+        tpu_json_key(j, "ranks");  /* the ranks whose kernels ran on it */
+        tpu_json_begin_array(j);
+        for (int k = 0; k < g->n_ranks; k++) tpu_json_int(j, g->ranks[k]);
+        tpu_json_end_array(j);
         tpu_json_end_object(j);
     }
     tpu_json_end_array(j);
@@ -275,12 +298,67 @@ static void gpu_json(const overview *o, tpu_json *j)
 
 static void step_note(const overview *o, tpu_json *j)
 {
-    char buf[300] = "";
+    char buf[640] = "";
+    size_t n = 0;
     if (o->step_source == TPA_STEPS_ANNOTATION)
-        snprintf(buf, sizeof buf, "no ProfilerStep#N in the trace: steps are the repeated annotation \"%.200s\"", o->step_name);
+        n = (size_t)snprintf(buf, sizeof buf, "no ProfilerStep#N in the trace: steps are the repeated annotation \"%.200s\"", o->step_name);
     else if (o->step_source == TPA_STEPS_STEP_NUM)
-        snprintf(buf, sizeof buf, "steps are the \"%.200s\" spans numbered by args.step_num", o->step_name);
+        n = (size_t)snprintf(buf, sizeof buf, "steps are the \"%.200s\" spans numbered by args.step_num", o->step_name);
+    if (o->device_rule) {  /* which rule the step times follow (issue 31) */
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "%sGPU steps as the TensorBoard plugin counts them: each step runs to the"
+                              " end of the GPU work it launched, the next starts after it", n ? ". " : "");
+        if (o->tail_dropped && n < sizeof buf)
+            snprintf(buf + n, sizeof buf - n, " (the last %" PRIu64 " step%s left out: the profiler stopped before %s kernels were recorded)",
+                     o->tail_dropped, o->tail_dropped == 1 ? "" : "s", o->tail_dropped == 1 ? "its" : "their");
+    }
     tpu_json_kv_string(j, "step_note", buf);
+}
+
+/* A run directory's data_loading finding from the whole run's timing
+ * (timing_profile.json: the largest data-loading part over all steps), not
+ * from the few steps a trace recorded; below the threshold, none. Returns
+ * false when the finding is dropped. */
+static bool whole_run_finding(const overview *o, tpa_finding *f)
+{
+    const tpa_html_model *m = o->m;
+    if (!o->in.run_dir || strcmp(f->id, "data_loading") != 0 || !m->n_timed || m->step_sum_ms <= 0) return true;
+    int best = -1;
+    for (int i = 0; i + 1 < m->n_parts; i++) {
+        tpa_sv nm = { m->part_names[i], strlen(m->part_names[i]) };
+        if (tpa_name_is_data_loading(nm) && (best < 0 || m->part_sum_ms[i] > m->part_sum_ms[best])) best = i;
+    }
+    if (best < 0) return true;
+    double whole = m->part_sum_ms[best] / m->step_sum_ms, traced = f->share;
+    if (whole < TPA_DATALOAD_MIN) return false;
+    f->share = whole > 1 ? 1 : whole;
+    f->severity = tpa_severity_of(f->share);
+    const tpa_steps_result *s = &o->last.steps;
+    char steps[64] = "";
+    if (s->n) snprintf(steps, sizeof steps, " (#%" PRId64 "-#%" PRId64 ")", s->rows[0].num, s->rows[s->n - 1].num);
+    snprintf(f->evidence, sizeof f->evidence, "whole run, %" PRIu64 " steps: %.1f%% of step time in %.60s (timing_profile.json); "
+             "the %zu traced step%s%s: %.1f%%", m->n_timed, 100 * whole, m->part_names[best], s->n, s->n == 1 ? "" : "s",
+             steps, 100 * traced);
+    return true;
+}
+
+static void findings_json(const overview *o, tpu_json *j)
+{
+    tpu_json_key(j, "findings");
+    tpu_json_begin_array(j);
+    for (size_t i = 0; o->have_last && i < o->last.n_findings; i++) {
+        tpa_finding f = o->last.findings[i];
+        if (whole_run_finding(o, &f)) tpa_html_finding_json(j, &f);
+    }
+    for (int i = 0; i < o->m->n_findings; i++) tpa_html_finding_json(j, &o->m->findings[i]);
+    tpu_json_end_array(j);
+    const tpa_steps_result *s = o->have_last ? &o->last.steps : NULL;
+    tpu_json_key(j, "findings_steps");  /* the steps the trace's findings come from */
+    if (!s || !s->n) { tpu_json_null(j); return; }
+    tpu_json_begin_array(j);
+    tpu_json_int(j, s->rows[0].num);
+    tpu_json_int(j, s->rows[s->n - 1].num);
+    tpu_json_uint(j, s->n);
+    tpu_json_end_array(j);
 }
 
 static void ov_json(void *state, tpu_json *j)
@@ -301,11 +379,7 @@ static void ov_json(void *state, tpu_json *j)
         tpu_json_end_array(j);
     }
     tpu_json_end_array(j);
-    tpu_json_key(j, "findings");
-    tpu_json_begin_array(j);
-    for (size_t i = 0; o->have_last && i < o->last.n_findings; i++) tpa_html_finding_json(j, &o->last.findings[i]);
-    for (int i = 0; i < o->m->n_findings; i++) tpa_html_finding_json(j, &o->m->findings[i]);
-    tpu_json_end_array(j);
+    findings_json(o, j);
     categories_json(o, j);
     gpu_json(o, j);
     tpu_json_end_object(j);

@@ -55,14 +55,17 @@
       { key: 'name', label: 'GPU', align: 'l' },
       { key: 'memory_bytes', label: 'memory', fmt: v => TP.fmtBytes(v) },
       { key: 'sms', label: 'SMs' },
-      { key: 'cc', label: 'compute capability', fmt: v => v }
-    ], list.map(x => Object.assign({ cc: x.cc_major === null ? '-' : x.cc_major + '.' + x.cc_minor }, x)), { id: 'gpu-table' });
+      { key: 'cc', label: 'compute capability', fmt: v => v },
+      { key: 'used', label: 'used by', align: 'l', title: 'the ranks whose kernels ran on this GPU (args.device of their kernels)' }
+    ], list.map(x => Object.assign({ cc: x.cc_major === null ? '-' : x.cc_major + '.' + x.cc_minor,
+      name: (x.name || 'GPU') + ' #' + x.id,
+      used: x.ranks && x.ranks.length ? x.ranks.map(r => 'rank ' + r).join(', ') : '-' }, x, { name: (x.name || 'GPU') + ' #' + x.id })), { id: 'gpu-table' });
     if (g) el('p', { class: 'note' }, c, 'GPU utilization: time in steps when any kernel, copy or set ran on a GPU, over the step time. ' +
       'Est. SM efficiency: at each instant the sum of min(blocks per SM, 1) of the kernels running on a GPU, capped at 1, over the step time of each GPU. ' +
       'Est. achieved occupancy: the kernels\' "est. achieved occupancy %", weighted by duration (as the TensorBoard plugin computed them).');
   }
 
-  function findings(host, list, from) {
+  function findings(host, list, from, steps, runDir) {
     if (!list.length) { el('p', { class: 'note' }, host, 'Nothing above the thresholds.'); return; }
     for (const f of list) {
       const d = el('div', { class: 'finding ' + f.severity, 'data-id': f.id }, host);
@@ -70,7 +73,9 @@
       el('div', { class: 'ev' }, d, f.evidence);
       el('div', { class: 'try' }, d, 'Try: ' + f.suggestion);
     }
-    if (from) el('p', { class: 'note' }, host, 'Trace findings read from ' + from + '.');
+    if (from) el('p', { class: 'note', id: 'findings-from' }, host, 'Trace findings read from ' + from +
+      (steps ? ', from its ' + TP.fmtNum(steps[2]) + ' step' + (steps[2] === 1 ? '' : 's') + ' (#' + steps[0] + (steps[1] !== steps[0] ? '\u2013#' + steps[1] : '') + ')' : '') +
+      (runDir ? '; the data-loading finding is of the whole run (timing_profile.json)' : '') + '.');
   }
 
   function categories(root, cat) {
@@ -123,7 +128,7 @@
       if (d.step_note) el('p', { class: 'note', id: 'stepnote' }, run, d.step_note);
       if (d.run_error) el('p', { class: 'error' }, run, d.run_error);
       gpus(root, d.gpus || [], d.gpu);
-      findings(el('div', { id: 'findings-list' }, TP.card(root, 'Findings', 'findings')), d.findings, d.findings_from);
+      findings(el('div', { id: 'findings-list' }, TP.card(root, 'Findings', 'findings')), d.findings, d.findings_from, d.findings_steps, d.run_dir);
       if (d.categories) categories(root, d.categories);
       const ms = v => TP.fmtDur(v * 1e6);
       if (d.step_ms) dsChart(TP.card(root, 'Step time', 's-step'), 'step_ms', d.step_ms, [{ v: 0, label: 'step time' }],

@@ -39,8 +39,9 @@
       r.maxDur = 0;
       r.ev.forEach(function (e) { if (ev[7 * e + 2] > r.maxDur) r.maxDur = ev[7 * e + 2]; });
     });
+    /* GPU rows first (a device's streams together), then each process's threads */
     rows.sort(function (a, b) {
-      return a.info.file - b.info.file || (a.info.kind === 'gpu') - (b.info.kind === 'gpu') ||
+      return a.info.file - b.info.file || (b.info.kind === 'gpu') - (a.info.kind === 'gpu') ||
         a.info.pid - b.info.pid || a.info.tid - b.info.tid;
     });
     var counters = (T.counters || []).map(function (c) {
@@ -54,12 +55,16 @@
     return {rows: rows, counters: counters, height: y + 4};
   }
 
+  /* The axis fits the spans: an instant far outside them (Kineto's "Record
+   * Window End") does not stretch it; instants alone when there is no span. */
   function extent(T) {
     var ev = T.ev, lo = Infinity, hi = -Infinity;
-    for (var i = 0; i < ev.length; i += 7) {
-      if (ev[i + 1] < lo) lo = ev[i + 1];
-      if (ev[i + 1] + ev[i + 2] > hi) hi = ev[i + 1] + ev[i + 2];
-    }
+    for (var pass = 0; pass < 2 && !(hi > lo); pass++)
+      for (var i = 0; i < ev.length; i += 7) {
+        if (pass === 0 && !ev[i + 2]) continue;
+        if (ev[i + 1] < lo) lo = ev[i + 1];
+        if (ev[i + 1] + ev[i + 2] > hi) hi = ev[i + 1] + ev[i + 2];
+      }
     (T.counters || []).forEach(function (c) {
       c.t.forEach(function (t) { if (t < lo) lo = t; if (t > hi) hi = t; });
     });
@@ -228,7 +233,10 @@
       return s + '\u2026';
     }
 
-    function fmtCounter(name, v) { return /memory|bytes/i.test(name) ? TP.fmtBytes(v) : TP.fmtNum(v); }
+    /* a counter in its own unit: a percentage is no byte count */
+    function fmtCounter(name, v) {
+      return /%|percent|util/i.test(name) ? TP.fmtPct(v) : /memory|bytes/i.test(name) ? TP.fmtBytes(v) : TP.fmtNum(v);
+    }
 
     function eventBox(e) {
       var rowIndex = T.ev[7 * e];
@@ -268,6 +276,8 @@
       drawLabels();
       root.setAttribute('data-view-lo', String(Math.round(view.lo)));
       root.setAttribute('data-view-hi', String(Math.round(view.hi)));
+      root.setAttribute('data-rows', JSON.stringify(L.rows.map(function (r) { return r.info.name; })));
+      root.setAttribute('data-counters', JSON.stringify(L.counters.map(function (c) { return [c.info.name, fmtCounter(c.info.name, c.hi)]; })));
     }
 
     function setView(lo, hi) {

@@ -93,9 +93,10 @@ static int32_t row_for(emit *e, const tpa_tl_rec *r)
     return (int32_t)e->n_rows++;
 }
 
+/* The last name the trace gave (a thread renamed keeps its last name). */
 static const char *meta_name(const tpa_tl *t, uint16_t file, bool thread, int64_t pid, int64_t tid)
 {
-    for (size_t i = 0; i < t->n_meta; i++) {
+    for (size_t i = t->n_meta; i-- > 0;) {
         const tpa_tl_meta *m = &t->meta[i];
         if (m->file == file && m->thread == thread && m->pid == pid && (!thread || m->tid == tid)) return m->name;
     }

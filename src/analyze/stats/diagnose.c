@@ -13,7 +13,7 @@
 #include <string.h>
 
 /* ---- thresholds (documented in docs/ANALYZE.md) ------------------------------------ */
-#define DATALOAD_MIN 0.05      /* exposed data loading share */
+#define DATALOAD_MIN TPA_DATALOAD_MIN  /* exposed data loading share */
 #define MEMCPY_MIN 0.05        /* exposed host<->device copies */
 #define COMM_MIN 0.10          /* exposed communication */
 #define OPTIM_MIN 0.15         /* optimizer step, total */
@@ -28,8 +28,6 @@
 #define PAGEABLE_MIN 0.01      /* pageable host<->device copies, total */
 #define OCC_LOW_PCT 25.0       /* est. achieved occupancy under this ... */
 #define OCC_MIN 0.10           /* ... for this share of step time */
-
-static bool starts_with(const char *s, const char *pre) { return strncmp(s, pre, strlen(pre)) == 0; }
 
 static bool icontains(const char *s, const char *needle)
 {
@@ -51,14 +49,7 @@ static bool is_sync_call(const char *n)
            !strcmp(n, "hipStreamSynchronize") || !strcmp(n, "hipEventSynchronize");
 }
 
-static bool is_item(const char *n) { return !strcmp(n, "aten::item") || !strcmp(n, "aten::_local_scalar_dense"); }
-
-static bool is_optimizer(const char *n)
-{
-    return starts_with(n, "Optimizer.step") || icontains(n, "optimizer");
-}
-
-static int severity_of(double share) { return share >= 0.25 ? 2 : share >= 0.10 ? 1 : 0; }
+int tpa_severity_of(double share) { return share >= 0.25 ? 2 : share >= 0.10 ? 1 : 0; }
 
 static tpa_finding *add_finding(tpa_diagnosis *d, const char *id, const char *title, double share,
                                 const char *suggestion)
@@ -69,9 +60,22 @@ static tpa_finding *add_finding(tpa_diagnosis *d, const char *id, const char *ti
     f->id = id;
     f->title = title;
     f->share = share > 1.0 ? 1.0 : share;  /* no finding claims more than the step */
-    f->severity = severity_of(f->share);
+    f->severity = tpa_severity_of(f->share);
     f->suggestion = suggestion;
     return f;
+}
+
+/* name in at most max bytes (max >= 4), cut with "…" (on a UTF-8 boundary)
+ * when longer: an evidence line never cuts a name silently. */
+static const char *cut_name(char *out, size_t cap, const char *name, size_t max)
+{
+    size_t n = strlen(name);
+    if (n <= max || cap < 4) { snprintf(out, cap, "%s", name); return out; }
+    size_t k = max - 3 < cap - 4 ? max - 3 : cap - 4;
+    while (k > 0 && ((unsigned char)name[k] & 0xC0) == 0x80) k--;
+    memcpy(out, name, k);
+    memcpy(out + k, "\xE2\x80\xA6", 4);  /* … and the terminator */
+    return out;
 }
 
 /* Appends "name (12.3 ms), " for up to k ops of the given kinds, most time first
@@ -97,12 +101,19 @@ static void top_names(char *buf, size_t cap, const tpa_report *rep, bool gpu, in
         if (best == SIZE_MAX) break;
         pick[got] = best;
         used[got] = true;
-        char dur[32];
+        char dur[32], nm[64];
         tpa_fmt_dur(dur, sizeof dur, rep->ops[best].total_ns);
-        len += (size_t)snprintf(buf + len, len < cap ? cap - len : 0, "%s%.60s (%s, %" PRIu64 " calls)",
-                                got ? ", " : "", rep->ops[best].name, dur, rep->ops[best].count);
+        len += (size_t)snprintf(buf + len, len < cap ? cap - len : 0, "%s%s (%s, %" PRIu64 " calls)",
+                                got ? ", " : "", cut_name(nm, sizeof nm, rep->ops[best].name, 60), dur, rep->ops[best].count);
         if (len >= cap) { buf[cap - 1] = 0; return; }
     }
+}
+
+/* What to try, in the program's own terms: PyTorch advice for a PyTorch
+ * trace (aten:: operators), the same advice in CUDA/C terms otherwise. */
+static const char *advice(const tpa_diagnosis *d, const char *torch, const char *other)
+{
+    return d->torch ? torch : other;
 }
 
 static double share_of(const tpa_diagnosis *d, int64_t ns)
@@ -139,8 +150,10 @@ static void pageable_finding(tpa_diagnosis *d)
     }
     if (!calls || share_of(d, ns) < PAGEABLE_MIN) return;
     tpa_finding *f = add_finding(d, "pageable_memcpy", "Copies from pageable host memory", share_of(d, ns),
-                                 "pin the host buffers (DataLoader pin_memory=True, tensor.pin_memory()) so copies "
-                                 "run asynchronously with .to(device, non_blocking=True)");
+                                 advice(d, "pin the host buffers (DataLoader pin_memory=True, tensor.pin_memory()) so copies "
+                                        "run asynchronously with .to(device, non_blocking=True)",
+                                        "allocate the host buffers pinned (cudaHostAlloc / cudaHostRegister) so "
+                                        "cudaMemcpyAsync runs asynchronously"));
     char dur[32];
     tpa_fmt_dur(dur, sizeof dur, ns);
     if (f) snprintf(f->evidence, sizeof f->evidence, "%" PRIu64 " pageable copies, %s in total; top: ", calls, dur);
@@ -152,9 +165,12 @@ static void occupancy_finding(tpa_diagnosis *d)
 {
     if (!d->occ_kernel_ns || share_of(d, d->occ_low_ns) < OCC_MIN) return;
     tpa_finding *f = add_finding(d, "low_occupancy", "Kernels run at low achieved occupancy", share_of(d, d->occ_low_ns),
-                                 "give kernels more parallel work (larger batch, fuse small ops with "
-                                 "torch.compile), check register and shared-memory use of custom kernels, "
-                                 "prefer tensor-core friendly shapes (multiples of 8/16)");
+                                 advice(d, "give kernels more parallel work (larger batch, fuse small ops with "
+                                        "torch.compile), check register and shared-memory use of custom kernels, "
+                                        "prefer tensor-core friendly shapes (multiples of 8/16)",
+                                        "give kernels more parallel work (larger batches, more blocks), check their "
+                                        "register and shared-memory use (--ptxas-options=-v), prefer "
+                                        "tensor-core friendly shapes (multiples of 8/16)"));
     char a[32], b[32];
     tpa_fmt_dur(a, sizeof a, d->occ_low_ns);
     tpa_fmt_dur(b, sizeof b, d->occ_kernel_ns);
@@ -173,7 +189,175 @@ static double slow_share(const tpa_steps_result *s, int64_t med)
     return all > 0 ? over / all : 0;
 }
 
-static void find_all(tpa_diagnosis *d)
+/* ---- what counts is what ran inside the steps ------------------------------------------
+ *
+ * The synchronizations, item() calls, optimizer spans and kernel occupancy
+ * that findings weigh are kept as spans while the trace is read and
+ * clipped to the steps at the end: a span outside every step (the
+ * profiler's exit cudaDeviceSynchronize, warm-up before the first step)
+ * is not step time. A span nested in one of the same name on its thread
+ * counts once, as torch's table counts it. */
+
+enum { W_SYNC, W_ITEM, W_OPTIM };
+#define W_NAMES 16
+typedef struct w_span { int64_t ts, end, tid; int slot; } w_span;
+/* a kernel with its occupancy: 16 bytes (a duration past 2.1 s is cut there) */
+typedef struct w_kernel { int64_t ts; int32_t dur; float occ; } w_kernel;
+typedef struct w_name { char name[96]; int what; int64_t ns; uint64_t calls; } w_name;
+typedef struct in_steps {
+    w_name names[W_NAMES]; int n_names;
+    w_span *v; size_t n, cap;        /* host spans of the names above */
+    w_kernel *k; size_t nk, capk;    /* kernels with an est. achieved occupancy */
+} in_steps;
+
+/* Room for one more item of size elem in *v (n used of *cap). */
+static void *w_room(void *v, size_t n, size_t *cap, size_t elem)
+{
+    if (n < *cap) return v;
+    size_t nc = *cap ? *cap * 2 : 256;
+    void *nv = realloc(v, nc * elem);
+    if (!nv) abort();
+    *cap = nc;
+    return nv;
+}
+
+static bool sv_is(tpa_sv n, const char *s) { return n.n == strlen(s) && memcmp(n.p, s, n.n) == 0; }
+
+/* "optimizer" anywhere in the name, any case (memchr finds the candidates). */
+static bool sv_optimizer(tpa_sv n)
+{
+    static const char w[] = "ptimizer";
+    for (const char *p = n.p, *end = n.p + n.n; p < end; p++) {
+        p = memchr(p, 'p', (size_t)(end - p));
+        if (!p) return false;
+        if (p == n.p || (p[-1] | 0x20) != 'o' || (size_t)(end - p) < sizeof w - 1) continue;
+        size_t k = 1;
+        while (k < sizeof w - 1 && (p[k] | 0x20) == w[k]) k++;
+        if (k == sizeof w - 1) return true;
+    }
+    return false;
+}
+
+static int w_slot(in_steps *w, tpa_sv name, int what)
+{
+    size_t n = name.n < sizeof w->names[0].name - 1 ? name.n : sizeof w->names[0].name - 1;
+    for (int i = 0; i < w->n_names; i++)
+        if (w->names[i].what == what && strlen(w->names[i].name) == n && memcmp(w->names[i].name, name.p, n) == 0) return i;
+    if (w->n_names == W_NAMES) return -1;
+    w_name *x = &w->names[w->n_names];
+    memcpy(x->name, name.p, n);
+    x->name[n] = 0;
+    x->what = what;
+    return w->n_names++;
+}
+
+static void in_steps_feed(in_steps *w, const tpa_event *ev, int kind)
+{
+    if (ev->ph != 'X' || !ev->has_ts || (ev->has_dur && ev->dur_ns < 0)) return;
+    int64_t end = ev->ts_ns + (ev->has_dur ? ev->dur_ns : 0);
+    if (kind == TPA_K_KERNEL) {
+        if (ev->occupancy >= 0 && end > ev->ts_ns) {
+            w->k = w_room(w->k, w->nk, &w->capk, sizeof *w->k);
+            w->k[w->nk++] = (w_kernel){ ev->ts_ns, end - ev->ts_ns > INT32_MAX ? INT32_MAX : (int32_t)(end - ev->ts_ns),
+                                        (float)ev->occupancy };
+        }
+        return;
+    }
+    int what = -1;
+    if (kind == TPA_K_RUNTIME) {
+        if (ev->name.n > 14 && (memcmp(ev->name.p, "cuda", 4) == 0 || memcmp(ev->name.p, "hip", 3) == 0)) {
+            char n[32];
+            size_t k = ev->name.n < sizeof n - 1 ? ev->name.n : sizeof n - 1;
+            memcpy(n, ev->name.p, k);
+            n[k] = 0;
+            if (is_sync_call(n)) what = W_SYNC;
+        }
+    } else if (kind == TPA_K_CPU || kind == TPA_K_ANNOTATION) {
+        if (sv_is(ev->name, "aten::item") || sv_is(ev->name, "aten::_local_scalar_dense")) what = W_ITEM;
+        else if (sv_optimizer(ev->name)) what = W_OPTIM;
+    }
+    if (what < 0) return;
+    int slot = w_slot(w, ev->name, what);
+    if (slot < 0) return;
+    w->v = w_room(w->v, w->n, &w->cap, sizeof *w->v);
+    w->v[w->n++] = (w_span){ ev->ts_ns, end, ev->tid, slot };
+}
+
+/* Whether a host span starting at ts is a step's own (starts inside its
+ * host span, as torch nests it under ProfilerStep#N); every span without steps. */
+static bool in_host_step(const tpa_steps_result *s, int64_t ts)
+{
+    if (!s->n) return true;
+    size_t lo = 0, hi = s->n;  /* rows are in order of start, so are their host spans */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->rows[mid].host_start_ns <= ts) lo = mid + 1; else hi = mid;
+    }
+    return lo && ts < s->rows[lo - 1].host_end_ns;
+}
+
+/* The part of [a, b) inside the steps (all of it without steps). */
+static int64_t clip_to_steps(const tpa_steps_result *s, int64_t a, int64_t b)
+{
+    if (!s->n) return b - a;
+    size_t lo = 0, hi = s->n;  /* first step ending after a */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->rows[mid].start_ns + s->rows[mid].dur_ns <= a) lo = mid + 1; else hi = mid;
+    }
+    int64_t in = 0;
+    for (size_t i = lo; i < s->n && s->rows[i].start_ns <= b; i++) {
+        int64_t x = a > s->rows[i].start_ns ? a : s->rows[i].start_ns;
+        int64_t y = b < s->rows[i].start_ns + s->rows[i].dur_ns ? b : s->rows[i].start_ns + s->rows[i].dur_ns;
+        if (y > x) in += y - x;
+    }
+    return in;
+}
+
+static int w_cmp(const void *a, const void *b)
+{
+    const w_span *x = a, *y = b;
+    if (x->slot != y->slot) return x->slot < y->slot ? -1 : 1;
+    if (x->tid != y->tid) return x->tid < y->tid ? -1 : 1;
+    return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/* Each name's calls and time inside the steps; the occupancy statistics of
+ * the kernel time inside them. Host spans count when they start inside a
+ * step's host span; kernels for the part of them inside the steps. */
+static void in_steps_finish(in_steps *w, tpa_diagnosis *d)
+{
+    if (w->n) qsort(w->v, w->n, sizeof *w->v, w_cmp);
+    int64_t open_end = INT64_MIN;
+    for (size_t i = 0; i < w->n; i++) {
+        const w_span *x = &w->v[i];
+        if (!i || x->slot != w->v[i - 1].slot || x->tid != w->v[i - 1].tid) open_end = INT64_MIN;
+        if (x->ts < open_end) {  /* nested in one of its name: the outer one counted it */
+            if (x->end > open_end) open_end = x->end;
+            continue;
+        }
+        open_end = x->end;
+        if (!in_host_step(&d->steps, x->ts)) continue;
+        w->names[x->slot].ns = tpa_sat_add(w->names[x->slot].ns, x->end - x->ts);
+        w->names[x->slot].calls++;
+    }
+    double occ = 0;
+    d->occ_kernel_ns = d->occ_low_ns = 0;
+    for (size_t i = 0; i < w->nk; i++) {
+        int64_t ns = clip_to_steps(&d->steps, w->k[i].ts, w->k[i].ts + w->k[i].dur);
+        if (ns <= 0) continue;
+        d->occ_kernel_ns = tpa_sat_add(d->occ_kernel_ns, ns);
+        occ += (double)w->k[i].occ * (double)ns;
+        if (w->k[i].occ < OCC_LOW_PCT) d->occ_low_ns = tpa_sat_add(d->occ_low_ns, ns);
+    }
+    d->occ_weighted = d->occ_kernel_ns ? occ / (double)d->occ_kernel_ns : 0;
+    free(w->v);
+    free(w->k);
+    w->v = NULL;
+    w->k = NULL;
+}
+
+static void find_all(tpa_diagnosis *d, const in_steps *w)
 {
     const tpa_report *rep = &d->rep;
     int64_t sync_calls = 0, item = 0, optim = 0, tiny_ns = 0, kern_ns = 0;
@@ -188,35 +372,48 @@ static void find_all(tpa_diagnosis *d)
             if (o->count && o->total_ns / (int64_t)o->count < TINY_KERNEL_NS) { tiny_ns = tpa_sat_add(tiny_ns, o->total_ns); tiny_n += o->count; }
             continue;
         }
-        if (o->table != -1) continue;
-        if (is_sync_call(o->name)) { sync_calls = tpa_sat_add(sync_calls, o->total_ns); sync_n += o->count; }
-        else if (is_item(o->name)) { if (o->total_ns > item) { item = o->total_ns; item_n = o->count; } }
-        else if (is_optimizer(o->name) && o->total_ns > optim) { optim = o->total_ns; optim_name = o->name; }
+    }
+    for (int i = 0; i < w->n_names; i++) {  /* inside the steps only */
+        const w_name *x = &w->names[i];
+        if (x->what == W_SYNC) { sync_calls = tpa_sat_add(sync_calls, x->ns); sync_n += x->calls; }
+        else if (x->what == W_ITEM) { if (x->ns > item || (!item && x->calls > item_n)) { item = x->ns; item_n = x->calls; } }
+        else if (x->ns > optim) { optim = x->ns; optim_name = x->name; }
     }
     d->kernel_calls = kern_n;
     d->kernel_avg_ns = kern_n ? kern_ns / (int64_t)kern_n : 0;
 
+    /* dropped device events: no GPU statistic is whole, so none is a finding */
+    bool gpu_ok = !d->steps.negative_device;
+    d->gpu_withheld = d->steps.negative_device;
     part_finding(d, TPA_P_DATALOAD, DATALOAD_MIN, "data_loading", "Data loading stalls the step",
-                 "increase DataLoader num_workers, set pin_memory=True and persistent_workers=True, "
-                 "raise prefetch_factor; move decoding/augmentation off the training process",
+                 advice(d, "increase DataLoader num_workers, set pin_memory=True and persistent_workers=True, "
+                        "raise prefetch_factor; move decoding/augmentation off the training process",
+                        "prepare the next batch while this one computes (a loader thread or process, double "
+                        "buffering), keep decoded data in memory, read fewer and larger files"),
                  TPA_K_COUNT, TPA_K_COUNT, false);
-    part_finding(d, TPA_P_MEMCPY, MEMCPY_MIN, "memcpy", "Host<->device copies not hidden by compute",
-                 "pin host memory (pin_memory=True) and copy with .to(device, non_blocking=True); keep "
-                 "tensors on the GPU between steps; avoid .cpu()/.numpy() inside the step",
+    if (gpu_ok) part_finding(d, TPA_P_MEMCPY, MEMCPY_MIN, "memcpy", "Host<->device copies not hidden by compute",
+                 advice(d, "pin host memory (pin_memory=True) and copy with .to(device, non_blocking=True); keep "
+                        "tensors on the GPU between steps; avoid .cpu()/.numpy() inside the step",
+                        "copy from pinned host buffers (cudaHostAlloc) with cudaMemcpyAsync on a stream that "
+                        "overlaps compute; keep data on the device between steps"),
                  TPA_K_MEMCPY, TPA_K_MEMCPY, true);
-    part_finding(d, TPA_P_COMM, COMM_MIN, "communication", "Communication (NCCL/RCCL) not overlapped with compute",
-                 "overlap gradients' all-reduce with backward (DDP bucket_cap_mb, gradient_as_bucket_view), "
-                 "fewer/larger buckets, gradient accumulation (no_sync) to communicate less often; check "
-                 "for stragglers on other ranks",
+    if (gpu_ok) part_finding(d, TPA_P_COMM, COMM_MIN, "communication", "Communication (NCCL/RCCL) not overlapped with compute",
+                 advice(d, "overlap gradients' all-reduce with backward (DDP bucket_cap_mb, gradient_as_bucket_view), "
+                        "fewer/larger buckets, gradient accumulation (no_sync) to communicate less often; check "
+                        "for stragglers on other ranks",
+                        "start each all-reduce as soon as its gradients are ready, on its own stream, overlapped "
+                        "with the rest of backward; fewer, larger messages; check for stragglers on other ranks"),
                  TPA_K_COMM, TPA_K_COMM, true);
 
-    if (d->has_gpu && (d->steps.n || d->steps.has_whole) && d->mean_ns) {
+    if (gpu_ok && d->has_gpu && (d->steps.n || d->steps.has_whole) && d->mean_ns) {
         double idle = d->gpu_idle, host = (double)(d->part_mean_ns[TPA_P_CPU] + d->part_mean_ns[TPA_P_RUNTIME]) / (double)d->mean_ns;
         if (idle >= LAUNCH_IDLE_MIN && host >= LAUNCH_HOST_MIN) {
             tpa_finding *f = add_finding(d, "launch_bound", "GPU idle while the CPU works (launch/host bound)", idle,
-                                         "capture the step with CUDA graphs (torch.compile mode=\"reduce-overhead\"), "
-                                         "use larger batches, fuse small ops (torch.compile), and move Python-side "
-                                         "work out of the step");
+                                         advice(d, "capture the step with CUDA graphs (torch.compile mode=\"reduce-overhead\"), "
+                                                "use larger batches, fuse small ops (torch.compile), and move Python-side "
+                                                "work out of the step",
+                                                "capture the step as a CUDA graph, give each kernel more work (larger "
+                                                "batches), fuse small kernels, and move host work out of the step"));
             if (f) {
                 snprintf(f->evidence, sizeof f->evidence, "GPU idle %.1f%% of the step; host CPU ops %.1f%% and "
                          "runtime calls %.1f%% with no GPU work running; top host ops: ", 100 * idle,
@@ -226,46 +423,56 @@ static void find_all(tpa_diagnosis *d)
             }
         }
     }
-    if (kern_n >= TINY_MIN_CALLS && d->kernel_avg_ns < TINY_KERNEL_NS && share_of(d, tiny_ns) >= TINY_MIN) {
+    if (gpu_ok && kern_n >= TINY_MIN_CALLS && d->kernel_avg_ns < TINY_KERNEL_NS && share_of(d, tiny_ns) >= TINY_MIN) {
         tpa_finding *f = add_finding(d, "tiny_kernels", "Many tiny kernels (launch overhead dominates)",
                                      share_of(d, tiny_ns),
-                                     "fuse elementwise ops (torch.compile), use fused/foreach optimizers, "
-                                     "larger batches; CUDA graphs remove per-kernel launch cost");
+                                     advice(d, "fuse elementwise ops (torch.compile), use fused/foreach optimizers, "
+                                            "larger batches; CUDA graphs remove per-kernel launch cost",
+                                            "fuse small kernels into larger ones, give each more work (larger "
+                                            "batches); CUDA graphs remove per-kernel launch cost"));
         if (f) snprintf(f->evidence, sizeof f->evidence, "%" PRIu64 " kernels, average %.2f us; %" PRIu64
                         " calls of kernels averaging under 10 us; GPU idle %.1f%% of the step", kern_n,
                         (double)d->kernel_avg_ns / 1e3, tiny_n, 100 * d->gpu_idle);
     }
     if (optim_name && share_of(d, optim) >= OPTIM_MIN) {
         tpa_finding *f = add_finding(d, "optimizer", "Optimizer step is a large part of the step", share_of(d, optim),
-                                     "use a fused or foreach optimizer (torch.optim.AdamW(fused=True) / foreach=True, "
-                                     "apex FusedAdam), step less often with gradient accumulation, or shard the "
-                                     "optimizer state (ZeRO/FSDP) across ranks");
-        char dur[32];
+                                     advice(d, "use a fused or foreach optimizer (torch.optim.AdamW(fused=True) / foreach=True, "
+                                            "apex FusedAdam), step less often with gradient accumulation, or shard the "
+                                            "optimizer state (ZeRO/FSDP) across ranks",
+                                            "update all parameters in one fused kernel instead of one per tensor, "
+                                            "step less often with gradient accumulation, or shard the optimizer "
+                                            "state across ranks"));
+        char dur[32], nm[88];
         tpa_fmt_dur(dur, sizeof dur, optim);
-        if (f) snprintf(f->evidence, sizeof f->evidence, "%.80s: %s in total", optim_name, dur);
+        if (f) snprintf(f->evidence, sizeof f->evidence, "%s: %s in total", cut_name(nm, sizeof nm, optim_name, 80), dur);
     }
     int64_t sync = sync_calls > item ? sync_calls : item;
     if (share_of(d, sync) >= SYNC_MIN) {
         tpa_finding *f = add_finding(d, "synchronization", "Host-device synchronizations block the CPU", share_of(d, sync),
-                                     "remove .item()/.cpu()/print of GPU tensors and explicit synchronize calls "
-                                     "from the step (log every N steps, keep metrics on the GPU); use "
-                                     "non_blocking copies and events instead of device-wide syncs");
+                                     advice(d, "remove .item()/.cpu()/print of GPU tensors and explicit synchronize calls "
+                                            "from the step (log every N steps, keep metrics on the GPU); use "
+                                            "non_blocking copies and events instead of device-wide syncs",
+                                            "remove cudaDeviceSynchronize and blocking copies from the step (read "
+                                            "results back every N steps); wait on a CUDA event or one stream where a "
+                                            "result is needed"));
         char a[32], b[32];
         tpa_fmt_dur(a, sizeof a, sync_calls);
         tpa_fmt_dur(b, sizeof b, item);
         if (f) snprintf(f->evidence, sizeof f->evidence, "cuda*Synchronize: %" PRIu64 " calls, %s; aten::item/"
                         "_local_scalar_dense: %" PRIu64 " calls, %s", sync_n, a, item_n, b);
     }
-    pageable_finding(d);
-    occupancy_finding(d);
+    if (gpu_ok) pageable_finding(d);
+    if (gpu_ok) occupancy_finding(d);
     if (d->steps.n >= VARIANCE_MIN_STEPS) {
         int64_t med = tpa_steps_quantile(&d->steps, -1, 0.5), p90 = tpa_steps_quantile(&d->steps, -1, 0.9);
         if (med > 0 && (double)p90 / (double)med > VARIANCE_RATIO) {
             tpa_finding *f = add_finding(d, "step_variance", "Step time varies a lot (stragglers)",
                                          slow_share(&d->steps, med),
-                                         "look at the slow steps (trainprof steps): data stalls, Python GC "
-                                         "(gc.freeze / gc.disable in the loop), checkpointing or logging steps, "
-                                         "recompilation, other ranks");
+                                         advice(d, "look at the slow steps (trainprof steps): data stalls, Python GC "
+                                                "(gc.freeze / gc.disable in the loop), checkpointing or logging steps, "
+                                                "recompilation, other ranks",
+                                                "look at the slow steps (trainprof steps): data stalls, checkpointing "
+                                                "or logging steps, allocations, other ranks"));
             char a[32], b[32];
             tpa_fmt_dur(a, sizeof a, med);
             tpa_fmt_dur(b, sizeof b, p90);
@@ -286,7 +493,7 @@ struct tpa_diagnose_run {
     const char *path;
     tpa_report_run *rep;
     tpa_steps_ctx *steps;
-    double occ_sum;
+    in_steps w;
 };
 
 tpa_diagnose_run *tpa_diagnose_begin(tpa_diagnosis *d, const char *path)
@@ -307,24 +514,22 @@ void tpa_diagnose_feed(tpa_diagnose_run *run, const tpa_event *ev, int kind)
 {
     tpa_report_feed_kind(run->rep, ev, kind);
     tpa_steps_feed_kind(run->steps, ev, kind);
-    tpa_diagnosis *d = run->d;
-    if (ev->occupancy >= 0 && ev->ph == 'X' && ev->has_dur && ev->dur_ns > 0 && kind == TPA_K_KERNEL) {
-        d->occ_kernel_ns = tpa_sat_add(d->occ_kernel_ns, ev->dur_ns);
-        run->occ_sum += ev->occupancy * (double)ev->dur_ns;
-        if (ev->occupancy < OCC_LOW_PCT) d->occ_low_ns = tpa_sat_add(d->occ_low_ns, ev->dur_ns);
-    }
+    in_steps_feed(&run->w, ev, kind);
+    if (!run->d->torch && kind == TPA_K_CPU && ev->name.n > 6 && memcmp(ev->name.p, "aten::", 6) == 0)
+        run->d->torch = true;  /* a PyTorch program: advice in its terms */
 }
 
 int tpa_diagnose_end(tpa_diagnose_run *run, const tpa_meta *meta, bool read_failed, tpa_error *err)
 {
     tpa_diagnosis *d = run->d;
     int rc = read_failed ? -1 : 0;
-    if (d->occ_kernel_ns) d->occ_weighted = run->occ_sum / (double)d->occ_kernel_ns;
+    in_steps w = run->w;
     tpa_report_end(run->rep, meta, run->path);
     tpa_error serr;
     if (tpa_steps_finish(run->steps, meta->truncated, &d->steps, read_failed ? &serr : err) != 0 && !read_failed) rc = -1;
     free(run);
-    if (rc < 0) { tpa_diagnosis_free(d); return -1; }
+    if (rc < 0) { free(w.v); free(w.k); tpa_diagnosis_free(d); return -1; }
+    in_steps_finish(&w, d);
     tpa_sort_ops(&d->rep, "self");
     d->has_gpu = d->steps.has_gpu;
     if (d->steps.n) {
@@ -341,7 +546,7 @@ int tpa_diagnose_end(tpa_diagnose_run *run, const tpa_meta *meta, bool read_fail
     } else {
         d->basis_ns = d->steps.span_end_ns - d->steps.span_start_ns;
     }
-    find_all(d);
+    find_all(d, &w);
     if (d->n_findings) qsort(d->findings, d->n_findings, sizeof *d->findings, finding_cmp);
     return 0;
 }

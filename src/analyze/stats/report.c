@@ -405,16 +405,21 @@ static void finish_threads(run_ctx *c)
 
 /* ---- filters --------------------------------------------------------------------- */
 
-static bool in_selected_steps(const run_ctx *c, int64_t ts)
+/* A host event is in the step whose host span it starts in (ProfilerStep#N
+ * is its parent); a device event in the step whose GPU work it is (the step
+ * extended to the device work it launched, as `steps` shows it). */
+static bool in_selected_steps(const run_ctx *c, int64_t ts, bool device)
 {
     size_t lo = 0, hi = c->nsteps;
     while (lo < hi) {  /* last step starting at or before ts */
         size_t mid = (lo + hi) / 2;
-        if (c->steps[mid].start_ns <= ts) lo = mid + 1; else hi = mid;
+        int64_t start = device ? c->steps[mid].start_ns : c->steps[mid].host_start_ns;
+        if (start <= ts) lo = mid + 1; else hi = mid;
     }
     if (lo == 0) return false;
     const tpa_step *s = &c->steps[lo - 1];
-    return ts <= s->start_ns + s->dur_ns && s->num >= c->o->steps.lo && s->num <= c->o->steps.hi;
+    int64_t end = device ? s->start_ns + s->dur_ns : s->host_end_ns;
+    return ts <= end && s->num >= c->o->steps.lo && s->num <= c->o->steps.hi;
 }
 
 static bool keep_event(const run_ctx *c, const tpa_event *ev)
@@ -423,7 +428,7 @@ static bool keep_event(const run_ctx *c, const tpa_event *ev)
     if (o->cats && !tpa_cat_listed(o->cats, ev->cat)) return false;
     if (o->has_pid && ev->pid != o->pid) return false;
     if (o->has_tid && ev->tid != o->tid) return false;
-    if (o->steps.set && ev->has_ts && !in_selected_steps(c, ev->ts_ns)) return false;
+    if (o->steps.set && ev->has_ts && !in_selected_steps(c, ev->ts_ns, tpa_kind_is_gpu(tpa_event_kind(ev)))) return false;
     return true;
 }
 
@@ -580,7 +585,7 @@ tpa_report_run *tpa_report_begin(tpa_report *rep, const char *path, const tpa_re
     c->o = o;
     if (o->steps.set) {
         int64_t min_ts;
-        if (tpa_find_steps(path, &c->steps, &c->nsteps, &min_ts, err) != 0) { free(c); return NULL; }
+        if (tpa_find_gpu_steps(path, &c->steps, &c->nsteps, &min_ts, err) != 0) { free(c); return NULL; }
     }
     return (tpa_report_run *)c;
 }

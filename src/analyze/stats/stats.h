@@ -12,11 +12,17 @@
 typedef struct tpa_step {
     int64_t num;             /* N of ProfilerStep#N */
     int64_t start_ns, dur_ns;
+    int64_t host_start_ns, host_end_ns;  /* the step's host span (steps_finish sets them) */
 } tpa_step;
 
 /* One pass: the ProfilerStep#N spans of a file, sorted by start. */
 int tpa_find_steps(const char *path, tpa_step **steps, size_t *n, int64_t *min_ts,
                    tpa_error *err);
+/* The same, each step extended on a GPU trace to the device work it
+ * launched (the plugin's rule, as tpa_steps_result.device_rule; start_ns,
+ * dur_ns), its host span in host_start_ns / host_end_ns; no step left out. */
+int tpa_find_gpu_steps(const char *path, tpa_step **steps, size_t *n, int64_t *min_ts,
+                       tpa_error *err);
 
 /* ---- report -------------------------------------------------------------- */
 typedef struct tpa_report_opts {
@@ -91,6 +97,9 @@ typedef struct tpa_step_row {
     int64_t num, start_ns, dur_ns;
     int64_t part_ns[TPA_P_COUNT];  /* sums to dur_ns */
     int64_t gpu_busy_ns;
+    /* The step's host span (ProfilerStep#N itself): the same as the row's
+     * span unless the plugin's GPU rule moved it (device_rule). */
+    int64_t host_start_ns, host_end_ns;
 } tpa_step_row;
 
 typedef struct tpa_steps_result {
@@ -113,6 +122,15 @@ typedef struct tpa_steps_result {
     tpa_step_row whole;
     uint64_t negative_durs;        /* spans with dur < 0: in no row, no statistic */
     uint64_t negative_at;          /* byte offset of the first */
+    uint64_t negative_device;      /* of them, kernels, copies and sets */
+    /* The TensorBoard plugin's rule was applied (a GPU trace whose steps
+     * launched device work): each step runs from the later of its host
+     * start and the previous step's end to the later of its host end and
+     * the end of the last device record its runtime calls launched;
+     * tail_dropped trailing steps whose kernels the profiler did not
+     * record were left out, as the plugin does. Host-only traces: false. */
+    bool device_rule;
+    size_t tail_dropped;
 } tpa_steps_result;
 enum { TPA_STEPS_NONE, TPA_STEPS_PROFILER, TPA_STEPS_STEP_NUM, TPA_STEPS_ANNOTATION };
 extern const char *const tpa_step_source_names[4];
@@ -169,9 +187,19 @@ typedef struct tpa_diagnosis {
     int64_t occ_kernel_ns, occ_low_ns;  /* kernel time with an achieved occupancy; of it below the threshold */
     double occ_weighted;                /* time-weighted mean achieved occupancy, % */
     tpa_finding findings[16]; size_t n_findings;  /* most step time first */
+    /* Device events dropped for a negative duration: the GPU statistics
+     * leave them out, so no finding is made from them (GPU idle, kernels,
+     * copies, communication); this many were dropped. */
+    uint64_t gpu_withheld;
+    bool torch;                  /* PyTorch operators (aten::) in the trace: advice in its terms */
 } tpa_diagnosis;
 
 int tpa_diagnose_file(const char *path, tpa_diagnosis *d, tpa_error *err);
+/* A finding's severity for its share of step time (0..1): 2 high from
+ * 25 %, 1 medium from 10 %, 0 low. */
+int tpa_severity_of(double share);
+/* The share of step time above which the data_loading finding is made. */
+#define TPA_DATALOAD_MIN 0.05
 /* The same, fed event by event (the report page reads each trace once for
  * all its views): begin, feed every event with its tpa_classify kind, end
  * with the reader's metadata (read_failed: the reader stopped on an error,

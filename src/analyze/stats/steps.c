@@ -7,6 +7,7 @@
  */
 #include "analyze/trace/trace.h"
 #include "analyze/stats/stats.h"
+#include "analyze/stats/steps_device.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -104,7 +105,7 @@ static void add_step(step_list *l, int64_t num, int64_t ts, int64_t dur)
     for (size_t i = l->n; i-- > 0 && i + 8 > l->n;)  /* duplicates are near the end */
         if (l->v[i].num == num && l->v[i].start_ns == ts) return;
     l->v = grow(l->v, l->n, &l->cap, sizeof *l->v, 64);
-    l->v[l->n++] = (tpa_step){ num, ts, dur };
+    l->v[l->n++] = (tpa_step){ num, ts, dur, 0, 0 };
 }
 
 static int step_cmp(const void *a, const void *b)
@@ -194,7 +195,7 @@ static void cand_add(cands *cs, int i, int64_t ts, int64_t dur)
     if (i < 0 || cs->spans >= CAND_SPANS) return;
     cand *c = &cs->v[i];
     c->spans.v = grow(c->spans.v, c->spans.n, &c->spans.cap, sizeof *c->spans.v, 16);
-    c->spans.v[c->spans.n++] = (tpa_step){ (int64_t)c->spans.n, ts, dur };
+    c->spans.v[c->spans.n++] = (tpa_step){ (int64_t)c->spans.n, ts, dur, 0, 0 };
     c->total = tpa_sat_add(c->total, dur);
     cs->spans++;
 }
@@ -214,17 +215,19 @@ static void cands_free(cands *cs)
     cs->n = cs->spans = 0;
 }
 
-int tpa_find_steps(const char *path, tpa_step **steps, size_t *n, int64_t *min_ts, tpa_error *err)
+static int find_steps(const char *path, tpa_step **steps, size_t *n, int64_t *min_ts, bool device, tpa_error *err)
 {
     tpa_reader *r = tpa_reader_open(path, err);
     if (!r) return -1;
     step_list l = {0};
     be_pairs be = {0};
+    tpa_devsteps ds = {0};
     int64_t lo = INT64_MAX;
     tpa_event ev;
     int rc;
     while ((rc = tpa_reader_next(r, &ev, err)) > 0) {
         if (ev.has_ts && ev.ph != 'M' && ev.ts_ns < lo) lo = ev.ts_ns;
+        if (device) tpa__ds_note(&ds, &ev, tpa_event_kind(&ev));
         int64_t num = 0;
         if (ev.ph == 'X' && !(ev.has_dur && ev.dur_ns < 0) && host_step(&ev, tpa_event_kind(&ev), &num))
             add_step(&l, num, ev.ts_ns, ev.has_dur ? ev.dur_ns : 0);  /* negative: in no step */
@@ -238,12 +241,30 @@ int tpa_find_steps(const char *path, tpa_step **steps, size_t *n, int64_t *min_t
     }
     tpa_reader_close(r);
     be_free(&be);
-    if (rc < 0) { free(l.v); return -1; }
+    if (rc < 0) { free(l.v); tpa__ds_free(&ds); return -1; }
     if (l.n) qsort(l.v, l.n, sizeof *l.v, step_cmp);
+    for (size_t i = 0; i < l.n; i++) {
+        l.v[i].host_start_ns = l.v[i].start_ns;
+        l.v[i].host_end_ns = l.v[i].start_ns + l.v[i].dur_ns;
+    }
+    bool applied;
+    size_t dropped;
+    if (device) tpa__ds_apply(&ds, l.v, l.n, &applied, &dropped);  /* every step kept: a filter names them */
+    tpa__ds_free(&ds);
     *steps = l.v;
     *n = l.n;
     *min_ts = lo == INT64_MAX ? 0 : lo;
     return 0;
+}
+
+int tpa_find_steps(const char *path, tpa_step **steps, size_t *n, int64_t *min_ts, tpa_error *err)
+{
+    return find_steps(path, steps, n, min_ts, false, err);
+}
+
+int tpa_find_gpu_steps(const char *path, tpa_step **steps, size_t *n, int64_t *min_ts, tpa_error *err)
+{
+    return find_steps(path, steps, n, min_ts, true, err);
 }
 
 /* ---- breakdown ---------------------------------------------------------------------------- */
@@ -365,6 +386,8 @@ struct tpa_steps_ctx {
     int passes;
     uint64_t negative, negative_at;  /* spans with dur < 0 (first pass) */
     uint64_t clamped, clamped_at;    /* spans ending past TPA_MAX_TIME_NS (first pass) */
+    uint64_t negative_device;        /* of them, device records */
+    tpa_devsteps ds;         /* runtime calls and device records (first pass) */
 };
 
 tpa_steps_ctx *tpa_steps_begin(const char *path)
@@ -474,7 +497,11 @@ void tpa_steps_feed(tpa_steps_ctx *c, const tpa_event *ev) { tpa_steps_feed_kind
 void tpa_steps_feed_kind(tpa_steps_ctx *c, const tpa_event *ev, int kind)
 {
     if (!ev->has_ts || (ev->ph != 'X' && ev->ph != 'B' && ev->ph != 'E')) return;
-    if (ev->ph == 'X' && ev->has_dur && ev->dur_ns < 0) { note_negative(c, ev); return; }
+    if (ev->ph == 'X' && ev->has_dur && ev->dur_ns < 0) {
+        note_negative(c, ev);
+        if (c->first_pass && tpa_kind_is_gpu(kind < 0 ? tpa_event_kind(ev) : kind)) c->negative_device++;
+        return;
+    }
     int64_t num = 0;
     if (ev->ph == 'E') {
         be_open b;
@@ -489,6 +516,7 @@ void tpa_steps_feed_kind(tpa_steps_ctx *c, const tpa_event *ev, int kind)
         return;
     }
     if (kind < 0) kind = tpa_event_kind(ev);
+    if (c->first_pass && kind >= TPA_K_RUNTIME) tpa__ds_note(&c->ds, ev, kind);
     bool step = host_step(ev, kind, &num);
     int ci = !step && c->first_pass ? cand_index(&c->cands, ev, kind) : -1;
     if (ev->ph == 'B') { be_push(&c->be, ev, step ? BE_STEP : part_of(ev, kind), num, ci); return; }
@@ -531,6 +559,8 @@ static void push_row(tpa_steps_result *res, size_t *cap, const tpa_step *st, ivs
     row->num = st->num;
     row->start_ns = st->start_ns;
     row->dur_ns = st->dur_ns;
+    row->host_start_ns = st->host_start_ns;
+    row->host_end_ns = st->host_end_ns;
     breakdown(row, sets, tmp);
 }
 
@@ -563,6 +593,7 @@ static void steps_ctx_free(tpa_steps_ctx *c)
     be_free(&c->be);
     free(c->steps.v);
     cands_free(&c->cands);
+    tpa__ds_free(&c->ds);
     free(c);
 }
 
@@ -605,6 +636,12 @@ int tpa_steps_finish(tpa_steps_ctx *c, bool truncated, tpa_steps_result *res, tp
     choose_steps(c, res);
     bool whole = tile_span(c);
     if (c->steps.n) qsort(c->steps.v, c->steps.n, sizeof *c->steps.v, step_cmp);
+    for (size_t i = 0; i < c->steps.n; i++) {
+        c->steps.v[i].host_start_ns = c->steps.v[i].start_ns;
+        c->steps.v[i].host_end_ns = c->steps.v[i].start_ns + c->steps.v[i].dur_ns;
+    }
+    if (!whole)  /* GPU work: each step to the end of the device work it launched */
+        c->steps.n = tpa__ds_apply(&c->ds, c->steps.v, c->steps.n, &res->device_rule, &res->tail_dropped);
     ivbuf tmp[2] = {{0}};
     size_t cap = 0, next = 0;  /* steps before `next` are done */
     int rc = 0;
@@ -633,6 +670,7 @@ int tpa_steps_finish(tpa_steps_ctx *c, bool truncated, tpa_steps_result *res, tp
     res->peak_intervals = c->peak;
     res->negative_durs = c->negative;
     res->negative_at = c->negative_at;
+    res->negative_device = c->negative_device;
     res->span_start_ns = c->span_lo == INT64_MAX ? 0 : c->span_lo;
     res->span_end_ns = c->span_hi == INT64_MIN ? 0 : c->span_hi;
     if (c->clamped)

@@ -197,6 +197,12 @@ void tpa_render_steps_text(FILE *f, const tpa_steps_result *res)
         fprintf(f, "No ProfilerStep#N in this trace: steps are the repeated annotation \"%s\", numbered from 0.\n", res->step_name);
     else if (res->step_source == TPA_STEPS_STEP_NUM)
         fprintf(f, "Steps are the \"%s\" spans numbered by args.step_num.\n", res->step_name);
+    if (res->device_rule)
+        fprintf(f, "GPU steps (TensorBoard plugin's rule): each step runs to the end of the device work it launched,"
+                   " the next starts after it.\n");
+    if (res->tail_dropped)
+        fprintf(f, "(the last %zu step%s left out, as the plugin does: the profiler stopped before their kernels were recorded)\n",
+                res->tail_dropped, res->tail_dropped == 1 ? "" : "s");
     fprintf(f, "Step time breakdown (ms); parts are exclusive, by priority left to right, and sum to the step\n");
     fprintf(f, "%-10s %11s", "Step", "Duration");
     for (int p = 0; p < TPA_P_COUNT; p++) fprintf(f, " %10s", short_names[p]);
@@ -242,6 +248,7 @@ void tpa_render_steps_json(FILE *f, const tpa_steps_result *res)
             res->has_gpu ? "true" : "false", res->truncated ? "true" : "false",
             tpa_step_source_names[res->step_source]);
     tpa_json_str(f, res->step_name, strlen(res->step_name));
+    fprintf(f, ", \"step_rule\": \"%s\", \"steps_left_out\": %zu", res->device_rule ? "device" : "host", res->tail_dropped);
     fputs(", \"steps\": [", f);
     for (size_t i = 0; i < res->n; i++) {
         const tpa_step_row *r = &res->rows[i];

@@ -88,6 +88,9 @@ void tpa_render_diagnosis_text(FILE *f, const tpa_diagnosis *d, size_t top)
         tpa_fmt_dur(a, sizeof a, d->kernel_avg_ns);
         fprintf(f, "  (%" PRIu64 " kernel launches, average %s)\n", d->kernel_calls, a);
     }
+    if (d->gpu_withheld)
+        fprintf(f, "\nNo GPU finding: %" PRIu64 " device event(s) with a negative duration were dropped, so GPU idle,"
+                   " kernel and copy statistics are incomplete.\n", d->gpu_withheld);
     if (!d->n_findings) {
         fprintf(f, "\nFindings: none above the thresholds.\n");
         return;
@@ -124,8 +127,10 @@ void tpa_render_diagnosis_json(FILE *f, const tpa_diagnosis *d, size_t top)
     fprintf(f, ", \"steps\": %zu, \"step_source\": \"%s\", \"step_name\": ", s->n,
             tpa_step_source_names[s->step_source]);
     tpa_json_str(f, s->step_name, strlen(s->step_name));
-    fprintf(f, ", \"has_gpu\": %s, \"truncated\": %s, \"late_events\": %" PRIu64 ", \"basis_us\": ",
-            d->has_gpu ? "true" : "false", s->truncated ? "true" : "false", d->rep.late_events);
+    fprintf(f, ", \"has_gpu\": %s, \"truncated\": %s, \"late_events\": %" PRIu64 ", \"step_rule\": \"%s\", "
+            "\"gpu_findings_withheld\": %" PRIu64 ", \"basis_us\": ",
+            d->has_gpu ? "true" : "false", s->truncated ? "true" : "false", d->rep.late_events,
+            s->device_rule ? "device" : "host", d->gpu_withheld);
     tpa_print_us(f, d->basis_ns);
     fputs(", \"step_mean_us\": ", f);
     tpa_print_us(f, d->mean_ns);
