@@ -26,25 +26,8 @@
 #include "sink/seed_json.h"
 #include "util/fileio.h"
 #include "util/json.h"
+#include "util/procstat.h"
 
-/* Clock ticks since boot when this process started (/proc/self/stat field
- * 22): with the pid, names the process (`trainprof capture` checks it
- * before signalling). 0 when unreadable. */
-static unsigned long long process_start(void)
-{
-    char buf[1024];
-    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-    if (fd >= 0)
-        close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    char *p = strrchr(buf, ')');
-    for (int field = 2; p && field < 22; field++)
-        p = strchr(p + 1, ' ');
-    return p ? strtoull(p + 1, NULL, 10) : 0;
-}
 
 void tpi_capture_open_index(tpi_flight *f)
 {
@@ -56,7 +39,7 @@ void tpi_capture_open_index(tpi_flight *f)
     tpu_json_kv_int(&j, "pid", s->pid);
     tpu_json_kv_string(&j, "host", s->host);
     tpu_json_kv_int(&j, "rank", s->env.rank);
-    tpu_json_kv_uint(&j, "process_start", process_start());
+    tpu_json_kv_uint(&j, "process_start", tpu_proc_start_ticks(0));
     tpu_json_kv_uint(&j, "capture_steps", f->n_steps);
     tpu_json_key(&j, "captures");
     tpu_buf_putc(&pre, '[');

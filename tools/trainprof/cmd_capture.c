@@ -16,6 +16,7 @@
 
 #include "commands.h"
 #include "util/fileio.h"
+#include "util/procstat.h"
 
 #define MAX_RUNS 4096
 
@@ -97,23 +98,6 @@ static int read_index(run *r, char **text_out)
     return 0;
 }
 
-/* Start time (clock ticks since boot) of a live process, 0 when none. */
-static unsigned long long proc_start(long pid)
-{
-    char p[64], buf[1024];
-    snprintf(p, sizeof p, "/proc/%ld/stat", pid);
-    int fd = open(p, O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-    if (fd >= 0)
-        close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    char *s = strrchr(buf, ')');
-    for (int f = 2; s && f < 22; f++)
-        s = strchr(s + 1, ' ');
-    return s ? strtoull(s + 1, NULL, 10) : 0;
-}
 
 /* Adds dir, or every subdirectory of it holding a captures.json (a job). */
 static int collect(const char *dir, run *runs, int *n)
@@ -159,7 +143,7 @@ static int signal_run(run *r)
                         "`trainprof capture` there\n", r->dir, r->host, host);
         return 1;
     }
-    if (r->pid <= 0 || proc_start(r->pid) != r->start) {
+    if (r->pid <= 0 || tpu_proc_start_ticks((int)r->pid) != r->start) {
         fprintf(stderr, "trainprof capture: %s: its process (pid %ld) has ended\n", r->dir, r->pid);
         return 1;
     }

@@ -27,6 +27,7 @@
 
 #include "top_json.h"
 #include "util/fileio.h"
+#include "util/procstat.h"
 
 typedef struct top_clock {
     uint64_t wall, mono, boot;
@@ -104,20 +105,9 @@ static int process_alive(int pid, uint64_t start_mono, const top_clock *now)
         return 0;
     if (kill(pid, 0) != 0 && errno == ESRCH)
         return 0;
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return 1;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    const char *p = strrchr(buf, ')'); /* after the command name, fields 3.. */
-    unsigned long long start_ticks = 0;
-    for (int field = 2; p && field < 22; field++)
-        p = strchr(p + 1, ' ');
-    if (!p || sscanf(p + 1, "%llu", &start_ticks) != 1)
-        return 1;
+    unsigned long long start_ticks = tpu_proc_start_ticks(pid);
+    if (!start_ticks)
+        return 1; /* alive (kill found it), start unreadable: take it as the run's */
     double start_boot = (double)start_ticks / (double)sysconf(_SC_CLK_TCK);
     /* boot time runs ahead of monotonic time by the time suspended */
     double suspended = ((double)now->boot - (double)now->mono) / 1e9;
