@@ -42,6 +42,7 @@ static int read_rows(tpa_html_model *m, const char *path, int file, tpa_error *e
     if (stat(path, &st) != 0) return 0;
     tpa_reader *r = tpa_reader_open(path, err);
     if (!r) return -1;
+    tpa_reader_set_rows(r, true);
     int rc = tpa_html_feed(m, file, r, err);
     tpa_reader_close(r);
     return rc;

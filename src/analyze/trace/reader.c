@@ -52,6 +52,7 @@ struct tpa_reader {
     uint64_t buf_off;          /* input offset of buf[0] */
     bool eof, gz_truncated, lenient, in_events, saw_events;
     uint64_t with_ph;           /* events with a "ph": a bare array with none is not a trace */
+    bool rows;                  /* reading a JSON array of rows, not a trace (tpa_reader_set_rows) */
     size_t max_read;           /* 0 = unlimited; tests use tiny reads */
     bool showed_progress;
     enum state st;
@@ -198,6 +199,8 @@ tpa_reader *tpa_reader_open_mem(const void *data, size_t size, tpa_error *err)
     r->mem_len = size;
     return r;
 }
+
+void tpa_reader_set_rows(tpa_reader *r, bool rows) { r->rows = rows; }
 
 void tpa_reader_set_lenient(tpa_reader *r, bool lenient) { r->lenient = lenient; }
 void tpa_reader_set_max_read(tpa_reader *r, size_t n) { r->max_read = n; }
@@ -547,7 +550,7 @@ static int at_eof(tpa_reader *r, tpa_error *err)
         r->st = S_DONE;
         return -1;
     }
-    if (r->st == S_END && !r->meta.object_form && !r->with_ph && (r->meta.events || r->meta.non_objects)) {
+    if (r->st == S_END && !r->meta.object_form && !r->rows && !r->with_ph && (r->meta.events || r->meta.non_objects)) {
         char msg[200];
         snprintf(msg, sizeof msg, "a JSON array of %llu value(s), none a trace event (an object with \"ph\"), "
                  "is not a trace (expected a Chrome trace: {\"traceEvents\": [...]} or [...])",

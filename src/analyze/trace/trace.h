@@ -190,6 +190,10 @@ const tpa_meta *tpa_reader_meta(const tpa_reader *r);
  * and meta->cut_by_error set and the error in *err, for the caller to judge
  * (garbage after a cut, or a file damaged before its end). */
 void tpa_reader_set_lenient(tpa_reader *r, bool lenient);
+/* When set, the input is a JSON array of rows (a run's timing_profile.json,
+ * operations.json) read with the same scanner: an array none of whose
+ * values is a trace event is not refused as "not a trace". */
+void tpa_reader_set_rows(tpa_reader *r, bool rows);
 /* Caps each read (tests and fuzzing: exercise refills at every byte). */
 void tpa_reader_set_max_read(tpa_reader *r, size_t n);
 void tpa_reader_close(tpa_reader *r);
