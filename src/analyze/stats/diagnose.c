@@ -221,12 +221,13 @@ static void *w_room(void *v, size_t n, size_t *cap, size_t elem)
     return nv;
 }
 
-static bool sv_is(tpa_sv n, const char *s) { return n.n == strlen(s) && memcmp(n.p, s, n.n) == 0; }
+static bool sv_is(tpa_sv n, const char *s) { return n.n == strlen(s) && (!n.n || memcmp(n.p, s, n.n) == 0); }
 
 /* "optimizer" anywhere in the name, any case (memchr finds the candidates). */
 static bool sv_optimizer(tpa_sv n)
 {
     static const char w[] = "ptimizer";
+    if (!n.n) return false;  /* an absent name has no text (p may be NULL) */
     for (const char *p = n.p, *end = n.p + n.n; p < end; p++) {
         p = memchr(p, 'p', (size_t)(end - p));
         if (!p) return false;
