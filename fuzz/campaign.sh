@@ -12,6 +12,12 @@
 #       fuzz_<name> in every build).
 #   fuzz/campaign.sh --run BINARY NAME SECONDS
 #       one target (what ctest fuzz_<name>_campaign runs in a TP_FUZZ build).
+# A developer's campaign draws a new seed each time, to keep finding bugs.
+# Under CI (CI=true, or TP_FUZZ_SEED set) the seed is fixed (1, or
+# TP_FUZZ_SEED) and the inputs bounded (TP_FUZZ_RUNS, 300000): CI replays
+# the same inputs every time, a prefix of them on a slower machine, so a
+# submission is never failed by a finding its author could not have seen;
+# what a developer's campaign finds goes into the corpus, which CI replays.
 # Exit: 0 nothing found, 1 a finding (see above), 2 cannot run (no clang).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,7 +27,11 @@ run_one() {  # BINARY NAME SECONDS [BUILD_DIR]
   mkdir -p "$out/new"
   echo "fuzz campaign: $name for ${secs}s (corpus $root/fuzz/corpus/$name)"
   # the first directory receives what is new; the kept corpus is read only
-  "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 \
+  local fixed=()
+  if [ -n "${TP_FUZZ_SEED:-}" ] || [ "${CI:-}" = "true" ]; then
+    fixed=(-seed="${TP_FUZZ_SEED:-1}" -runs="${TP_FUZZ_RUNS:-300000}")
+  fi
+  "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 "${fixed[@]}" \
     -artifact_prefix="$out/" "$out/new" "$root/fuzz/corpus/$name" 2>"$out/log" || {
     tail -40 "$out/log" >&2
     echo "fuzz campaign: $name found a problem; reproducer in $out/ (replay: $bin FILE)" >&2

@@ -312,6 +312,8 @@ bool tpa_ranks_has_straggler(const tpa_ranks *r)
     const tpa_rank_row *t = NULL;
     for (size_t i = 0; i < r->n_rows; i++)
         if (r->rows[i].rank == r->top_rank) t = &r->rows[i];
-    return t && r->contested_steps && 2 * r->top_count >= r->contested_steps &&
-           r->top_lead_p50 * 50 >= t->mean_ns && r->n_rows >= 2;
+    /* the lead is at least 2 % of the step: in doubles, as a crafted summary's
+     * lead can be near the int64 limit (50 x it overflowed) */
+    return t && r->contested_steps && r->top_count >= r->contested_steps - r->top_count &&
+           (double)r->top_lead_p50 * 50.0 >= (double)t->mean_ns && r->n_rows >= 2;
 }
