@@ -214,8 +214,9 @@ TP_TEST(number_fast_paths_match_general)
     /* a time at the range limit, or too close to the window end: the
      * general path decides */
     int64_t ns;
-    CHECK_EQ_INT(tpa_scan_us_fast("4000000000000000, \"a\": 1, \"b\": 2}", "4000000000000000, \"a\": 1, \"b\": 2}" + 32, &ns), 0);
-    CHECK_EQ_INT(tpa_scan_us_fast("12, 3}", "12, 3}" + 6, &ns), 0);
+    static const char at_limit[] = "4000000000000000, \"a\": 1, \"b\": 2}", near_end[] = "12, 3}";
+    CHECK_EQ_INT(tpa_scan_us_fast(at_limit, at_limit + 32, &ns), 0);
+    CHECK_EQ_INT(tpa_scan_us_fast(near_end, near_end + 6, &ns), 0);
 }
 
 int main(void)

@@ -48,7 +48,7 @@ int main(int argc, char **argv)
     }
     long steps = 20, zones = 10, slow = -1, stall = -1;
     double step_ms = 2, stall_s = 0;
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) { /* --flag value pairs */
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (v && strcmp(argv[i], "--steps") == 0)
             steps = atol(v);
@@ -66,7 +66,6 @@ int main(int argc, char **argv)
             fprintf(stderr, "flight_loop: unknown option '%s'\n", argv[i]);
             return 2;
         }
-        i++;
     }
     signal(SIGTERM, on_term);
     tp_session *s = tp_session_open(cfg, &err);

@@ -71,5 +71,6 @@ int main(int argc, char **argv)
         for (;;)
             pause();
     }
+    (void)sink;
     return tp_session_close(s, NULL) == 0 ? 0 : 1;
 }

@@ -94,6 +94,7 @@ TP_TEST(cpu_percent_of_busy_loop)
     volatile double x = 0;
     for (long i = 0; i < 30000000; i++)
         x += (double)i * 0.5;
+    (void)x;
     tpi_probes_sample(p, &s);
     CHECK(s.cpu_percent > 10 && s.cpu_percent < 110); /* shared, noisy machine */
     tpi_probes_close(p);
@@ -108,6 +109,7 @@ TP_TEST(cpu_percent_after_fork)
     volatile double x = 0;
     for (long i = 0; i < 30000000; i++)
         x += (double)i * 0.5;
+    (void)x;
     tpi_probes_sample(p, &s);
     pid_t c = fork();
     if (c == 0) {
