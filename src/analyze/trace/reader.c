@@ -82,41 +82,7 @@ struct tpa_reader {
     tpa_error read_err;
 };
 
-/* ---- errors ------------------------------------------------------------- */
-
-void tpa_error_set(tpa_error *err, int code, const char *fmt, ...)
-{
-    if (!err) return;
-    err->code = code;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-    va_end(ap);
-}
-
-void tpa_error_print(FILE *out, const tpa_error *err)
-{
-    fprintf(out, "trainprof: %s", err->file[0] ? err->file : "error");
-    if (err->code == TPA_ERR_SYNTAX || err->code == TPA_ERR_UTF8 || err->code == TPA_ERR_LIMIT ||
-        err->code == TPA_ERR_FORMAT || err->code == TPA_ERR_GZIP)
-        fprintf(out, ": byte %llu", (unsigned long long)err->offset);
-    fprintf(out, ": %s", err->msg);
-    if (err->excerpt[0])
-        fprintf(out, " near `%s`", err->excerpt);
-    fputc('\n', out);
-}
-
-static void set_excerpt(tpa_error *err, const char *lo, const char *at, const char *hi)
-{
-    const char *a = at - lo > 20 ? at - 20 : lo;
-    const char *b = hi - at > 30 ? at + 30 : hi;
-    size_t n = 0;
-    for (const char *p = a; p < b && n + 1 < sizeof err->excerpt; p++) {
-        unsigned char c = (unsigned char)*p;
-        err->excerpt[n++] = (c >= 0x20 && c < 0x7f && c != '`') ? (char)c : '.';
-    }
-    err->excerpt[n] = 0;
-}
+/* ---- errors (errors.c has the shared part) ------------------------------------ */
 
 static void fail_at(tpa_reader *r, tpa_error *err, const tpa_scanerr *e)
 {
@@ -127,7 +93,7 @@ static void fail_at(tpa_reader *r, tpa_error *err, const tpa_scanerr *e)
     const char *at = e->at ? e->at : r->buf + r->pos;
     err->offset = r->buf_off + (uint64_t)(at - r->buf);
     snprintf(err->msg, sizeof err->msg, "%s", e->msg);
-    set_excerpt(err, r->buf, at, r->buf + r->len);
+    tpa_error_excerpt(err, r->buf, at, r->buf + r->len);
 }
 
 static void fail_plain(tpa_reader *r, tpa_error *err, int code, const char *msg)

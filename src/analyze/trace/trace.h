@@ -30,6 +30,9 @@ typedef struct tpa_error {
 
 void tpa_error_set(tpa_error *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* err->excerpt: the printable text of [lo, hi) around at (20 bytes
+ * before, 30 after; other bytes as '.'). */
+void tpa_error_excerpt(tpa_error *err, const char *lo, const char *at, const char *hi);
 /* One line: "FILE: byte N: message near `excerpt`". */
 void tpa_error_print(FILE *out, const tpa_error *err);
 
