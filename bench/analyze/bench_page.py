@@ -8,7 +8,7 @@ alike: `trainprof report TRACE` (text to /dev/null) and `trainprof report
 --html PAGE TRACE`, best of --runs each, and their ratios in wall time and
 in CPU time (user + system of every thread); the page's size;
 and the time headless Chromium takes to load it and draw every view
-(performance.now() when the page's start() returns).
+(performance.now() when the page's start() returns; --no-browser skips it).
 
 --against OTHER (repeatable) times another build in the same rounds, in
 turn with --bin (each round: every binary's report, then its page), and
@@ -65,6 +65,8 @@ def main():
     ap.add_argument("--dir", required=True)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--against", action="append", default=[], help="another build, timed in the same rounds")
+    ap.add_argument("--no-browser", action="store_true",
+                    help="skip the Chromium draw time (a machine without chromium, e.g. the device)")
     a = ap.parse_args()
     trace = os.path.join(a.dir, f"bench_page_{a.size_mb}mb.json")
     if not os.path.exists(trace) or os.path.getsize(trace) < a.size_mb * 1e6 * 0.9:
@@ -79,7 +81,7 @@ def main():
             r.append(timed([b, "report", trace]))
             h.append(timed([b, "report", "--html", os.path.join(a.dir, "bench_page_against.html"), trace]))
     size = os.path.getsize(page)
-    ms = chromium_ms(page, a.runs)
+    ms = [] if a.no_browser else chromium_ms(page, a.runs)
     print(f"trace: {trace} ({os.path.getsize(trace) / 1e6:.0f} MB)")
     for what, i in (("wall", 0), ("CPU", 1)):
         r, h = [x[i] for x in rep], [x[i] for x in html]
@@ -94,7 +96,8 @@ def main():
               f"ratio {min(hw) / min(rw):.2f}x / {statistics.median(hw) / statistics.median(rw):.2f}x, "
               f"--html CPU best {min(x[1] for x in h):.2f} s")
     print(f"page: {size / 1e6:.2f} MB")
-    print(f"chromium load + draw:    best {min(ms):.0f} ms of {a.runs} ({', '.join(f'{t:.0f}' for t in ms)})")
+    if ms:
+        print(f"chromium load + draw:    best {min(ms):.0f} ms of {a.runs} ({', '.join(f'{t:.0f}' for t in ms)})")
 
 
 if __name__ == "__main__":
