@@ -181,6 +181,23 @@ TP_TEST(each_device_keeps_its_pairs)
     free(js);
 }
 
+/* 17 GPUs: 16 are kept, the page says the 17th's events were left out. */
+TP_TEST(devices_past_the_cap)
+{
+    tpu_buf b = {0};
+    tpu_buf_puts(&b, "{\"traceEvents\":[");
+    for (int d = 0; d < 17; d++)
+        tpu_buf_printf(&b, "{\"ph\":\"i\",\"s\":\"t\",\"name\":\"[memory]\",\"ts\":%d,\"pid\":1,\"tid\":1,\"args\":"
+                       "{\"Total Allocated\":8,\"Bytes\":8,\"Addr\":64,\"Device Type\":1,\"Device Id\":%d}},", d, d);
+    tpu_buf_puts(&b, END);
+    char *js = memory_json(b.data, b.len);
+    free(b.data);
+    CHECK(js && strstr(js, "\"name\":\"cuda:15\"") && !strstr(js, "\"name\":\"cuda:16\""));
+    CHECK(js && strstr(js, "\"n_events\":16,") != NULL);
+    CHECK(js && strstr(js, "\"left_out\":[\"1 [memory] events of devices past the first 16\"]") != NULL);
+    free(js);
+}
+
 /* A trace without [memory] events: null (the page lists the view as missing). */
 TP_TEST(no_events_null)
 {
@@ -194,6 +211,7 @@ int main(void)
 {
     RUN(devices_pairs_callers);
     RUN(each_device_keeps_its_pairs);
+    RUN(devices_past_the_cap);
     RUN(no_events_null);
     return tp_test_finish();
 }

@@ -69,7 +69,7 @@ typedef struct memview {
     opstat *stats[MAX_DEVICES]; uint32_t n_stats[MAX_DEVICES];  /* per device, by name id */
     int64_t t0;                /* the earliest timestamp of the traces */
     bool have_t0;
-    uint64_t ev_dropped, ops_dropped, names_dropped;
+    uint64_t ev_dropped, dev_dropped, ops_dropped, names_dropped;
     char devices[MAX_DEVICES][24]; int16_t dev_type[MAX_DEVICES], dev_id[MAX_DEVICES]; int n_devices;
 } memview;
 
@@ -193,7 +193,7 @@ static void memory_event(memview *v, const tpa_event *ev)
     if (!args) return;
     if (v->n_ev == MEV_CAP) { v->ev_dropped++; return; }
     int dev = device_slot(v, arg_i64(args, end, "Device Type", 0), arg_i64(args, end, "Device Id", -1));
-    if (dev < 0) { v->ev_dropped++; return; }
+    if (dev < 0) { v->dev_dropped++; return; }
     if ((v->n_ev & (v->n_ev - 1)) == 0)
         v->ev = xrealloc(v->ev, (v->n_ev ? 2 * v->n_ev : 64) * sizeof *v->ev);
     mev *e = &v->ev[v->n_ev++];
@@ -588,6 +588,10 @@ static void mem_json(void *state, tpu_json *j)
     char line[200];
     if (v->ev_dropped) {
         snprintf(line, sizeof line, "%llu [memory] events past the first %u", (unsigned long long)v->ev_dropped, MEV_CAP);
+        tpu_json_string(j, line);
+    }
+    if (v->dev_dropped) {
+        snprintf(line, sizeof line, "%llu [memory] events of devices past the first %d", (unsigned long long)v->dev_dropped, MAX_DEVICES);
         tpu_json_string(j, line);
     }
     if (v->ops_dropped) {
