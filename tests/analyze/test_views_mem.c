@@ -167,7 +167,7 @@ TP_TEST(each_device_keeps_its_pairs)
     tpu_buf_puts(&b, END);
     char *js = memory_json(b.data, b.len);
     free(b.data);
-    CHECK(js && strstr(js, "\"n_pairs\":10003,\"pairs_all\":false") != NULL);
+    CHECK(js && strstr(js, "\"n_pairs\":10003,\"n_pairs_device\":[10000,3],\"pairs_all\":false") != NULL);
     static pr p[2000];
     int n = parse_pairs(js, p, 2000);
     int cpu = 0, gpu = 0;

@@ -139,6 +139,7 @@ def compare_data(mem, want, label):
         got = {names[r[0]]: list(r[1:]) for r in d["ops"]}
         check(got == w["ops"], f"{label} {dname}: operators differ: " +
               str({n: (got.get(n), w["ops"].get(n)) for n in set(got) | set(w["ops"]) if got.get(n) != w["ops"].get(n)})[:600])
+        check(mem["n_pairs_device"][k] == len(w["pairs"]), f"{label} {dname}: {mem['n_pairs_device'][k]} pairs, read here {len(w['pairs'])}")
         check(d["peak_bytes"] == w["peak"] and d["events"] == w["events"],
               f"{label} {dname}: peak {d['peak_bytes']} / {d['events']} events, read here {w['peak']} / {w['events']}")
         pairs = sorted(((names[p[1]] if p[1] >= 0 else None, names[p[5]] if p[5] >= 0 else None, p[2], p[3], p[4])

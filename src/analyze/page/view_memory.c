@@ -430,6 +430,12 @@ static void pairs_json(const memview *v, tpu_json *j)
     pair *pairs = make_pairs(v, &n);
     if (n) qsort(pairs, n, sizeof *pairs, pair_size_cmp);
     tpu_json_kv_uint(j, "n_pairs", n);
+    uint64_t per_dev[MAX_DEVICES] = {0};
+    for (size_t i = 0; i < n; i++) per_dev[pairs[i].dev]++;
+    tpu_json_key(j, "n_pairs_device");
+    tpu_json_begin_array(j);
+    for (int d = 0; d < v->n_devices; d++) tpu_json_uint(j, per_dev[d]);
+    tpu_json_end_array(j);
     tpu_json_kv_bool(j, "pairs_all", n <= PAIRS_ALL);
     tpu_json_key(j, "pairs");
     tpu_json_begin_array(j);

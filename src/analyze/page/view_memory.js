@@ -86,8 +86,8 @@
     const pairNote = el('p', { class: 'note', id: 'mem-pairs-note' }, pairCard);
     function notePairs() {
       const mine = pairs.filter(p => p.dev === dev).length;
-      pairNote.textContent = (d.pairs_all ? TP.fmtNum(mine) + ' allocations of ' + devs[dev].name : TP.fmtNum(d.n_pairs) + ' allocations (all devices)') +
-        ' matched to their release by device and address; listed: ' + (d.pairs_all ? 'all of them' : 'the ' + TP.fmtNum(mine) + ' largest of this device and those alive at its peak') +
+      pairNote.textContent = TP.fmtNum(d.n_pairs_device[dev]) + ' allocations of ' + devs[dev].name +
+        ' matched to their release by device and address; listed: ' + (d.pairs_all ? 'all of them' : TP.fmtNum(mine) + ' of this device, its 200 largest and those alive at its peak') +
         '. Memory allocated before the profiler started has no allocation event. An allocation made by aten::empty, aten::empty_strided … (torch\'s malloc) ' +
         'names the operator that called it: "caller (aten::empty)". The size filter keeps the sizes from min to max, both included.';
     }
