@@ -7,7 +7,12 @@
  * so the operators' intervals are held until the end of the file, then
  * swept per thread): per-operator allocations, bytes, self increase (the
  * operator's own events) and total increase (its and its children's), as
- * torch's key_averages self_cpu_memory_usage / cpu_memory_usage. Then the
+ * torch's key_averages self_cpu_memory_usage / cpu_memory_usage. Each
+ * device has its own statistics (the page shows one device at a time, as
+ * the TensorBoard plugin's Memory view does: CPU, cuda:0, cuda:1 ...).
+ * An allocation made inside aten::empty / aten::empty_strided / ... (torch's
+ * "malloc") also names the operator that asked for it: the nearest enclosing
+ * operator whose name does not start with aten::empty. Then the
  * allocation/free pairs (matched by device and address), the peak per
  * device with what was alive at it, and the allocated / reserved curves.
  * Everything held is capped (MEV_CAP events, OPS_CAP operators, NAMES_CAP
@@ -20,6 +25,7 @@
 #include "analyze/trace/trace.h"
 #include "util/hash.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,8 +34,9 @@
 #define NAMES_CAP (1u << 16)   /* distinct operator names */
 #define NAME_MAX_BYTES 1024    /* a name kept longer is cut (UTF-8 safe) */
 #define CURVE_POINTS 2000      /* per device: buckets of the allocated curve */
-#define PAIRS_LARGEST 200      /* allocation/free pairs kept: the largest ... */
-#define PAIRS_AT_PEAK 300      /* ... and those alive at each device's peak */
+#define PAIRS_ALL 10000        /* allocation/free pairs listed: all, when no more; else per device */
+#define PAIRS_LARGEST 200      /* the largest ... */
+#define PAIRS_AT_PEAK 300      /* ... and those alive at its peak */
 #define EVENTS_MAX 50000       /* events listed for range filtering, when no more */
 #define MAX_DEVICES 16
 #define MAX_DEPTH 512
@@ -40,6 +47,7 @@ typedef struct mev {
     uint64_t addr;
     int64_t thr;
     int32_t op;                /* name id of the innermost operator, -1: none */
+    int32_t parent;            /* op is aten::empty*: the operator that called it (name id), else -1 */
     int16_t dev;
 } mev;
 
@@ -47,7 +55,7 @@ typedef struct opiv { int64_t start, end, thr; uint32_t name; } opiv;
 
 typedef struct opstat { uint64_t allocs, frees; int64_t alloc_bytes, free_bytes, self_inc, total_inc; } opstat;
 
-typedef struct pair { int64_t bytes, t_alloc, t_free; int32_t op; int16_t dev; } pair;
+typedef struct pair { int64_t bytes, t_alloc, t_free; int32_t op, parent; int16_t dev; bool listed; } pair;
 
 typedef struct memview {
     tpa_view_input in;
@@ -55,12 +63,13 @@ typedef struct memview {
     mev *ev; size_t n_ev, file_ev0;
     opiv *ops; size_t n_ops, cap_ops;
     char **names; uint32_t *name_len; uint32_t n_names;
+    uint8_t *allocator;        /* per name: it starts with aten::empty (the plugin's rule) */
     uint32_t *slots; size_t n_slots;   /* name hash -> id + 1 */
     uint32_t recent[RECENT_NAMES];     /* id + 1 by tpu_hash_mark: an operator's name repeats */
-    opstat *stats;
+    opstat *stats[MAX_DEVICES]; uint32_t n_stats[MAX_DEVICES];  /* per device, by name id */
     int64_t t0;                /* the earliest timestamp of the traces */
     bool have_t0;
-    uint64_t ev_dropped, ops_dropped, names_dropped;
+    uint64_t ev_dropped, dev_dropped, ops_dropped, names_dropped;
     char devices[MAX_DEVICES][24]; int16_t dev_type[MAX_DEVICES], dev_id[MAX_DEVICES]; int n_devices;
 } memview;
 
@@ -135,9 +144,9 @@ static int64_t name_id(memview *v, tpa_sv name)
         size_t cap = v->n_names ? 2 * (size_t)v->n_names : 16;
         v->names = xrealloc(v->names, cap * sizeof *v->names);
         v->name_len = xrealloc(v->name_len, cap * sizeof *v->name_len);
-        v->stats = xrealloc(v->stats, cap * sizeof *v->stats);
+        v->allocator = xrealloc(v->allocator, cap * sizeof *v->allocator);
     }
-    memset(&v->stats[v->n_names], 0, sizeof *v->stats);
+    v->allocator[v->n_names] = n >= 11 && memcmp(copy, "aten::empty", 11) == 0;
     v->names[v->n_names] = copy;
     v->name_len[v->n_names] = (uint32_t)n;
     v->slots[i] = ++v->n_names;
@@ -169,8 +178,10 @@ static int device_slot(memview *v, int64_t type, int64_t id)
     int i = v->n_devices++;
     v->dev_type[i] = (int16_t)type;
     v->dev_id[i] = (int16_t)id;
+    /* c10::DeviceType: 0 CPU, 1 CUDA (ROCm's too), 12 XPU, 13 MPS, 15 HPU, 19 MTIA */
+    static const char *const kinds[20] = { [1] = "cuda", [12] = "xpu", [13] = "mps", [15] = "hpu", [19] = "mtia" };
     if (type == 0) snprintf(v->devices[i], sizeof v->devices[i], "CPU");
-    else if (type == 1) snprintf(v->devices[i], sizeof v->devices[i], "cuda:%d", (int)id);
+    else if (type > 0 && type < 20 && kinds[type]) snprintf(v->devices[i], sizeof v->devices[i], "%s:%d", kinds[type], (int)id);
     else snprintf(v->devices[i], sizeof v->devices[i], "device type %d:%d", (int)type, (int)id);
     return i;
 }
@@ -182,7 +193,7 @@ static void memory_event(memview *v, const tpa_event *ev)
     if (!args) return;
     if (v->n_ev == MEV_CAP) { v->ev_dropped++; return; }
     int dev = device_slot(v, arg_i64(args, end, "Device Type", 0), arg_i64(args, end, "Device Id", -1));
-    if (dev < 0) { v->ev_dropped++; return; }
+    if (dev < 0) { v->dev_dropped++; return; }
     if ((v->n_ev & (v->n_ev - 1)) == 0)
         v->ev = xrealloc(v->ev, (v->n_ev ? 2 * v->n_ev : 64) * sizeof *v->ev);
     mev *e = &v->ev[v->n_ev++];
@@ -192,7 +203,7 @@ static void memory_event(memview *v, const tpa_event *ev)
     e->reserved = arg_i64(args, end, "Total Reserved", -1);
     e->addr = (uint64_t)arg_i64(args, end, "Addr", 0);
     e->thr = thr_key(ev);
-    e->op = -1;
+    e->op = e->parent = -1;
     e->dev = (int16_t)dev;
 }
 
@@ -238,14 +249,37 @@ static int mev_ts_cmp(const void *a, const void *b)
     return x->ts < y->ts ? -1 : x->ts > y->ts;
 }
 
+/* The statistics of device d, one per name known so far (zeroed when new). */
+static opstat *stats_of(memview *v, int d)
+{
+    if (v->n_stats[d] < v->n_names) {
+        v->stats[d] = xrealloc(v->stats[d], v->n_names * sizeof *v->stats[d]);
+        memset(v->stats[d] + v->n_stats[d], 0, (v->n_names - v->n_stats[d]) * sizeof *v->stats[d]);
+        v->n_stats[d] = v->n_names;
+    }
+    return v->stats[d];
+}
+
 static void charge(memview *v, const mev *e, const uint32_t *stack, int depth)
 {
     if (depth == 0) return;
-    opstat *s = &v->stats[stack[depth - 1]];
+    opstat *st = stats_of(v, e->dev), *s = &st[stack[depth - 1]];
     if (e->bytes > 0) { s->allocs++; s->alloc_bytes += e->bytes; }
     else if (e->bytes < 0) { s->frees++; s->free_bytes -= e->bytes; }
     s->self_inc += e->bytes;
-    for (int i = 0; i < depth; i++) v->stats[stack[i]].total_inc += e->bytes;
+    for (int i = 0; i < depth; i++) st[stack[i]].total_inc += e->bytes;
+}
+
+/* The operator that called the allocator: below an innermost aten::empty*,
+ * the nearest operator whose name does not start with aten::empty (the
+ * plugin names the direct parent, which for aten::empty_like ->
+ * aten::empty_strided is aten::empty_like: we go on to its caller). */
+static int32_t caller_of(const memview *v, const uint32_t *stack, int depth)
+{
+    if (depth < 2 || !v->allocator[stack[depth - 1]]) return -1;
+    for (int i = depth - 2; i >= 0; i--)
+        if (!v->allocator[stack[i]]) return (int32_t)stack[i];
+    return -1;
 }
 
 /* Keeps the open operators that have not ended before t. Not only from the
@@ -283,6 +317,7 @@ static void attribute(memview *v)
         }
         depth = drop_ended(stack, ends, depth, e->ts);
         e->op = depth ? (int32_t)stack[depth - 1] : -1;
+        e->parent = caller_of(v, stack, depth);
         charge(v, e, stack, depth);
     }
     if (n) qsort(ev, n, sizeof *ev, mev_ts_cmp);
@@ -306,7 +341,23 @@ static void mem_file_end(void *state, int file, const tpa_meta *meta)
 
 /* ---- pairs, peaks, curves ------------------------------------------------------------ */
 
-typedef struct pending { uint64_t key; size_t ev; } pending;
+/* An allocation waiting for its free, by device and address (state 0: an
+ * empty slot, 1: a free one that ended a probe chain, 2: in use). */
+typedef struct pending { uint64_t addr; size_t pair; int16_t dev; uint8_t state; } pending;
+
+/* The slot of (dev, addr) in tab, or where it goes: the first free slot of
+ * its chain (*found false). */
+static size_t pending_slot(const pending *tab, size_t slots, uint64_t addr, int16_t dev, bool *found)
+{
+    size_t h = (size_t)((addr * 0x9E3779B97F4A7C15ull ^ (uint64_t)dev * 0xC2B2AE3D27D4EB4Full) >> 20) & (slots - 1);
+    size_t put = SIZE_MAX;
+    for (; tab[h].state; h = (h + 1) & (slots - 1)) {
+        if (tab[h].state == 2 && tab[h].addr == addr && tab[h].dev == dev) { *found = true; return h; }
+        if (tab[h].state == 1 && put == SIZE_MAX) put = h;
+    }
+    *found = false;
+    return put == SIZE_MAX ? h : put;
+}
 
 /* Allocation/free pairs in time order (events sorted by time per file, files
  * in order): an allocation is matched by the next free of its device and
@@ -317,24 +368,19 @@ static pair *make_pairs(const memview *v, size_t *n_out)
     size_t cap = 64, n = 0, slots = 64;
     while (slots < 2 * v->n_ev) slots *= 2;
     pair *pairs = malloc(cap * sizeof *pairs);
-    pending *tab = calloc(slots, sizeof *tab);  /* key 0: empty; open addressing with tombstones as key 1 */
+    pending *tab = calloc(slots, sizeof *tab);
     if (!pairs || !tab) abort();
     for (size_t i = 0; i < v->n_ev; i++) {
         const mev *e = &v->ev[i];
-        uint64_t key = (e->addr * 0x9E3779B97F4A7C15ull ^ (uint64_t)e->dev) | 2;  /* never 0 or 1 */
-        size_t h = (size_t)(key >> 7) & (slots - 1);
+        bool found;
+        size_t h = pending_slot(tab, slots, e->addr, e->dev, &found);
         if (e->bytes > 0) {
-            while (tab[h].key > 1 && tab[h].key != key) h = (h + 1) & (slots - 1);
             if (n == cap) pairs = xrealloc(pairs, (cap *= 2) * sizeof *pairs);
-            pairs[n] = (pair){ e->bytes, e->ts, -1, e->op, e->dev };
-            tab[h] = (pending){ key, n++ };   /* a second allocation at one address replaces the first */
-        } else if (e->bytes < 0) {
-            for (; tab[h].key; h = (h + 1) & (slots - 1))
-                if (tab[h].key == key) {
-                    pairs[tab[h].ev].t_free = e->ts;
-                    tab[h].key = 1;
-                    break;
-                }
+            pairs[n] = (pair){ e->bytes, e->ts, -1, e->op, e->parent, e->dev, false };
+            tab[h] = (pending){ e->addr, n++, e->dev, 2 };   /* a second allocation at one address replaces the first */
+        } else if (e->bytes < 0 && found) {
+            pairs[tab[h].pair].t_free = e->ts;
+            tab[h].state = 1;
         }
     }
     free(tab);
@@ -357,6 +403,7 @@ static void pair_json(const memview *v, tpu_json *j, const pair *p)
     tpu_json_int(j, p->t_alloc - v->t0);
     if (p->t_free >= 0) tpu_json_int(j, p->t_free - v->t0);
     else tpu_json_null(j);
+    tpu_json_int(j, p->parent);
     tpu_json_end_array(j);
 }
 
@@ -374,24 +421,85 @@ static bool alive_at(const pair *p, int d, int64_t t)
     return p->dev == d && p->t_alloc <= t && (p->t_free < 0 || p->t_free > t);
 }
 
-/* pairs: the largest, then those alive at each peak (each pair once) */
+/* pairs, largest first: all of them when there are at most PAIRS_ALL; else
+ * per device its PAIRS_LARGEST largest, then PAIRS_AT_PEAK more of those
+ * alive at its peak (each pair once), so that every device has its own */
 static void pairs_json(const memview *v, tpu_json *j)
 {
     size_t n;
     pair *pairs = make_pairs(v, &n);
     if (n) qsort(pairs, n, sizeof *pairs, pair_size_cmp);
     tpu_json_kv_uint(j, "n_pairs", n);
+    uint64_t per_dev[MAX_DEVICES] = {0};
+    for (size_t i = 0; i < n; i++) per_dev[pairs[i].dev]++;
+    tpu_json_key(j, "n_pairs_device");
+    tpu_json_begin_array(j);
+    for (int d = 0; d < v->n_devices; d++) tpu_json_uint(j, per_dev[d]);
+    tpu_json_end_array(j);
+    tpu_json_kv_bool(j, "pairs_all", n <= PAIRS_ALL);
     tpu_json_key(j, "pairs");
     tpu_json_begin_array(j);
-    for (size_t i = 0; i < n && i < PAIRS_LARGEST; i++) pair_json(v, j, &pairs[i]);
-    for (int d = 0; d < v->n_devices; d++) {
-        const mev *pk = peak_of(v, d);
-        int kept = 0;
-        for (size_t i = PAIRS_LARGEST; pk && i < n && kept < PAIRS_AT_PEAK; i++)
-            if (alive_at(&pairs[i], d, pk->ts)) { pair_json(v, j, &pairs[i]); kept++; }
+    if (n <= PAIRS_ALL) {
+        for (size_t i = 0; i < n; i++) pair_json(v, j, &pairs[i]);
+    } else {
+        int largest[MAX_DEVICES] = {0};
+        for (size_t i = 0; i < n; i++)
+            if (largest[pairs[i].dev] < PAIRS_LARGEST) {
+                largest[pairs[i].dev]++;
+                pairs[i].listed = true;
+                pair_json(v, j, &pairs[i]);
+            }
+        for (int d = 0; d < v->n_devices; d++) {
+            const mev *pk = peak_of(v, d);
+            int kept = 0;
+            for (size_t i = 0; pk && i < n && kept < PAIRS_AT_PEAK; i++)
+                if (!pairs[i].listed && alive_at(&pairs[i], d, pk->ts)) { pair_json(v, j, &pairs[i]); kept++; }
+        }
     }
     tpu_json_end_array(j);
     free(pairs);
+}
+
+/* The operators with memory events on device d: [name id, allocations,
+ * bytes allocated, frees, bytes freed, self increase, total increase]. */
+static void ops_json(const memview *v, tpu_json *j, int d)
+{
+    tpu_json_key(j, "ops");
+    tpu_json_begin_array(j);
+    for (uint32_t i = 0; i < v->n_stats[d]; i++) {
+        const opstat *s = &v->stats[d][i];
+        if (!s->allocs && !s->frees && !s->total_inc) continue;
+        tpu_json_begin_array(j);
+        tpu_json_uint(j, i);
+        tpu_json_uint(j, s->allocs);
+        tpu_json_int(j, s->alloc_bytes);
+        tpu_json_uint(j, s->frees);
+        tpu_json_int(j, s->free_bytes);
+        tpu_json_int(j, s->self_inc);
+        tpu_json_int(j, s->total_inc);
+        tpu_json_end_array(j);
+    }
+    tpu_json_end_array(j);
+}
+
+/* The device the page shows first: the first GPU (lowest type, then id), as
+ * the plugin does; else the first device. */
+static int default_device(const memview *v)
+{
+    int best = -1;
+    for (int d = 0; d < v->n_devices; d++)
+        if (v->dev_type[d] != 0 && (best < 0 || v->dev_type[d] < v->dev_type[best] ||
+                                    (v->dev_type[d] == v->dev_type[best] && v->dev_id[d] < v->dev_id[best])))
+            best = d;
+    return best < 0 ? 0 : best;
+}
+
+static void names_json(const memview *v, tpu_json *j)
+{
+    tpu_json_key(j, "op_names");
+    tpu_json_begin_array(j);
+    for (uint32_t i = 0; i < v->n_names; i++) tpu_json_string_n(j, v->names[i], v->name_len[i]);
+    tpu_json_end_array(j);
 }
 
 /* Per device: its peak, and the curves [t, allocated, reserved], at most
@@ -400,6 +508,8 @@ static void device_json(const memview *v, tpu_json *j, int d)
 {
     tpu_json_begin_object(j);
     tpu_json_kv_string(j, "name", v->devices[d]);
+    tpu_json_kv_int(j, "type", v->dev_type[d]);
+    tpu_json_kv_int(j, "id", v->dev_id[d]);
     const mev *pk = peak_of(v, d);
     size_t n = 0;
     int64_t lo = 0, hi = 0;
@@ -441,26 +551,8 @@ static void device_json(const memview *v, tpu_json *j, int d)
         if (!bmax || e->alloc > bmax->alloc) bmax = e;
     }
     tpu_json_end_array(j);
+    ops_json(v, j, d);
     tpu_json_end_object(j);
-}
-
-static void ops_json(const memview *v, tpu_json *j)
-{
-    tpu_json_key(j, "ops");
-    tpu_json_begin_array(j);
-    for (uint32_t i = 0; i < v->n_names; i++) {
-        const opstat *s = &v->stats[i];
-        tpu_json_begin_object(j);
-        tpu_json_kv_string(j, "name", v->names[i]);
-        tpu_json_kv_uint(j, "allocs", s->allocs);
-        tpu_json_kv_int(j, "alloc_bytes", s->alloc_bytes);
-        tpu_json_kv_uint(j, "frees", s->frees);
-        tpu_json_kv_int(j, "free_bytes", s->free_bytes);
-        tpu_json_kv_int(j, "self_inc", s->self_inc);
-        tpu_json_kv_int(j, "total_inc", s->total_inc);
-        tpu_json_end_object(j);
-    }
-    tpu_json_end_array(j);
 }
 
 static void events_json(const memview *v, tpu_json *j)
@@ -488,11 +580,12 @@ static void mem_json(void *state, tpu_json *j)
     if (v->m->memory.points) tpa_html_memory_members(v->m, j);
     tpu_json_kv_uint(j, "n_events", v->n_ev);
     if (v->n_ev) {
+        tpu_json_kv_int(j, "default_device", default_device(v));
+        names_json(v, j);
         tpu_json_key(j, "devices_traced");
         tpu_json_begin_array(j);
         for (int d = 0; d < v->n_devices; d++) device_json(v, j, d);
         tpu_json_end_array(j);
-        ops_json(v, j);
         pairs_json(v, j);
         events_json(v, j);
     }
@@ -501,6 +594,10 @@ static void mem_json(void *state, tpu_json *j)
     char line[200];
     if (v->ev_dropped) {
         snprintf(line, sizeof line, "%llu [memory] events past the first %u", (unsigned long long)v->ev_dropped, MEV_CAP);
+        tpu_json_string(j, line);
+    }
+    if (v->dev_dropped) {
+        snprintf(line, sizeof line, "%llu [memory] events of devices past the first %d", (unsigned long long)v->dev_dropped, MAX_DEVICES);
         tpu_json_string(j, line);
     }
     if (v->ops_dropped) {
@@ -524,7 +621,8 @@ static void mem_free(void *state)
     for (uint32_t i = 0; i < v->n_names; i++) free(v->names[i]);
     free(v->names);
     free(v->name_len);
-    free(v->stats);
+    free(v->allocator);
+    for (int d = 0; d < MAX_DEVICES; d++) free(v->stats[d]);
     free(v->slots);
     free(v->ev);
     free(v->ops);
