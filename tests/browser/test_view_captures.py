@@ -88,8 +88,13 @@ def main():
         browser = launch(p)
         if run:
             caps = json.load(open(os.path.join(run, "captures.json")))["captures"]
-            check([c["reason"] for c in caps] == ["slow_step", "signal"] and caps[0]["step"] == 30,
-                  f"the loop's captures: a slow step 30, then a signal: {caps}")
+            # A loaded machine can make another step really slow: the recorder
+            # is right to catch it, so more slow_step captures are allowed.
+            reasons = [c["reason"] for c in caps]
+            check(caps and (caps[0]["reason"], caps[0]["step"]) == ("slow_step", 30)
+                  and reasons.count("signal") == 1 and set(reasons) == {"slow_step", "signal"}
+                  and [c["step"] for c in caps if c["reason"] == "signal"][0] >= 45,
+                  f"the loop's captures: a slow step 30, then a signal at step 45 or later: {caps}")
             os.makedirs(os.path.join(tmp, "elsewhere"))
             for page_path in (os.path.join(run, "report.html"), os.path.join(tmp, "elsewhere", "cli.html")):
                 if page_path.endswith("cli.html"):
