@@ -47,6 +47,7 @@ typedef struct ov_rank {
     int64_t first, last;               /* the first and last step numbers */
     tpa_finding findings[16]; size_t n_findings;  /* of its last file */
     int64_t f_first, f_last; size_t f_n;          /* the steps they come from */
+    char path[400];                                /* that file */
 } ov_rank;
 
 typedef struct overview {
@@ -227,6 +228,7 @@ static void add_rank(overview *o, const tpa_diagnosis *d)
     memcpy(r->findings, d->findings, d->n_findings * sizeof *d->findings);
     r->n_findings = d->n_findings;
     r->f_n = s->n;
+    snprintf(r->path, sizeof r->path, "%s", o->last_path);
     r->f_first = s->n ? s->rows[0].num : 0;
     r->f_last = s->n ? s->rows[s->n - 1].num : 0;
 }
@@ -517,6 +519,7 @@ static void ranks_json(const overview *o, tpu_json *j)
         const ov_rank *r = o->ranks[i];
         tpu_json_begin_object(j);
         tpu_json_kv_int(j, "rank", r->rank);
+        tpu_json_kv_string(j, "findings_from", r->path);
         tpu_json_kv_uint(j, "n_steps", r->n_steps);
         tpu_json_kv_int(j, "steps_ns", r->steps_ns);
         tpu_json_key(j, "total_ns");
