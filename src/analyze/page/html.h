@@ -98,6 +98,9 @@ void tpa_html_model_free(tpa_html_model *m);
 double tpa_html_step_quantile(const tpa_html_model *m, double q);
 /* The share of the run's step time spent beyond med (ms) by slower steps. */
 double tpa_html_slow_share(const tpa_html_model *m, double med);
+/* r of the last "rank<r>/" directory in path (a job directory's rank), or -1. */
+int64_t tpa_html_rank_in_path(const char *path);
+
 /* Memory findings (growth across steps, reserved >> allocated) into m. */
 void tpa_html_memory_findings(tpa_html_model *m);
 /* One finding as a JSON object (id, severity, share_pct, title, evidence, suggestion). */
@@ -124,9 +127,6 @@ int tpa_report_html(const char *input, const char *out, tpa_error *err);
 /* The page of several trace files at once (the ranks of a job: the
  * Distributed view compares them); each input must be a trace file. */
 int tpa_report_html_traces(const char *const *inputs, int n, const char *out, tpa_error *err);
-
-/* r of the last "rank<r>/" directory in path (a job directory's rank), or -1. */
-int64_t tpa_html_rank_in_path(const char *path);
 
 /* The embedded assets (generated from src/analyze/page/ by cmake/embed_web.cmake). */
 extern const char tpa_web_shell[], tpa_web_style[], tpa_web_common[];

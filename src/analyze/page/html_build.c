@@ -9,7 +9,6 @@
 #include "util/worker.h"
 #include "util/fileio.h"
 
-#include <ctype.h>
 #include <errno.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -24,21 +23,6 @@ enum { N_VIEWS = (int)(sizeof views / sizeof views[0]) };
 #define MAX_TRACES 64                       /* a run directory's trace windows */
 #define TRACE_MAX_BYTES ((off_t)256 << 20)  /* run-directory traces above: left out */
 #define MAX_NOTES 16
-
-/* r of the last "rank<r>/" directory in path, or -1. */
-int64_t tpa_html_rank_in_path(const char *path)
-{
-    int64_t hint = -1;
-    for (const char *p = path; (p = strstr(p, "rank")) != NULL; p += 4) {
-        if (p != path && p[-1] != '/') continue;
-        const char *q = p + 4;
-        int64_t v = 0;
-        if (!isdigit((unsigned char)*q)) continue;
-        while (isdigit((unsigned char)*q) && v < (1LL << 40)) v = v * 10 + (*q++ - '0');
-        if (*q == '/') hint = v;
-    }
-    return hint;
-}
 
 typedef struct lane_list {
     int views[N_VIEWS], n_views;            /* indexes into views[], begun or not: their file_end,

@@ -8,6 +8,7 @@
 #include "analyze/json/json_scan.h"
 #include "util/fileio.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -287,4 +288,21 @@ void tpa_html_model_free(tpa_html_model *m)
     free(m->config_json);
     free(m->summary_json);
     m->config_json = m->summary_json = NULL;
+}
+
+/* ---- where a run directory sits in a job ------------------------------------------- */
+
+/* r of the last "rank<r>/" directory in path, or -1. */
+int64_t tpa_html_rank_in_path(const char *path)
+{
+    int64_t hint = -1;
+    for (const char *p = path; (p = strstr(p, "rank")) != NULL; p += 4) {
+        if (p != path && p[-1] != '/') continue;
+        const char *q = p + 4;
+        int64_t v = 0;
+        if (!isdigit((unsigned char)*q)) continue;
+        while (isdigit((unsigned char)*q) && v < (1LL << 40)) v = v * 10 + (*q++ - '0');
+        if (*q == '/') hint = v;
+    }
+    return hint;
 }
