@@ -267,6 +267,9 @@ def main():
                   "two rank traces named together: no Distributed view")
             if data is not None:
                 ranks_apart(data, ranks)
+            data = page(["report", "--html", out] + ranks[::-1], out)  # named in any order: in rank order
+            if data is not None:
+                ranks_apart(data, ranks)
         if SHARED:
             pair = [os.path.join(SHARED, "kineto", f"trace_diff__{n}__{n}.json.gz") for n in ("control", "test")]
             if all(os.path.exists(p) for p in pair):

@@ -36,11 +36,13 @@ typedef struct sm_edge { int64_t t; float v; int16_t dev; } sm_edge;
 
 /* One rank's steps and findings, when the page has several ranks (issue 31:
  * a job's ranks are not merged into one series of steps). A rank is the
- * trace's distributedInfo.rank, else the rank<r>/ directory it sits in,
- * else the file's place on the command line; a run directory is one rank. */
+ * trace's rank<r>/ directory, else the file's place on the command line
+ * (as the Distributed view counts them), named by its distributedInfo.rank
+ * when it has one; a run directory is one rank. */
 #define OV_RANKS 64           /* as many as the builder reads traces */
 typedef struct ov_rank {
-    int64_t rank;
+    int64_t key;                       /* rank<r>/ of its path, else the file's place (as the Distributed view) */
+    int64_t rank;                      /* the trace's rank, else key */
     tpa_ds cat, step_ms;               /* per step: the categories (ns); the step time (ms) */
     int64_t cat_total[TPA_P_COUNT], steps_ns;
     uint64_t n_steps;
@@ -196,21 +198,22 @@ static void add_steps(overview *o, const tpa_steps_result *s)
 static ov_rank *rank_of(overview *o, int64_t rank)
 {
     for (int i = 0; i < o->n_ranks; i++)
-        if (o->ranks[i]->rank == rank) return o->ranks[i];
+        if (o->ranks[i]->key == rank) return o->ranks[i];
     if (o->n_ranks == OV_RANKS) return NULL;
     ov_rank *r = calloc(1, sizeof *r);
     if (!r) return NULL;
-    r->rank = rank;
+    r->key = r->rank = rank;
     tpa_ds_init(&r->cat, TPA_P_COUNT, STEP_COLUMNS);
     tpa_ds_init(&r->step_ms, 1, STEP_COLUMNS);
     return o->ranks[o->n_ranks++] = r;
 }
 
 /* A file's steps and findings into its rank's own series. */
-static void add_rank(overview *o, const tpa_diagnosis *d)
+static void add_rank(overview *o, const tpa_diagnosis *d, const tpa_meta *meta)
 {
     ov_rank *r = rank_of(o, o->cur_rank);
     if (!r) return;
+    if (meta->has_rank) r->rank = meta->rank;
     const tpa_steps_result *s = &d->steps;
     for (size_t i = 0; i < s->n; i++) {
         const tpa_step_row *row = &s->rows[i];
@@ -294,7 +297,7 @@ static void ov_file_end(void *state, int file, const tpa_meta *meta)
     o->run = NULL;
     sm_sweep(o, &o->cur.steps);
     add_steps(o, &o->cur.steps);
-    add_rank(o, &o->cur);
+    add_rank(o, &o->cur, meta);
     if (o->have_last) tpa_diagnosis_free(&o->last);
     o->last = o->cur;
     o->have_last = true;
@@ -509,11 +512,18 @@ static void findings_json(const overview *o, tpu_json *j)
     tpu_json_end_array(j);
 }
 
-/* Each rank's steps, categories and findings (several ranks only). */
-static void ranks_json(const overview *o, tpu_json *j)
+static int by_rank(const void *a, const void *b)
+{
+    const ov_rank *x = *(ov_rank *const *)a, *y = *(ov_rank *const *)b;
+    return x->rank != y->rank ? (x->rank < y->rank ? -1 : 1) : (x->key < y->key ? -1 : x->key > y->key);
+}
+
+/* Each rank's steps, categories and findings (several ranks only), in rank order. */
+static void ranks_json(overview *o, tpu_json *j)
 {
     tpu_json_key(j, "ranks");
     if (o->n_ranks < 2) { tpu_json_null(j); return; }
+    qsort(o->ranks, (size_t)o->n_ranks, sizeof *o->ranks, by_rank);
     tpu_json_begin_array(j);
     for (int i = 0; i < o->n_ranks; i++) {
         const ov_rank *r = o->ranks[i];
