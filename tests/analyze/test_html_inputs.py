@@ -93,6 +93,15 @@ def run_dir_findings(tmp):
         check("whole run, 100 steps" in dl[0]["evidence"] and "50.0%" in dl[0]["evidence"], f"evidence: {dl[0]['evidence']}")
         check("DataLoader" not in dl[0]["suggestion"], f"PyTorch advice for a C program: {dl[0]['suggestion']}")
     check(ov.get("findings_steps") == [0, 2, 3], f"findings_steps {ov.get('findings_steps')}")
+    # `analyze` of the trace says which steps its findings come from, in text and --json
+    trace = os.path.join(run, "profiler_traces", "trace.json")
+    p = subprocess.run([BIN, "analyze", "--json", trace], capture_output=True, text=True, timeout=600)
+    if check(p.returncode == 0, f"analyze --json: {p.stderr[-500:]}"):
+        a = json.loads(p.stdout)
+        check(a.get("findings_steps") == [0, 2, 3] and a.get("findings_from") == "the 3 traced steps #0-#2",
+              f"analyze --json: findings from {a.get('findings_from')} {a.get('findings_steps')}")
+    p = subprocess.run([BIN, "analyze", trace], capture_output=True, text=True, timeout=600)
+    check("Findings (most step time first; from the 3 traced steps #0-#2):" in p.stdout, f"analyze text: {p.stdout[-600:]}")
 
 
 def steps_of(trace):
