@@ -159,6 +159,12 @@ def test_overview(browser, tmp):
             check(first == f"{props[0]['name']} #{props[0].get('id', 0)}", f"{name}: first GPU {first}")
             used = page.evaluate("Array.from(document.querySelectorAll('#gpu-table tbody tr')).map(tr => tr.lastElementChild.textContent)")
             check(used.count("-") >= len(props) - 1, f"{name}: the GPUs table marks more than the rank's device: {used}")
+        # one rank: no rank selector, titles as before; every finding says which traced steps it comes from (issue 31)
+        check(ov.get("ranks") is None and page.query_selector("#ov-rank") is None, f"{name}: a rank selector on a page of one rank")
+        froms = page.evaluate("[...document.querySelectorAll('#findings-list .finding .from')].map(e => e.textContent)")
+        want_from = f"{len(steps)} traced step" if len(steps) > 1 else f"traced step #{steps[0]['step']}" if steps else "the trace"
+        check(len(froms) == len(ov["findings"]) and all(want_from in t and "rank" not in t for t in froms),
+              f"{name}: findings' sources {froms}, want {want_from!r}")
         mem_tab = page.query_selector('#tabs button[data-view="memory"]')
         check(mem_tab and "missing" in mem_tab.get_attribute("class"), f"{name}: Memory tab should say not in this trace")
         page.screenshot(path=os.path.join(artifacts_dir(), f"views_overview_{name[:20]}.png"), full_page=True)

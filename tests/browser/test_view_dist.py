@@ -7,7 +7,9 @@
 - a real 2-rank gloo DDP job of torch 2.13 (examples/python/train_ddp.py
   under torchrun, rank 1 slowed down), its job directory.
 
-On each: no console error; the page's figures (straggler, per-rank table,
+On each: no console error; the Overview keeps the ranks apart (a rank
+selector; the chosen rank's steps, categories, step time and findings,
+each step label naming the rank: issue 31); the page's figures (straggler, per-rank table,
 collectives, clock) equal `trainprof analyze --json` of the same ranks, as
 the page shows them; each step's computation + overlap + communication +
 other is the step; the DDP job's straggler is the slowed rank. Exit 77
@@ -38,7 +40,7 @@ def fmt(page, fn, v):
     return page.evaluate(f"TP.{fn}({json.dumps(v)})")
 
 
-def check_page(browser, html, cli, name, shot=None):
+def check_page(browser, html, cli, name, shot=None, ov_shot=None):
     page = browser.new_page(viewport={"width": 1300, "height": 1000})
     errors = watch_errors(page)
     page.goto("file://" + os.path.abspath(html) + "#distributed")
@@ -80,12 +82,60 @@ def check_page(browser, html, cli, name, shot=None):
     page.select_option("#dist-steps select", index=1)
     check(page.get_attribute("#dist-steps svg[data-chart=rank-steps]", "data-rank") == str(X["ranks"][1]["rank"]),
           f"{name}: the step chart shows the chosen rank")
+    # issue 31: every step label names its rank (the ranks' step numbers are the same)
+    tips = page.evaluate("[...document.querySelectorAll('#dist-steps svg[data-chart=rank-steps] title')].map(t => t.textContent)")
+    want = f"rank {X['ranks'][1]['rank']} \u00b7 step "
+    check(tips and all(t.startswith(want) for t in tips), f"{name}: step labels {tips[:3]} do not name rank {X['ranks'][1]['rank']}")
     page.select_option("#dist-steps select", index=0)
     if shot:
         shoot(page, shot, full_page=True)
     check(not errors, f"{name}: console errors {errors}")
     page.close()
+    check_overview(browser, html, name, X, ov_shot)
     return X
+
+
+def check_overview(browser, html, name, X, shot=None):
+    """Issue 31 item 7: the Overview of several ranks does not merge their
+    steps: a rank selector, and for the rank chosen its own steps (as many
+    as the Distributed view counts for it), categories, step time and
+    findings, every step label naming the rank."""
+    page = browser.new_page(viewport={"width": 1300, "height": 1000})
+    errors = watch_errors(page)
+    page.goto("file://" + os.path.abspath(html) + "#overview")
+    page.wait_for_selector("#view-overview .card")
+    ov = page.evaluate("JSON.parse(document.getElementById('trainprof-data').textContent).overview")
+    opts = page.evaluate("[...document.querySelectorAll('#ov-rank option')].map(o => o.textContent)")
+    want = [str(r["rank"]) for r in X["ranks"]]
+    check(opts == want, f"{name}: Overview rank selector {opts}, ranks {want}")
+    for i, r in enumerate(ov.get("ranks") or []):
+        if not opts:
+            break
+        page.select_option("#ov-rank", index=i)
+        rank, tag = r["rank"], f"rank {r['rank']}"
+        d = [k for k in X["ranks"] if k["rank"] == rank]
+        check(d and r["n_steps"] == d[0]["steps_total"], f"{name}: {tag}: {r['n_steps']} steps, Distributed {d and d[0]['steps_total']}")
+        steps = page.locator('#stats [data-stat="steps"]').inner_text()
+        check(steps.split()[0] == str(r["n_steps"]) and f"(rank {rank})" in steps, f"{name}: {tag}: steps stat {steps!r}")
+        cat = page.query_selector("svg[data-chart=categories]")
+        check(cat is not None and cat.get_attribute("data-rank") == str(rank) and
+              int(cat.get_attribute("data-points")) == r["n_steps"], f"{name}: {tag}: categories chart")
+        tips = page.evaluate("[...document.querySelectorAll('svg[data-chart=categories] title')].map(t => t.textContent)")
+        check(tips and all(t.startswith(f"rank {rank} \u00b7 step ") for t in tips), f"{name}: {tag}: bar labels {tips[:2]}")
+        sm = page.query_selector("svg[data-chart=step_ms]")
+        if sm is not None:
+            check(sm.get_attribute("data-rank") == str(rank) and int(sm.get_attribute("data-points")) == r["n_steps"],
+                  f"{name}: {tag}: step time chart {sm.get_attribute('data-rank')} {sm.get_attribute('data-points')}")
+            check(f"(rank {rank})" in page.locator("#s-step").inner_text(), f"{name}: {tag}: step time card names no rank")
+        head = page.locator("#findings h2").inner_text() if page.locator("#findings h2").count() else ""
+        check(f"(rank {rank})" in head, f"{name}: {tag}: findings title {head!r}")
+        froms = page.evaluate("[...document.querySelectorAll('#findings-list .finding .from')].map(e => e.textContent)")
+        check(len(froms) == len(r["findings"]) and all(f"rank {rank}'s" in t for t in froms), f"{name}: {tag}: findings from {froms}")
+    if shot:
+        page.select_option("#ov-rank", index=0)
+        shoot(page, shot, full_page=True)
+    check(not errors, f"{name}: Overview console errors {errors}")
+    page.close()
 
 
 def kineto(browser, tmp):
@@ -132,7 +182,7 @@ def ddp(browser, tmp):
     cli = json.loads(trainprof(["analyze", "--json", jobs[0]]))
     html = os.path.join(tmp, "job.html")
     trainprof(["report", "--html", html, jobs[0]])
-    X = check_page(browser, html, cli, "gloo DDP job", "report_distributed.png")
+    X = check_page(browser, html, cli, "gloo DDP job", "report_distributed.png", "report_overview_ranks.png")
     check(cli["straggler"]["rank"] == 1 and cli["straggler"]["persistent"], f"DDP straggler {cli['straggler']}")
     check(all(r["synced"] for r in X["ranks"]), "DDP ranks' clocks synced")
 

@@ -653,3 +653,16 @@ const TP = (function () {
 
   return { view, el, card, start, midTrunc, shortName, fitName, chartLabels, fmtNum, fmtDur, durUnit, fmtBytes, bytesUnit, fmtPct, niceTicks, kindTicks, tickFormat, dsSeries, dsRange, table, barChart, lineChart, stackedBars, legend, COLORS, W, H };
 })();
+
+/* A rank selector for a page of several ranks (issue 31: their steps are
+ * never merged; a view that shows steps shows the rank chosen): "Rank:"
+ * and a <select> of ranks (their numbers) in host; onChange(index) now and
+ * on each choice. Returns the select. */
+TP.rankPicker = function (host, ranks, onChange, id) {
+  const p = TP.el('p', { class: 'rank-pick' }, host, 'Rank: ');
+  const sel = TP.el('select', Object.assign({ class: 'tp-rank', title: 'the rank whose steps are shown' }, id ? { id: id } : {}), p);
+  ranks.forEach((r, i) => TP.el('option', { value: String(i) }, sel, String(r)));
+  sel.addEventListener('change', () => onChange(+sel.value));
+  onChange(0);
+  return sel;
+};

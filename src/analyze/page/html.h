@@ -43,6 +43,7 @@ void tpa_ds_json(const tpa_ds *d, int nv, tpu_buf *b);
 #define TPA_HTML_PARTS 9     /* named parts and "other" */
 #define TPA_HTML_WINDOWS 64
 #define TPA_HTML_OPS 200
+#define TPA_HTML_STEP_BINS 1024
 
 /* memory values per point: rss MB, system %, then per device allocated,
  * reserved, peak (GB) */
@@ -72,6 +73,9 @@ typedef struct tpa_html_model {
     int64_t mem_step_first, mem_step_last;
     /* the whole run's step time and parts (ms), for the findings */
     double step_sum_ms, part_sum_ms[TPA_HTML_PARTS]; uint64_t n_timed;
+    /* the whole run's step times in log bins (2 % wide from 10 us): its
+     * median, p90 and slow-step share for the findings, in bounded memory */
+    uint32_t step_bins[TPA_HTML_STEP_BINS]; double step_bin_ms[TPA_HTML_STEP_BINS];
 } tpa_html_model;
 
 /* An empty model of a run directory (input names it). */
@@ -89,6 +93,14 @@ void tpa_html_model_members(const tpa_html_model *m, tpu_json *j);
 /* The memory samples (RSS, system %, each device) as members memory, devices. */
 void tpa_html_memory_members(const tpa_html_model *m, tpu_json *j);
 void tpa_html_model_free(tpa_html_model *m);
+/* The whole run's step time (ms) at quantile q (0..1) of timing_profile.json's
+ * steps, within a bin's 2 % (a bin's mean); 0 without steps. */
+double tpa_html_step_quantile(const tpa_html_model *m, double q);
+/* The share of the run's step time spent beyond med (ms) by slower steps. */
+double tpa_html_slow_share(const tpa_html_model *m, double med);
+/* r of the last "rank<r>/" directory in path (a job directory's rank), or -1. */
+int64_t tpa_html_rank_in_path(const char *path);
+
 /* Memory findings (growth across steps, reserved >> allocated) into m. */
 void tpa_html_memory_findings(tpa_html_model *m);
 /* One finding as a JSON object (id, severity, share_pct, title, evidence, suggestion). */

@@ -8,6 +8,7 @@
 #include "analyze/json/json_scan.h"
 #include "util/fileio.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +113,41 @@ static void op_row(tpa_html_model *m, const char *obj, const char *end)
 
 /* ---- timing_profile.json: step time, throughput, the parts of each step ---------- */
 
+#define BIN_BASE_MS 0.01   /* the first bin's lower edge: 10 us */
+#define BIN_RATIO 1.02
+
+static int step_bin(double ms)
+{
+    if (!(ms > BIN_BASE_MS)) return 0;
+    double b = log(ms / BIN_BASE_MS) / log(BIN_RATIO);
+    return b >= TPA_HTML_STEP_BINS - 1 ? TPA_HTML_STEP_BINS - 1 : (int)b;
+}
+
+double tpa_html_step_quantile(const tpa_html_model *m, double q)
+{
+    uint64_t n = 0;
+    for (int b = 0; b < TPA_HTML_STEP_BINS; b++) n += m->step_bins[b];
+    if (!n) return 0;
+    /* the step of rank q * (n - 1), as tpa_steps_quantile places it (no interpolation) */
+    uint64_t want = (uint64_t)(q * (double)(n - 1) + 0.5), seen = 0;
+    for (int b = 0; b < TPA_HTML_STEP_BINS; b++) {
+        seen += m->step_bins[b];
+        if (seen > want) return m->step_bin_ms[b] / m->step_bins[b];
+    }
+    return 0;
+}
+
+double tpa_html_slow_share(const tpa_html_model *m, double med)
+{
+    double over = 0;
+    for (int b = 0; b < TPA_HTML_STEP_BINS; b++) {
+        if (!m->step_bins[b]) continue;
+        double over_b = m->step_bin_ms[b] - med * m->step_bins[b];
+        if (over_b > 0) over += over_b;
+    }
+    return m->step_sum_ms > 0 ? over / m->step_sum_ms : 0;
+}
+
 typedef struct part_pick { tpa_html_model *m; double *v; } part_pick;
 
 static bool pick_part(const char *key, size_t kn, const char *val, const char *end, void *user)
@@ -142,6 +178,9 @@ static void timing_row(tpa_html_model *m, const char *obj, const char *end)
     v[m->n_parts - 1] = isnan(ms) || ms < named ? 0 : ms - named;
     tpa_ds_add(&m->parts, step, v);
     if (!isnan(ms) && ms > 0) {
+        int b = step_bin(ms);
+        m->step_bins[b]++;
+        m->step_bin_ms[b] += ms;
         m->step_sum_ms += ms;
         for (int i = 0; i < m->n_parts; i++) m->part_sum_ms[i] += v[i];
         m->n_timed++;
@@ -249,4 +288,21 @@ void tpa_html_model_free(tpa_html_model *m)
     free(m->config_json);
     free(m->summary_json);
     m->config_json = m->summary_json = NULL;
+}
+
+/* ---- where a run directory sits in a job ------------------------------------------- */
+
+/* r of the last "rank<r>/" directory in path, or -1. */
+int64_t tpa_html_rank_in_path(const char *path)
+{
+    int64_t hint = -1;
+    for (const char *p = path; (p = strstr(p, "rank")) != NULL; p += 4) {
+        if (p != path && p[-1] != '/') continue;
+        const char *q = p + 4;
+        int64_t v = 0;
+        if (!isdigit((unsigned char)*q)) continue;
+        while (isdigit((unsigned char)*q) && v < (1LL << 40)) v = v * 10 + (*q++ - '0');
+        if (*q == '/') hint = v;
+    }
+    return hint;
 }

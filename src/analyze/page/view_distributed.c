@@ -13,8 +13,8 @@
 #include "analyze/ranks/ranks.h"
 #include "analyze/text/render.h" /* the ranks JSON, as `trainprof ranks --json` */
 #include "analyze/page/view.h"
+#include "analyze/page/html.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,21 +37,6 @@ typedef struct dist {
     uint64_t ranks_lost;
 } dist;
 
-/* r in the last path component "rank<r>" (a directory), or -1. */
-static int64_t rank_in_path(const char *path)
-{
-    int64_t hint = -1;
-    for (const char *p = path; (p = strstr(p, "rank")) != NULL; p += 4) {
-        if (p != path && p[-1] != '/') continue;
-        const char *q = p + 4;
-        int64_t v = 0;
-        if (!isdigit((unsigned char)*q)) continue;
-        while (isdigit((unsigned char)*q) && v < (1LL << 40)) v = v * 10 + (*q++ - '0');
-        if (*q == '/') hint = v;
-    }
-    return hint;
-}
-
 static void *d_begin(const tpa_view_input *in)
 {
     dist *d = calloc(1, sizeof *d);
@@ -67,7 +52,7 @@ static void d_file_begin(void *state, int file, const char *path)
     (void)file;
     d->cur = NULL;
     if (!d->active) return;
-    int64_t hint = rank_in_path(path);
+    int64_t hint = tpa_html_rank_in_path(path);
     for (size_t i = 0; i < d->n && hint >= 0; i++)
         if (d->r[i]->hint == hint) d->cur = d->r[i];
     if (!d->cur) {

@@ -103,24 +103,24 @@
   }
 
   function perStep(card, X) {
-    var root = TP.card(card, 'Per step, one rank', 'dist-steps');
-    var bar = TP.el('p', null, root, 'Rank: ');
-    var sel = TP.el('select', {'class': 'dist-rank'}, bar);
-    X.ranks.forEach(function (r, i) { TP.el('option', {value: String(i)}, sel, String(r.rank)); });
-    var box = TP.el('div', null, root);
-    function show() {
+    var root = TP.card(card, 'Per step, one rank at a time', 'dist-steps');
+    var box;
+    /* every step label names its rank (issue 31): the ranks' step numbers are the same */
+    function show(i) {
       box.textContent = '';
-      var r = X.ranks[+sel.value], s = r.steps;
-      if (r.stride > 1) TP.el('p', {'class': 'note'}, box, 'Every ' + r.stride + 'th of ' + r.steps_total + ' steps shown.');
+      var r = X.ranks[i], s = r.steps;
+      if (r.stride > 1) TP.el('p', {'class': 'note'}, box, 'Every ' + r.stride + 'th of ' + r.steps_total + ' steps of rank ' + r.rank + ' shown.');
       TP.stackedBars(box, {
         columns: s.num,
         series: PARTS.map(function (p) { return {label: p, values: s[p]}; }),
-        fmt: dur, yKind: 'ns', yTitle: 'time per step', xTitle: 'step', columnLabel: 'step ',
+        fmt: dur, yKind: 'ns', yTitle: 'time per step', xTitle: 'step (rank ' + r.rank + ')', columnLabel: 'rank ' + r.rank + ' \u00b7 step ',
         attrs: {'data-chart': 'rank-steps', 'data-rank': r.rank}
       });
     }
-    sel.addEventListener('change', show);
-    show();
+    var sel = TP.rankPicker(root, X.ranks.map(function (r) { return r.rank; }), function (i) { if (box) show(i); }, 'dist-rank');
+    sel.classList.add('dist-rank');
+    box = TP.el('div', null, root);
+    show(0);
   }
 
   function collectives(card, X) {

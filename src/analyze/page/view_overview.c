@@ -34,6 +34,24 @@ typedef struct gpu_info {
 
 typedef struct sm_edge { int64_t t; float v; int16_t dev; } sm_edge;
 
+/* One rank's steps and findings, when the page has several ranks (issue 31:
+ * a job's ranks are not merged into one series of steps). A rank is the
+ * trace's rank<r>/ directory, else the file's place on the command line
+ * (as the Distributed view counts them), named by its distributedInfo.rank
+ * when it has one; a run directory is one rank. */
+#define OV_RANKS 64           /* as many as the builder reads traces */
+typedef struct ov_rank {
+    int64_t key;                       /* rank<r>/ of its path, else the file's place (as the Distributed view) */
+    int64_t rank;                      /* the trace's rank, else key */
+    tpa_ds cat, step_ms;               /* per step: the categories (ns); the step time (ms) */
+    int64_t cat_total[TPA_P_COUNT], steps_ns;
+    uint64_t n_steps;
+    int64_t first, last;               /* the first and last step numbers */
+    tpa_finding findings[16]; size_t n_findings;  /* of its last file */
+    int64_t f_first, f_last; size_t f_n;          /* the steps they come from */
+    char path[400];                                /* that file */
+} ov_rank;
+
 typedef struct overview {
     tpa_view_input in;
     tpa_html_model own, *m;            /* the run directory's files: the builder's (view.h), or own */
@@ -61,6 +79,9 @@ typedef struct overview {
     double sm_busy_ns;                 /* integral of min(sum of the running kernels' values, 1) */
     int64_t sm_span_ns;                /* step time of the devices that ran kernels with the value */
     char run_error[400];               /* a run file that could not be read */
+    ov_rank *ranks[OV_RANKS];
+    int n_ranks;
+    int64_t cur_rank;                  /* the rank of the file being read */
 } overview;
 
 static void *ov_begin(const tpa_view_input *in)
@@ -81,7 +102,8 @@ static void *ov_begin(const tpa_view_input *in)
 static void ov_file_begin(void *state, int file, const char *path)
 {
     overview *o = state;
-    (void)file;
+    int64_t hint = tpa_html_rank_in_path(path);
+    o->cur_rank = o->in.run_dir ? 0 : hint >= 0 ? hint : file;
     o->run = tpa_diagnose_begin(&o->cur, path);
     snprintf(o->last_path, sizeof o->last_path, "%s", path);
 }
@@ -173,6 +195,47 @@ static void add_steps(overview *o, const tpa_steps_result *s)
     snprintf(o->step_name, sizeof o->step_name, "%s", s->step_name);
 }
 
+static ov_rank *rank_of(overview *o, int64_t rank)
+{
+    for (int i = 0; i < o->n_ranks; i++)
+        if (o->ranks[i]->key == rank) return o->ranks[i];
+    if (o->n_ranks == OV_RANKS) return NULL;
+    ov_rank *r = calloc(1, sizeof *r);
+    if (!r) return NULL;
+    r->key = r->rank = rank;
+    tpa_ds_init(&r->cat, TPA_P_COUNT, STEP_COLUMNS);
+    tpa_ds_init(&r->step_ms, 1, STEP_COLUMNS);
+    return o->ranks[o->n_ranks++] = r;
+}
+
+/* A file's steps and findings into its rank's own series. */
+static void add_rank(overview *o, const tpa_diagnosis *d, const tpa_meta *meta)
+{
+    ov_rank *r = rank_of(o, o->cur_rank);
+    if (!r) return;
+    if (meta->has_rank) r->rank = meta->rank;
+    const tpa_steps_result *s = &d->steps;
+    for (size_t i = 0; i < s->n; i++) {
+        const tpa_step_row *row = &s->rows[i];
+        double v[TPA_P_COUNT], ms = (double)row->dur_ns / 1e6;
+        for (int p = 0; p < TPA_P_COUNT; p++) {
+            v[p] = (double)row->part_ns[p];
+            r->cat_total[p] = tpa_sat_add(r->cat_total[p], row->part_ns[p]);
+        }
+        tpa_ds_add(&r->cat, row->num, v);
+        tpa_ds_add(&r->step_ms, row->num, &ms);
+        r->steps_ns = tpa_sat_add(r->steps_ns, row->dur_ns);
+        if (!r->n_steps++) r->first = row->num;
+        r->last = row->num;
+    }
+    memcpy(r->findings, d->findings, d->n_findings * sizeof *d->findings);
+    r->n_findings = d->n_findings;
+    r->f_n = s->n;
+    snprintf(r->path, sizeof r->path, "%s", o->last_path);
+    r->f_first = s->n ? s->rows[0].num : 0;
+    r->f_last = s->n ? s->rows[s->n - 1].num : 0;
+}
+
 /* By device, then time; equal ones in the order fed (the level's sums
  * add up in that order). */
 static inline bool edge_before(const sm_edge *x, const sm_edge *y)
@@ -234,6 +297,7 @@ static void ov_file_end(void *state, int file, const tpa_meta *meta)
     o->run = NULL;
     sm_sweep(o, &o->cur.steps);
     add_steps(o, &o->cur.steps);
+    add_rank(o, &o->cur, meta);
     if (o->have_last) tpa_diagnosis_free(&o->last);
     o->last = o->cur;
     o->have_last = true;
@@ -314,42 +378,129 @@ static void step_note(const overview *o, tpu_json *j)
     tpu_json_kv_string(j, "step_note", buf);
 }
 
-/* A run directory's data_loading finding from the whole run's timing
- * (timing_profile.json: the largest data-loading part over all steps), not
- * from the few steps a trace recorded; below the threshold, none. Returns
- * false when the finding is dropped. */
-static bool whole_run_finding(const overview *o, tpa_finding *f)
+/* One finding, with where its statistic comes from ("from"). */
+static void finding_json(tpu_json *j, const tpa_finding *f, const char *from)
 {
-    const tpa_html_model *m = o->m;
-    if (!o->in.run_dir || strcmp(f->id, "data_loading") != 0 || !m->n_timed || m->step_sum_ms <= 0) return true;
+    static const char *const sev[3] = { "low", "medium", "high" };
+    tpu_json_begin_object(j);
+    tpu_json_kv_string(j, "id", f->id);
+    tpu_json_kv_string(j, "severity", sev[f->severity < 0 || f->severity > 2 ? 0 : f->severity]);
+    tpu_json_kv_double(j, "share_pct", 100 * f->share);
+    tpu_json_kv_string(j, "title", f->title);
+    tpu_json_kv_string(j, "evidence", f->evidence);
+    tpu_json_kv_string(j, "suggestion", f->suggestion);
+    tpu_json_kv_string(j, "from", from);
+    tpu_json_end_object(j);
+}
+
+/* "the 3 traced steps (#0-#2)" of a trace's findings. */
+static void traced_steps(char *buf, size_t cap, const tpa_steps_result *s)
+{
+    if (!s->n) { snprintf(buf, cap, "the traced span (no steps)"); return; }
+    if (s->n == 1) snprintf(buf, cap, "the traced step #%" PRId64, s->rows[0].num);
+    else snprintf(buf, cap, "the %zu traced steps (#%" PRId64 "-#%" PRId64 ")", s->n, s->rows[0].num, s->rows[s->n - 1].num);
+}
+
+static const tpa_finding *traced_finding(const overview *o, const char *id)
+{
+    for (size_t i = 0; o->have_last && i < o->last.n_findings; i++)
+        if (!strcmp(o->last.findings[i].id, id)) return &o->last.findings[i];
+    return NULL;
+}
+
+static bool is_optimizer_part(const char *name)
+{
+    for (const char *p = name; *p; p++)
+        if ((p[0] | 0x20) == 'o' && (p[1] | 0x20) == 'p' && (p[2] | 0x20) == 't' && (p[3] | 0x20) == 'i' && (p[4] | 0x20) == 'm')
+            return true;
+    return false;
+}
+
+/* The run's zone (timing_profile.json) of a finding's kind with the most
+ * time: a data-loading name, or one naming the optimizer; -1 when none. */
+static int run_part(const tpa_html_model *m, bool loader)
+{
     int best = -1;
     for (int i = 0; i + 1 < m->n_parts; i++) {
         tpa_sv nm = { m->part_names[i], strlen(m->part_names[i]) };
-        if (tpa_name_is_data_loading(nm) && (best < 0 || m->part_sum_ms[i] > m->part_sum_ms[best])) best = i;
+        bool is = loader ? tpa_name_is_data_loading(nm) : is_optimizer_part(m->part_names[i]);
+        if (is && (best < 0 || m->part_sum_ms[i] > m->part_sum_ms[best])) best = i;
     }
-    if (best < 0) return true;
-    double whole = m->part_sum_ms[best] / m->step_sum_ms, traced = f->share;
-    if (whole < TPA_DATALOAD_MIN) return false;
-    f->share = whole > 1 ? 1 : whole;
-    f->severity = tpa_severity_of(f->share);
-    const tpa_steps_result *s = &o->last.steps;
-    char steps[64] = "";
-    if (s->n) snprintf(steps, sizeof steps, " (#%" PRId64 "-#%" PRId64 ")", s->rows[0].num, s->rows[s->n - 1].num);
-    snprintf(f->evidence, sizeof f->evidence, "whole run, %" PRIu64 " steps: %.1f%% of step time in %.60s (timing_profile.json); "
-             "the %zu traced step%s%s: %.1f%%", m->n_timed, 100 * whole, m->part_names[best], s->n, s->n == 1 ? "" : "s",
-             steps, 100 * traced);
-    return true;
+    return best;
+}
+
+/* The traced steps' figure of a finding the run's files remake, beside it. */
+static void traced_figure(const overview *o, const char *id, char *buf, size_t cap)
+{
+    const tpa_finding *t = traced_finding(o, id);
+    char steps[96];
+    traced_steps(steps, sizeof steps, &o->last.steps);
+    if (t && !strcmp(id, "step_variance")) snprintf(buf, cap, "%s: %.200s", steps, t->evidence);
+    else if (t) snprintf(buf, cap, "%s: %.1f%%", steps, 100 * t->share);
+    else if (!strcmp(id, "data_loading") && o->last.mean_ns > 0)
+        snprintf(buf, cap, "%s: %.1f%%", steps, 100.0 * (double)o->last.part_mean_ns[TPA_P_DATALOAD] / (double)o->last.mean_ns);
+    else snprintf(buf, cap, "%s: below the threshold", steps);
+}
+
+/* The findings a run directory's own files make for the whole run
+ * (timing_profile.json: every step's time and zones): data loading and the
+ * optimizer from the zones' share of step time, step variance from every
+ * step's time. made[k] is set for each kind whose statistic the run has:
+ * the trace's finding of that kind is replaced (with or without a finding
+ * of the whole run), not shown beside it. Returns how many were written. */
+static int run_findings(const overview *o, tpu_json *j, bool made[3])
+{
+    static const char *const ids[3] = { "data_loading", "optimizer", "step_variance" };
+    static const double mins[2] = { TPA_DATALOAD_MIN, TPA_OPTIM_MIN };
+    const tpa_html_model *m = o->m;
+    int n = 0;
+    made[0] = made[1] = made[2] = false;
+    if (!o->in.run_dir || !m->n_timed || m->step_sum_ms <= 0) return 0;
+    bool torch = o->have_last && o->last.torch;
+    for (int k = 0; k < 3; k++) {
+        tpa_finding f;
+        char traced[340];
+        if (o->have_last) traced_figure(o, ids[k], traced, sizeof traced);
+        else snprintf(traced, sizeof traced, "no traced step");
+        if (k < 2) {
+            int part = run_part(m, k == 0);
+            if (part < 0) continue;
+            made[k] = true;
+            double whole = m->part_sum_ms[part] / m->step_sum_ms;
+            if (whole < mins[k] || !tpa_finding_init(&f, ids[k], torch, whole)) continue;
+            snprintf(f.evidence, sizeof f.evidence, "whole run, %" PRIu64 " steps: %.1f%% of step time in %.60s "
+                     "(timing_profile.json); %s", m->n_timed, 100 * whole, m->part_names[part], traced);
+        } else {
+            if (m->n_timed < TPA_VARIANCE_MIN_STEPS) continue;
+            made[k] = true;
+            double med = tpa_html_step_quantile(m, 0.5), p90 = tpa_html_step_quantile(m, 0.9);
+            if (!(med > 0) || p90 / med <= TPA_VARIANCE_RATIO) continue;
+            if (!tpa_finding_init(&f, ids[k], torch, tpa_html_slow_share(m, med))) continue;
+            char a[32], b[32];
+            tpa_fmt_dur(a, sizeof a, (int64_t)(med * 1e6));
+            tpa_fmt_dur(b, sizeof b, (int64_t)(p90 * 1e6));
+            snprintf(f.evidence, sizeof f.evidence, "whole run, %" PRIu64 " steps: median step %s, p90 %s (x%.2f) "
+                     "(timing_profile.json); %s", m->n_timed, a, b, p90 / med, traced);
+        }
+        finding_json(j, &f, "run");
+        n++;
+    }
+    return n;
 }
 
 static void findings_json(const overview *o, tpu_json *j)
 {
     tpu_json_key(j, "findings");
     tpu_json_begin_array(j);
+    bool made[3];
+    run_findings(o, j, made);
     for (size_t i = 0; o->have_last && i < o->last.n_findings; i++) {
-        tpa_finding f = o->last.findings[i];
-        if (whole_run_finding(o, &f)) tpa_html_finding_json(j, &f);
+        const tpa_finding *f = &o->last.findings[i];
+        if ((made[0] && !strcmp(f->id, "data_loading")) || (made[1] && !strcmp(f->id, "optimizer")) ||
+            (made[2] && !strcmp(f->id, "step_variance"))) continue;
+        finding_json(j, f, "trace");
     }
-    for (int i = 0; i < o->m->n_findings; i++) tpa_html_finding_json(j, &o->m->findings[i]);
+    for (int i = 0; i < o->m->n_findings; i++) finding_json(j, &o->m->findings[i], "run");
     tpu_json_end_array(j);
     const tpa_steps_result *s = o->have_last ? &o->last.steps : NULL;
     tpu_json_key(j, "findings_steps");  /* the steps the trace's findings come from */
@@ -358,6 +509,50 @@ static void findings_json(const overview *o, tpu_json *j)
     tpu_json_int(j, s->rows[0].num);
     tpu_json_int(j, s->rows[s->n - 1].num);
     tpu_json_uint(j, s->n);
+    tpu_json_end_array(j);
+}
+
+static int by_rank(const void *a, const void *b)
+{
+    const ov_rank *x = *(ov_rank *const *)a, *y = *(ov_rank *const *)b;
+    return x->rank != y->rank ? (x->rank < y->rank ? -1 : 1) : (x->key < y->key ? -1 : x->key > y->key);
+}
+
+/* Each rank's steps, categories and findings (several ranks only), in rank order. */
+static void ranks_json(overview *o, tpu_json *j)
+{
+    tpu_json_key(j, "ranks");
+    if (o->n_ranks < 2) { tpu_json_null(j); return; }
+    qsort(o->ranks, (size_t)o->n_ranks, sizeof *o->ranks, by_rank);
+    tpu_json_begin_array(j);
+    for (int i = 0; i < o->n_ranks; i++) {
+        const ov_rank *r = o->ranks[i];
+        tpu_json_begin_object(j);
+        tpu_json_kv_int(j, "rank", r->rank);
+        tpu_json_kv_string(j, "findings_from", r->path);
+        tpu_json_kv_uint(j, "n_steps", r->n_steps);
+        tpu_json_kv_int(j, "steps_ns", r->steps_ns);
+        tpu_json_key(j, "total_ns");
+        tpu_json_begin_array(j);
+        for (int p = 0; p < TPA_P_COUNT; p++) tpu_json_int(j, r->cat_total[p]);
+        tpu_json_end_array(j);
+        tpa_html_ds_member(j, "steps", &r->cat, TPA_P_COUNT);
+        tpa_html_ds_member(j, "step_ms", &r->step_ms, 1);
+        tpu_json_key(j, "findings");
+        tpu_json_begin_array(j);
+        for (size_t k = 0; k < r->n_findings; k++) finding_json(j, &r->findings[k], "trace");
+        tpu_json_end_array(j);
+        tpu_json_key(j, "findings_steps");
+        if (!r->f_n) tpu_json_null(j);
+        else {
+            tpu_json_begin_array(j);
+            tpu_json_int(j, r->f_first);
+            tpu_json_int(j, r->f_last);
+            tpu_json_uint(j, r->f_n);
+            tpu_json_end_array(j);
+        }
+        tpu_json_end_object(j);
+    }
     tpu_json_end_array(j);
 }
 
@@ -381,6 +576,7 @@ static void ov_json(void *state, tpu_json *j)
     tpu_json_end_array(j);
     findings_json(o, j);
     categories_json(o, j);
+    ranks_json(o, j);
     gpu_json(o, j);
     tpu_json_end_object(j);
 }
@@ -397,6 +593,11 @@ static void ov_free(void *state)
     if (o->have_last) tpa_diagnosis_free(&o->last);
     if (o->m == &o->own) tpa_html_model_free(&o->own);
     tpa_ds_free(&o->cat);
+    for (int i = 0; i < o->n_ranks; i++) {
+        tpa_ds_free(&o->ranks[i]->cat);
+        tpa_ds_free(&o->ranks[i]->step_ms);
+        free(o->ranks[i]);
+    }
     free(o->edges);
     free(o);
 }

@@ -16,15 +16,15 @@
 #define DATALOAD_MIN TPA_DATALOAD_MIN  /* exposed data loading share */
 #define MEMCPY_MIN 0.05        /* exposed host<->device copies */
 #define COMM_MIN 0.10          /* exposed communication */
-#define OPTIM_MIN 0.15         /* optimizer step, total */
+#define OPTIM_MIN TPA_OPTIM_MIN  /* optimizer step, total */
 #define SYNC_MIN 0.05          /* synchronizing calls, total */
 #define LAUNCH_IDLE_MIN 0.40   /* GPU idle share ... */
 #define LAUNCH_HOST_MIN 0.30   /* ... while host parts (cpu + runtime) take this much */
 #define TINY_KERNEL_NS 10000   /* average kernel under 10 us */
 #define TINY_MIN_CALLS 100
 #define TINY_MIN 0.05
-#define VARIANCE_RATIO 1.5     /* p90 / median of step time ... */
-#define VARIANCE_MIN_STEPS 10  /* ... over at least this many steps */
+#define VARIANCE_RATIO TPA_VARIANCE_RATIO          /* p90 / median of step time ... */
+#define VARIANCE_MIN_STEPS TPA_VARIANCE_MIN_STEPS  /* ... over at least this many steps */
 #define PAGEABLE_MIN 0.01      /* pageable host<->device copies, total */
 #define OCC_LOW_PCT 25.0       /* est. achieved occupancy under this ... */
 #define OCC_MIN 0.10           /* ... for this share of step time */
@@ -50,6 +50,45 @@ static bool is_sync_call(const char *n)
 }
 
 int tpa_severity_of(double share) { return share >= 0.25 ? 2 : share >= 0.10 ? 1 : 0; }
+
+/* The findings a run directory's own files can make for the whole run
+ * (tpa_finding_init): their titles and advice, one place. */
+typedef struct run_text { const char *id, *title, *torch, *other; } run_text;
+static const run_text RUN_TEXTS[] = {
+    { "data_loading", "Data loading stalls the step",
+      "increase DataLoader num_workers, set pin_memory=True and persistent_workers=True, "
+      "raise prefetch_factor; move decoding/augmentation off the training process",
+      "prepare the next batch while this one computes (a loader thread or process, double "
+      "buffering), keep decoded data in memory, read fewer and larger files" },
+    { "optimizer", "Optimizer step is a large part of the step",
+      "use a fused or foreach optimizer (torch.optim.AdamW(fused=True) / foreach=True, "
+      "apex FusedAdam), step less often with gradient accumulation, or shard the "
+      "optimizer state (ZeRO/FSDP) across ranks",
+      "update all parameters in one fused kernel instead of one per tensor, "
+      "step less often with gradient accumulation, or shard the optimizer "
+      "state across ranks" },
+    { "step_variance", "Step time varies a lot (stragglers)",
+      "look at the slow steps (trainprof steps): data stalls, Python GC "
+      "(gc.freeze / gc.disable in the loop), checkpointing or logging steps, "
+      "recompilation, other ranks",
+      "look at the slow steps (trainprof steps): data stalls, checkpointing "
+      "or logging steps, allocations, other ranks" },
+};
+
+bool tpa_finding_init(tpa_finding *f, const char *id, bool torch, double share)
+{
+    for (size_t i = 0; i < sizeof RUN_TEXTS / sizeof RUN_TEXTS[0]; i++) {
+        if (strcmp(RUN_TEXTS[i].id, id) != 0) continue;
+        memset(f, 0, sizeof *f);
+        f->id = RUN_TEXTS[i].id;
+        f->title = RUN_TEXTS[i].title;
+        f->suggestion = torch ? RUN_TEXTS[i].torch : RUN_TEXTS[i].other;
+        f->share = share > 1.0 ? 1.0 : share < 0 ? 0 : share;
+        f->severity = tpa_severity_of(f->share);
+        return true;
+    }
+    return false;
+}
 
 static tpa_finding *add_finding(tpa_diagnosis *d, const char *id, const char *title, double share,
                                 const char *suggestion)
@@ -386,11 +425,8 @@ static void find_all(tpa_diagnosis *d, const in_steps *w)
     /* dropped device events: no GPU statistic is whole, so none is a finding */
     bool gpu_ok = !d->steps.negative_device;
     d->gpu_withheld = d->steps.negative_device;
-    part_finding(d, TPA_P_DATALOAD, DATALOAD_MIN, "data_loading", "Data loading stalls the step",
-                 advice(d, "increase DataLoader num_workers, set pin_memory=True and persistent_workers=True, "
-                        "raise prefetch_factor; move decoding/augmentation off the training process",
-                        "prepare the next batch while this one computes (a loader thread or process, double "
-                        "buffering), keep decoded data in memory, read fewer and larger files"),
+    part_finding(d, TPA_P_DATALOAD, DATALOAD_MIN, RUN_TEXTS[0].id, RUN_TEXTS[0].title,
+                 advice(d, RUN_TEXTS[0].torch, RUN_TEXTS[0].other),
                  TPA_K_COUNT, TPA_K_COUNT, false);
     if (gpu_ok) part_finding(d, TPA_P_MEMCPY, MEMCPY_MIN, "memcpy", "Host<->device copies not hidden by compute",
                  advice(d, "pin host memory (pin_memory=True) and copy with .to(device, non_blocking=True); keep "
@@ -436,13 +472,8 @@ static void find_all(tpa_diagnosis *d, const in_steps *w)
                         (double)d->kernel_avg_ns / 1e3, tiny_n, 100 * d->gpu_idle);
     }
     if (optim_name && share_of(d, optim) >= OPTIM_MIN) {
-        tpa_finding *f = add_finding(d, "optimizer", "Optimizer step is a large part of the step", share_of(d, optim),
-                                     advice(d, "use a fused or foreach optimizer (torch.optim.AdamW(fused=True) / foreach=True, "
-                                            "apex FusedAdam), step less often with gradient accumulation, or shard the "
-                                            "optimizer state (ZeRO/FSDP) across ranks",
-                                            "update all parameters in one fused kernel instead of one per tensor, "
-                                            "step less often with gradient accumulation, or shard the optimizer "
-                                            "state across ranks"));
+        tpa_finding *f = add_finding(d, RUN_TEXTS[1].id, RUN_TEXTS[1].title, share_of(d, optim),
+                                     advice(d, RUN_TEXTS[1].torch, RUN_TEXTS[1].other));
         char dur[32], nm[88];
         tpa_fmt_dur(dur, sizeof dur, optim);
         if (f) snprintf(f->evidence, sizeof f->evidence, "%s: %s in total", cut_name(nm, sizeof nm, optim_name, 80), dur);
@@ -467,13 +498,9 @@ static void find_all(tpa_diagnosis *d, const in_steps *w)
     if (d->steps.n >= VARIANCE_MIN_STEPS) {
         int64_t med = tpa_steps_quantile(&d->steps, -1, 0.5), p90 = tpa_steps_quantile(&d->steps, -1, 0.9);
         if (med > 0 && (double)p90 / (double)med > VARIANCE_RATIO) {
-            tpa_finding *f = add_finding(d, "step_variance", "Step time varies a lot (stragglers)",
+            tpa_finding *f = add_finding(d, RUN_TEXTS[2].id, RUN_TEXTS[2].title,
                                          slow_share(&d->steps, med),
-                                         advice(d, "look at the slow steps (trainprof steps): data stalls, Python GC "
-                                                "(gc.freeze / gc.disable in the loop), checkpointing or logging steps, "
-                                                "recompilation, other ranks",
-                                                "look at the slow steps (trainprof steps): data stalls, checkpointing "
-                                                "or logging steps, allocations, other ranks"));
+                                         advice(d, RUN_TEXTS[2].torch, RUN_TEXTS[2].other));
             char a[32], b[32];
             tpa_fmt_dur(a, sizeof a, med);
             tpa_fmt_dur(b, sizeof b, p90);

@@ -200,6 +200,17 @@ int tpa_diagnose_file(const char *path, tpa_diagnosis *d, tpa_error *err);
 int tpa_severity_of(double share);
 /* The share of step time above which the data_loading finding is made. */
 #define TPA_DATALOAD_MIN 0.05
+/* The optimizer finding's share; the step_variance finding's p90 / median
+ * ratio and fewest steps. */
+#define TPA_OPTIM_MIN 0.15
+#define TPA_VARIANCE_RATIO 1.5
+#define TPA_VARIANCE_MIN_STEPS 10
+/* f as diagnose.c makes the finding id ("data_loading", "optimizer",
+ * "step_variance": those a run directory's own files can make for the
+ * whole run): its title, the advice in PyTorch terms when torch is set
+ * (else CUDA/C terms), share (0..1, capped) and its severity; evidence
+ * empty. false for any other id. */
+bool tpa_finding_init(tpa_finding *f, const char *id, bool torch, double share);
 /* The same, fed event by event (the report page reads each trace once for
  * all its views): begin, feed every event with its tpa_classify kind, end
  * with the reader's metadata (read_failed: the reader stopped on an error,

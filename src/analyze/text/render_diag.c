@@ -38,6 +38,15 @@ static int64_t side_self(const tpa_report *rep, bool gpu)
 
 static double pct(int64_t a, int64_t b) { return b > 0 ? 100.0 * (double)a / (double)b : 0.0; }
 
+/* Which steps a trace's findings come from: "the 3 traced steps #2-#4" (a
+ * run directory's page remakes some of them from the whole run's files). */
+static void findings_from(char *buf, size_t cap, const tpa_steps_result *s)
+{
+    if (!s->n) snprintf(buf, cap, "the trace's whole extent (no steps)");
+    else if (s->n == 1) snprintf(buf, cap, "the one traced step #%" PRId64, s->rows[0].num);
+    else snprintf(buf, cap, "the %zu traced steps #%" PRId64 "-#%" PRId64, s->n, s->rows[0].num, s->rows[s->n - 1].num);
+}
+
 void tpa_render_diagnosis_text(FILE *f, const tpa_diagnosis *d, size_t top)
 {
     char a[32], b[32], c[32];
@@ -95,7 +104,9 @@ void tpa_render_diagnosis_text(FILE *f, const tpa_diagnosis *d, size_t top)
         fprintf(f, "\nFindings: none above the thresholds.\n");
         return;
     }
-    fprintf(f, "\nFindings (most step time first):\n");
+    char from[96];
+    findings_from(from, sizeof from, s);
+    fprintf(f, "\nFindings (most step time first; from %s):\n", from);
     for (size_t i = 0; i < d->n_findings; i++) {
         const tpa_finding *x = &d->findings[i];
         fprintf(f, "%zu. [%s] %s: %.1f%% of step time\n", i + 1, SEVERITY[x->severity], x->title, 100 * x->share);
@@ -152,6 +163,12 @@ void tpa_render_diagnosis_json(FILE *f, const tpa_diagnosis *d, size_t top)
     json_ops(f, &d->rep, false, top);
     fputs(",\n \"top_gpu_ops\": ", f);
     json_ops(f, &d->rep, true, top);
+    char from[96];
+    findings_from(from, sizeof from, s);
+    fputs(",\n \"findings_from\": ", f);  /* the steps every finding below comes from */
+    tpa_json_str(f, from, strlen(from));
+    if (s->n) fprintf(f, ", \"findings_steps\": [%" PRId64 ", %" PRId64 ", %zu]", s->rows[0].num, s->rows[s->n - 1].num, s->n);
+    else fputs(", \"findings_steps\": null", f);
     fputs(",\n \"findings\": [", f);
     for (size_t i = 0; i < d->n_findings; i++) {
         const tpa_finding *x = &d->findings[i];
