@@ -70,7 +70,12 @@
       c.v.forEach(function (v) { if (v < lo) lo = v; if (v > hi) hi = v; });
       return {info: {name: c.name, kind: 'counter'}, c: c, lo: Math.min(lo, 0), hi: hi, h: COUNTER_H};
     });
-    var L = {all: rows, groups: groups, counters: counters};
+    var lane = new Int32Array(n), byIndex = [];
+    rows.forEach(function (r) {
+      byIndex[r.index] = r;
+      for (var k = 0; k < r.ev.length; k++) lane[r.ev[k]] = r.lane[k];
+    });
+    var L = {all: rows, groups: groups, counters: counters, lane: lane, byIndex: byIndex};
     place(L);
     return L;
   }
@@ -80,12 +85,13 @@
   function place(L) {
     var y = AXIS_H + STEP_H;
     L.rows = []; L.tracks = []; L.headers = [];
+    L.all.forEach(function (r) { r.shown = false; });
     L.groups.forEach(function (g) {
       g.y = y; g.h = GROUP_H; y += GROUP_H;
       L.headers.push(g);
       if (!g.open) return;
       g.tracks.forEach(function (t) { t.y = y; y += t.h; L.tracks.push(t); });
-      g.rows.forEach(function (r) { r.y = y; r.h = r.lanes * LANE + GAP; y += r.h; L.rows.push(r); });
+      g.rows.forEach(function (r) { r.y = y; r.h = r.lanes * LANE + GAP; y += r.h; r.shown = true; L.rows.push(r); });
     });
     L.counters.forEach(function (c) { c.y = y; y += c.h; });
     L.height = y + 4;
@@ -336,15 +342,13 @@
       return /%|percent|util/i.test(name) ? TP.fmtPct(v) : /memory|bytes/i.test(name) ? TP.fmtBytes(v) : TP.fmtNum(v);
     }
 
+    /* where event e is drawn (null: its row is folded); O(1) a call: the
+     * forward-backward arrows ask for thousands */
     function eventBox(e) {
-      var rowIndex = T.ev[7 * e];
-      for (var i = 0; i < L.rows.length; i++) {
-        var r = L.rows[i];
-        if (r.index !== rowIndex) continue;
-        var k = r.ev.indexOf(e), s = T.ev[7 * e + 1], d = T.ev[7 * e + 2];
-        return {x0: x(s), x1: Math.max(x(s + d), x(s) + 1), y: r.y + r.lane[k] * LANE + 1};
-      }
-      return null;
+      var r = L.byIndex[T.ev[7 * e]];
+      if (!r || !r.shown) return null;
+      var s = T.ev[7 * e + 1], d = T.ev[7 * e + 2];
+      return {x0: x(s), x1: Math.max(x(s + d), x(s) + 1), y: r.y + L.lane[e] * LANE + 1};
     }
 
     function drawFlows(e) {
