@@ -474,6 +474,38 @@ TP_TEST(gpu_tracks_plugin_rules)
     tpa_tl_free(&t);
 }
 
+/* A trace far over the store with a forward-backward pair in every step:
+ * compactions keep the flow ends of the candidate steps, so each step
+ * shown draws its pair, and the ends held stay bounded. */
+TP_TEST(fwdbwd_survive_compaction)
+{
+    tpa_tl t;
+    small_store(&t, 256);
+    int steps = 300;
+    size_t most = 0;
+    for (int k = 0; k < steps; k++) {
+        int64_t s0 = step_start(k, steps), d = step_dur(k, steps);
+        char name[32];
+        snprintf(name, sizeof name, "ProfilerStep#%d", k);
+        span(&t, name, "cpu_op", 1, 1, s0, d, NULL);
+        span(&t, "aten::linear", "cpu_op", 1, 1, s0 + 10 * US, 50 * US, NULL);
+        span(&t, "LinearBackward0", "cpu_op", 1, 2, s0 + 100 * US, 50 * US, NULL);
+        flow(&t, 's', k + 1, 1, 1, s0 + 10 * US);
+        flow(&t, 'f', k + 1, 1, 2, s0 + 120 * US);
+        if (t.n_flows > most) most = t.n_flows;
+    }
+    CHECK(t.compactions > 0);
+    CHECK(most <= t.max_flows && most < 200); /* the dropped steps' ends went with them */
+    char *js = json_of(&t);
+    const char *f = strstr(js, "\"fwdbwd\":[");
+    CHECK(f != NULL);
+    int commas = 0;
+    for (const char *p = f; p && *p && *p != ']'; p++) commas += *p == ',';
+    CHECK_EQ_INT(commas, 5); /* 3 pairs: the slowest, median and fastest steps' */
+    free(js);
+    tpa_tl_free(&t);
+}
+
 int main(void)
 {
     RUN(small_trace_is_whole);
@@ -489,5 +521,6 @@ int main(void)
     RUN(fwdbwd_pairs);
     RUN(fwdbwd_bounded);
     RUN(gpu_tracks_plugin_rules);
+    RUN(fwdbwd_survive_compaction);
     return tp_test_finish();
 }
