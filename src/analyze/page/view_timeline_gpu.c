@@ -214,37 +214,94 @@ static int by_flow(const void *a, const void *b)
     return (x->ph == 'f') - (y->ph == 'f'); /* 's' first */
 }
 
-/* The written event a flow end binds to: the innermost host span on its
- * thread enclosing its time (Kineto puts 's' at the forward op's start and
- * 'f', "bp": "e", inside the backward op); -1 when none is carried. */
-static int64_t bind(const tpa_tl *t, const size_t *ix, const int64_t *ord, size_t n, const tpa_tl_flow *f)
+/* The host threads' stacks of open spans, by (file, pid, tid): top is the
+ * innermost span open so far (an index into the chosen records, -1: none),
+ * up[k] the span under record k. */
+#define TL_THREADS 8192u   /* slots (a power of two): the page has at most 4096 rows */
+
+typedef struct stack_slot { bool used; uint16_t file; int64_t pid, tid, top; } stack_slot;
+
+static stack_slot *slot_of(stack_slot *tab, uint16_t file, int64_t pid, int64_t tid, bool insert)
 {
-    size_t lo = 0, hi = n; /* first chosen record after (file, ts) */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        const tpa_tl_rec *r = &t->rec[ix[mid]];
-        if (r->file < f->file || (r->file == f->file && r->ts <= f->ts)) lo = mid + 1;
-        else hi = mid;
+    uint64_t h = ((uint64_t)pid * 0x9E3779B97F4A7C15u) ^ ((uint64_t)tid * 0xC2B2AE3D27D4EB4Fu) ^ file;
+    for (size_t i = (size_t)(h >> 40) & (TL_THREADS - 1), probes = 0; probes < TL_THREADS;
+         i = (i + 1) & (TL_THREADS - 1), probes++) {
+        stack_slot *s = &tab[i];
+        if (s->used && s->file == file && s->pid == pid && s->tid == tid) return s;
+        if (!s->used) {
+            if (!insert) return NULL;
+            *s = (stack_slot){true, file, pid, tid, -1};
+            return s;
+        }
     }
-    /* backwards: later starts first, and of equal starts the shorter (inner) one */
-    for (size_t k = lo, looked = 0; k-- > 0 && looked < 4096; looked++) {
-        const tpa_tl_rec *r = &t->rec[ix[k]];
-        if (r->file != f->file) break;
-        if (ord[k] < 0 || r->ph != 'X' || r->pid != f->pid || r->tid != f->tid || tpa_kind_is_gpu(r->kind)) continue;
-        if (tpa_sat_add(r->ts, r->dur) >= f->ts) return ord[k];
+    return NULL; /* full: more threads than rows, not reached */
+}
+
+/* Drops from s's stack the spans that end before time ts. */
+static void pop_ended(const tpa_tl *t, const size_t *ix, const int64_t *up, stack_slot *s, int64_t ts)
+{
+    while (s->top >= 0) {
+        const tpa_tl_rec *r = &t->rec[ix[s->top]];
+        if (tpa_sat_add(r->ts, r->dur) >= ts) break;
+        s->top = up[s->top];
     }
-    return -1;
+}
+
+static int by_end_time(const void *a, const void *b, void *ctx)
+{
+    const tpa_tl_flow *f = ctx, *x = &f[*(const size_t *)a], *y = &f[*(const size_t *)b];
+    if (x->file != y->file) return x->file < y->file ? -1 : 1;
+    return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/* Binds each flow end to the written event it belongs to (bound[i], -1:
+ * none carried): the innermost host span on its thread enclosing its time
+ * (Kineto puts 's' at the forward op's start and 'f', "bp": "e", inside the
+ * backward op). One sweep over the chosen records (in order of file, then
+ * start; of equal starts the longer first, so the inner one is pushed
+ * last), beside the flow ends in the same order. */
+static void bind_all(const tpa_tl *t, const size_t *ix, const int64_t *ord, size_t n, int64_t *bound)
+{
+    size_t m = t->n_flows, *order = malloc((m ? m : 1) * sizeof *order);
+    int64_t *up = malloc((n ? n : 1) * sizeof *up);
+    stack_slot *tab = calloc(TL_THREADS, sizeof *tab);
+    if (!order || !up || !tab) abort();
+    for (size_t i = 0; i < m; i++) order[i] = i;
+    qsort_r(order, m, sizeof *order, by_end_time, t->flows);
+    size_t k = 0;
+    for (size_t q = 0; q < m; q++) {
+        const tpa_tl_flow *f = &t->flows[order[q]];
+        for (; k < n; k++) {
+            const tpa_tl_rec *r = &t->rec[ix[k]];
+            if (r->file > f->file || (r->file == f->file && r->ts > f->ts)) break;
+            if (ord[k] < 0 || r->ph != 'X' || tpa_kind_is_gpu(r->kind)) continue;
+            stack_slot *s = slot_of(tab, r->file, r->pid, r->tid, true);
+            if (!s) continue;
+            pop_ended(t, ix, up, s, r->ts);
+            up[k] = s->top;
+            s->top = (int64_t)k;
+        }
+        stack_slot *s = slot_of(tab, f->file, f->pid, f->tid, false);
+        if (s) pop_ended(t, ix, up, s, f->ts);
+        bound[order[q]] = s && s->top >= 0 ? ord[s->top] : -1;
+    }
+    free(order);
+    free(up);
+    free(tab);
 }
 
 void tpa_tl_json_flows(const tpa_tl *t, const size_t *ix, const int64_t *ord, size_t n, tpu_json *j)
 {
     flow_end *fe = malloc((t->n_flows ? t->n_flows : 1) * sizeof *fe);
-    if (!fe) abort();
+    int64_t *bound = malloc((t->n_flows ? t->n_flows : 1) * sizeof *bound);
+    if (!fe || !bound) abort();
+    bind_all(t, ix, ord, n, bound);
     size_t m = 0;
     for (size_t i = 0; i < t->n_flows; i++) {
         const tpa_tl_flow *f = &t->flows[i];
-        if (f->ph == 's' || f->ph == 'f') fe[m++] = (flow_end){f->file, f->id, f->ph, bind(t, ix, ord, n, f)};
+        if (f->ph == 's' || f->ph == 'f') fe[m++] = (flow_end){f->file, f->id, f->ph, bound[i]};
     }
+    free(bound);
     qsort(fe, m, sizeof *fe, by_flow);
     uint64_t pairs = 0, written = 0;
     tpu_json_key(j, "fwdbwd");
