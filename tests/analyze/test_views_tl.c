@@ -474,6 +474,31 @@ TP_TEST(gpu_tracks_plugin_rules)
     tpa_tl_free(&t);
 }
 
+/* Two traces (two ranks): each one's GPU and process groups say whose. */
+TP_TEST(two_traces_name_their_groups)
+{
+    tpa_tl t;
+    const char *paths[2] = {"rank0.json", "rank1.json"};
+    tpa_view_input in = {.traces = paths, .n_traces = 2};
+    tpa_tl_init(&t, &in);
+    for (int f = 0; f < 2; f++) {
+        char raw[256];
+        snprintf(raw, sizeof raw, "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"args\":{\"blocks per SM\":1}}");
+        tpa_event ev;
+        memset(&ev, 0, sizeof ev);
+        ev.ph = 'X', ev.name = (tpa_sv){"k", 1}, ev.cat = (tpa_sv){"kernel", 6};
+        ev.ts_ns = 0, ev.dur_ns = 10 * US, ev.has_ts = ev.has_dur = true, ev.pid = 0, ev.tid = 7, ev.device = -1;
+        ev.raw = (tpa_sv){raw, strlen(raw)};
+        tpa_tl_feed(&t, f, &ev, tpa_classify(&ev));
+    }
+    char *js = json_of(&t);
+    CHECK(strstr(js, "\"group\":\"trace 1 \xc2\xb7 GPU 0\",\"label\":\"stream 7\"") != NULL);
+    CHECK(strstr(js, "\"group\":\"trace 2 \xc2\xb7 GPU 0\",\"label\":\"stream 7\"") != NULL);
+    CHECK(strstr(js, "{\"name\":\"trace 2 \xc2\xb7 GPU 0\",\"file\":1,") != NULL);
+    free(js);
+    tpa_tl_free(&t);
+}
+
 /* A trace far over the store with a forward-backward pair in every step:
  * compactions keep the flow ends of the candidate steps, so each step
  * shown draws its pair, and the ends held stay bounded. */
@@ -522,5 +547,6 @@ int main(void)
     RUN(fwdbwd_bounded);
     RUN(gpu_tracks_plugin_rules);
     RUN(fwdbwd_survive_compaction);
+    RUN(two_traces_name_their_groups);
     return tp_test_finish();
 }

@@ -132,17 +132,19 @@ static void write_track(const track *g, const char *name, int64_t t0, tpu_json *
     tpu_json_end_object(j);
 }
 
-/* The device's name as the page's rows give it. */
+/* The device's name as the page's rows give it (with its trace's number
+ * when the page shows several). */
 static void device_name(const tpa_tl *t, uint16_t file, int64_t pid, char *out, size_t cap)
 {
+    int n = t->n_files > 1 ? snprintf(out, cap, "trace %d \xc2\xb7 ", file + 1) : 0;
     for (size_t i = t->n_meta; i-- > 0;) {
         const tpa_tl_meta *m = &t->meta[i];
         if (m->file == file && m->pid == pid && m->what != TPA_TL_THREAD_NAME && !strncmp(m->name, "GPU", 3)) {
-            snprintf(out, cap, "%s", m->name);
+            snprintf(out + n, cap - (size_t)n, "%s", m->name);
             return;
         }
     }
-    snprintf(out, cap, "GPU %" PRId64, pid);
+    snprintf(out + n, cap - (size_t)n, "GPU %" PRId64, pid);
 }
 
 void tpa_tl_json_gpu(const tpa_tl *t, const size_t *ix, size_t n, int64_t t0, const int64_t lo64[64],

@@ -186,6 +186,11 @@ static void row_names(const tpa_tl *t, const row_key *k, char *group, size_t gca
     } else {
         snprintf(group, gcap, "pid %" PRId64, k->pid);
     }
+    if (t->n_files > 1) { /* two ranks' "GPU 0" are two groups: say whose */
+        char own[160];
+        snprintf(own, sizeof own, "%s", group);
+        snprintf(group, gcap, "trace %d \xc2\xb7 %.120s", k->file + 1, own);
+    }
     size_t n = tn ? strlen(tn) : 0;
     while (n && tn[n - 1] == ' ') n--; /* Kineto writes "stream 7 " */
     if (n) snprintf(label, lcap, "%.*s", (int)n, tn);
