@@ -423,6 +423,17 @@ def check_gpu_rows(browser, tmp):
             check(g["sm"] and max(abs(a - b) for a, b in zip(sm, g["sm"])) < 1e-9, f"{name}: {g['name']} SM efficiency")
         tracks = card_data(page, "tracks")
         check(len(tracks) == 2 * len(gpus), f"{name}: tracks drawn {tracks}")
+        # hovering a bucket of the first track names its value
+        g = T["gpu_tracks"][0]
+        b = max(range(len(g["util"])), key=lambda i: g["util"][i])
+        pos = page.evaluate(f"document.querySelector('#view-timeline .card')._tl.track(0, {b})")
+        page.mouse.move(pos["x"], pos["y"])
+        page.wait_for_timeout(100)
+        tip = page.locator("#view-timeline .tl-tip")
+        want = page.evaluate(f"TP.fmtPct({100 * g['util'][b]})")
+        check(tip.is_visible() and "utilization: " + want in tip.inner_text(),
+              f"{name}: hovering a utilization bucket: {tip.inner_text() if tip.is_visible() else 'hidden'} vs {want}")
+        page.mouse.move(0, 0)
         if name.startswith("ns_"):
             check(len(T["fwdbwd"]) // 2 == sum(1 for e in events if e.get("cat") == "fwdbwd" and e["ph"] == "s"),
                   f"{name}: forward-backward pairs {len(T['fwdbwd']) // 2}")

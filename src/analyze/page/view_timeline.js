@@ -424,6 +424,22 @@
       setView(view.lo + d, view.hi + d);
     }
 
+    /* A track's bucket under the pointer: its value and its time range. */
+    function trackTip(px, py) {
+      if (px < LABEL_W) return '';
+      for (var i = 0; i < L.tracks.length; i++) {
+        var t = L.tracks[i], g = t.g, n = t.v.length;
+        if (py < t.y || py >= t.y + t.h) continue;
+        var b = Math.floor((tAt(px) - g.start) / g.bucket);
+        if (b >= n) b = tAt(px) < g.end ? n - 1 : -1;
+        if (b < 0) return '';
+        var a = g.start + b * g.bucket, z = b === n - 1 ? g.end : a + g.bucket;
+        return g.name + ' ' + t.name + ': ' + TP.fmtPct(100 * t.v[b]) + '\n' + TP.fmtDur(a) + ' to ' + TP.fmtDur(z) +
+          ' (buckets of ' + TP.fmtDur(g.bucket) + ', as the TensorBoard plugin)';
+      }
+      return '';
+    }
+
     function header(py) {
       for (var i = 0; i < L.headers.length; i++)
         if (py >= L.headers[i].y && py < L.headers[i].y + GROUP_H) return L.headers[i];
@@ -503,10 +519,10 @@
         return;
       }
       canvas.style.cursor = header(ev.offsetY) ? 'pointer' : '';
-      var e = hit(ev.offsetX, ev.offsetY);
+      var e = hit(ev.offsetX, ev.offsetY), tt = e < 0 ? trackTip(ev.offsetX, ev.offsetY) : '';
       if (e !== hover) { hover = e; draw(); }
-      if (e < 0) { tip.style.display = 'none'; return; }
-      tip.textContent = describe(e);
+      if (e < 0 && !tt) { tip.style.display = 'none'; return; }
+      tip.textContent = e >= 0 ? describe(e) : tt;
       tip.style.display = 'block';
       tip.style.left = Math.min(ev.offsetX + 12, width - 300) + 'px';
       tip.style.top = (ev.offsetY + 14) + 'px';
@@ -529,6 +545,12 @@
       },
       setView: setView,
       view: view,
+      track: function (k, b) { /* the middle of track k's bucket b, in client pixels */
+        var t = L.tracks[k], g = t && t.g, r = canvas.getBoundingClientRect();
+        if (!t) return null;
+        var a = g.start + b * g.bucket, z = b === t.v.length - 1 ? g.end : a + g.bucket;
+        return {x: r.left + (x(a) + x(z)) / 2, y: r.top + t.y + t.h / 2};
+      },
       header: function (title) { /* where group `title`'s header is drawn, in client pixels */
         var r = canvas.getBoundingClientRect();
         for (var i = 0; i < L.headers.length; i++)
