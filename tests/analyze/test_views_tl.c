@@ -474,6 +474,30 @@ TP_TEST(gpu_tracks_plugin_rules)
     tpa_tl_free(&t);
 }
 
+/* Times near the reader's limits (fuzz corpus 20cceb08): a drawn span no
+ * bucket of int64 ns fits gets no track, and nothing overflows. */
+TP_TEST(gpu_tracks_huge_span)
+{
+    tpa_tl t;
+    tpa_tl_init(&t, NULL);
+    int64_t far = 4000000000000000000LL;
+    span(&t, "k", "kernel", 0, 7, -far, far, "{}");
+    span(&t, "a", "cpu_op", 1, 1, far, far, NULL);
+    span(&t, "z", "kernel", 0, 8, far / 2, 0, "{}"); /* a zero-length kernel outside every bucket */
+    char *js = json_of(&t);
+    CHECK(strstr(js, "\"gpu_tracks\":[]") != NULL);
+    free(js);
+    tpa_tl_free(&t);
+    tpa_tl_init(&t, NULL); /* a span that fits, and a zero-length kernel past it */
+    span(&t, "a", "cpu_op", 1, 1, 0, 1000 * US, NULL);
+    span(&t, "k", "kernel", 0, 7, 0, 500 * US, "{}");
+    span(&t, "z", "kernel", 0, 9, far, 0, "{}");
+    js = json_of(&t);
+    CHECK(strstr(js, "\"util_mean\":0.5") != NULL);
+    free(js);
+    tpa_tl_free(&t);
+}
+
 /* Two traces (two ranks): each one's GPU and process groups say whose. */
 TP_TEST(two_traces_name_their_groups)
 {
@@ -548,5 +572,6 @@ int main(void)
     RUN(gpu_tracks_plugin_rules);
     RUN(fwdbwd_survive_compaction);
     RUN(two_traces_name_their_groups);
+    RUN(gpu_tracks_huge_span);
     return tp_test_finish();
 }

@@ -44,6 +44,8 @@ static bool is_kernel(const tpa_tl_rec *r) { return r->kind == TPA_K_KERNEL || r
  * min(sum, 1)) to the buckets it overlaps. */
 static void add_span(track *g, int64_t a, int64_t b)
 {
+    if (a < g->lo) a = g->lo; /* a zero-length kernel's row draws no span: it may lie outside */
+    if (b > g->hi) b = g->hi;
     if (b <= a || !g->active) return;
     double eff = g->sum < 1.0 ? g->sum : 1.0;
     int64_t i = (a - g->lo) / g->width;
@@ -166,7 +168,9 @@ void tpa_tl_json_gpu(const tpa_tl *t, const size_t *ix, size_t n, int64_t t0, co
             if (tpa_sat_add(r->ts, r->dur) > hi) hi = tpa_sat_add(r->ts, r->dur);
         }
         if (file < 64) lo = lo64[file], hi = hi64[file];
-        if (hi <= lo) { a = b; continue; } /* nothing drawn */
+        int64_t range;
+        /* nothing drawn, or a span no bucket width of int64 ns fits (crafted: past 2.9 years) */
+        if (hi <= lo || __builtin_sub_overflow(hi, lo, &range) || range > INT64_MAX / 100) { a = b; continue; }
         int first = ng;
         for (size_t k = a; k < b; k++) {
             const tpa_tl_rec *r = &t->rec[ix[k]];

@@ -126,7 +126,7 @@ static void row_count(row_key *k, const tpa_tl_rec *r)
     if (r->dur <= 0) return;
     k->n_span++;
     int64_t end = tpa_sat_add(r->ts, r->dur), from = r->ts > k->end ? r->ts : k->end;
-    if (end > from) k->busy += end - from;
+    if (end > from) k->busy = tpa_sat_add(k->busy, end - from); /* end - from <= dur: no overflow */
     if (end > k->end) k->end = end;
 }
 
@@ -163,7 +163,9 @@ static void drawn_extent(emit *e)
 
 static int64_t extent_of(const emit *e, uint16_t file)
 {
-    return file < 64 && e->hi[file] > e->lo[file] ? e->hi[file] - e->lo[file] : 0;
+    int64_t d;
+    if (file >= 64 || e->hi[file] <= e->lo[file]) return 0;
+    return __builtin_sub_overflow(e->hi[file], e->lo[file], &d) ? INT64_MAX : d;
 }
 
 /* The group a row is under (a GPU, a process) and its own label. */
