@@ -363,8 +363,15 @@ TP_TEST(rows_grouped_named_folded)
     ev.pid_str = (tpa_sv){strstr(sp, "Spans"), 5}, ev.tid_str = (tpa_sv){strstr(sp, "PyTorch Profiler\""), 16};
     ev.raw = (tpa_sv){sp, strlen(sp)};
     tpa_tl_feed(&t, 0, &ev, tpa_classify(&ev));
+    /* trainprof's own traces: process_name "GPU 1", process_labels "GPU" */
+    meta(&t, "process_name", 1, 0, "name", "GPU 1");
+    meta(&t, "process_labels", 1, 0, "labels", "GPU");
+    span(&t, "gemm", "kernel", 1, 3, 100 * US, 200 * US, "{\"device\":1,\"stream\":3}");
+    span(&t, "gemm", "kernel", 2, 3, 100 * US, 200 * US, "{\"device\":2,\"stream\":3}"); /* no names */
     char *js = json_of(&t), row[512];
     CHECK(strstr(js, "\"name\":\"GPU 0 / stream 7\",\"group\":\"GPU 0\",\"label\":\"stream 7\"") != NULL);
+    CHECK(strstr(js, "\"name\":\"GPU 1 / stream 3\",\"group\":\"GPU 1\"") != NULL);
+    CHECK(strstr(js, "\"name\":\"GPU 2 / stream 3\",\"group\":\"GPU 2\"") != NULL);
     CHECK(strstr(js, "\"group\":\"python3 (pid 100)\",\"label\":\"MainThread\"") != NULL);
     CHECK(strstr(js, "pt_main_thread") == NULL);
     CHECK(strstr(row_text(js, "MainThread", row, sizeof row), "\"folded\":false") != NULL);

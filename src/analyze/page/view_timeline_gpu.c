@@ -139,14 +139,7 @@ static void write_track(const track *g, const char *name, int64_t t0, tpu_json *
 static void device_name(const tpa_tl *t, uint16_t file, int64_t pid, char *out, size_t cap)
 {
     int n = t->n_files > 1 ? snprintf(out, cap, "trace %d \xc2\xb7 ", file + 1) : 0;
-    for (size_t i = t->n_meta; i-- > 0;) {
-        const tpa_tl_meta *m = &t->meta[i];
-        if (m->file == file && m->pid == pid && m->what != TPA_TL_THREAD_NAME && !strncmp(m->name, "GPU", 3)) {
-            snprintf(out + n, cap - (size_t)n, "%s", m->name);
-            return;
-        }
-    }
-    snprintf(out + n, cap - (size_t)n, "GPU %" PRId64, pid);
+    tpa_tl_gpu_name(t, file, pid, out + n, cap - (size_t)n);
 }
 
 void tpa_tl_json_gpu(const tpa_tl *t, const size_t *ix, size_t n, int64_t t0, const int64_t lo64[64],
