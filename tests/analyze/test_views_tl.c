@@ -505,6 +505,35 @@ TP_TEST(gpu_tracks_huge_span)
     tpa_tl_free(&t);
 }
 
+/* A page of chosen steps: a track per step window (the gaps between them
+ * carry no kernel: no bucket there says 0 % busy), each step's own. */
+TP_TEST(gpu_tracks_per_chosen_step)
+{
+    tpa_tl t;
+    small_store(&t, 400);
+    gen g = {.t = &t};
+    int steps = 60;
+    for (int k = 0; k < steps; k++) host_step(&g, k, steps, false);
+    for (int k = 0; k < steps; k++) gpu_step(&g, k, steps);
+    long pick[3];
+    CHECK_EQ_INT(tpa_tl_pick(&t, pick), 3);
+    char *js = json_of(&t);
+    const char *p = strstr(js, "\"gpu_tracks\":[");
+    CHECK(p != NULL);
+    int n = 0;
+    for (const char *q = p; q && (q = strstr(q, "{\"name\":\"GPU 0\"")) != NULL; q++) n++;
+    CHECK_EQ_INT(n, 3);
+    for (int k = 0; k < 3 && p; k++) {
+        char want[64];
+        snprintf(want, sizeof want, "\"step\":%" PRId64 ",", t.steps[pick[k]].num);
+        CHECK(strstr(p, want) != NULL);
+    }
+    /* each window busy: 6 kernels of dur/10 in a 2 ms step, none idle at 0 */
+    CHECK(strstr(p, "\"util_mean\":0,") == NULL);
+    free(js);
+    tpa_tl_free(&t);
+}
+
 /* Two traces (two ranks): each one's GPU and process groups say whose. */
 TP_TEST(two_traces_name_their_groups)
 {
@@ -580,5 +609,6 @@ int main(void)
     RUN(fwdbwd_survive_compaction);
     RUN(two_traces_name_their_groups);
     RUN(gpu_tracks_huge_span);
+    RUN(gpu_tracks_per_chosen_step);
     return tp_test_finish();
 }

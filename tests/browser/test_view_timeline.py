@@ -254,6 +254,13 @@ def check_big(browser, tmp):
         carried = sum(1 for e in events_of(T) if e[1] + t0 < hi * 1000 and e[1] + e[2] + t0 >= lo * 1000)
         check(carried == inside and got["left_out"] == 0, f"{name} step: {carried} of {inside} events carried")
     check("left out" in T["note"] and f"of {len(events)} events" in T["note"], f"note: {T['note']}")
+    # GPU tracks over each chosen step's window only (the gaps carry no kernel)
+    wins = {g.get("step"): (g["start"], g["end"]) for g in T["gpu_tracks"]}
+    check(wins.keys() == {s["num"] for s in picks.values()} and
+          all(wins[s["num"]] == (s["start"], s["start"] + s["dur"]) for s in picks.values()),
+          f"GPU tracks per chosen step: {wins}")
+    check(len(page.evaluate("JSON.parse(document.querySelector('#view-timeline .card').dataset.tracks)")) == 1,
+          "one utilization track (3 windows), no SM efficiency without blocks per SM")
     check("left out" in page.locator("#view-timeline .tl-note").inner_text(), "the page says what it left out")
     size = os.path.getsize(out)
     print(f"big trace: {os.path.getsize(trace) / 1e6:.1f} MB -> page {size / 1e6:.2f} MB, "

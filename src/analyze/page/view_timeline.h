@@ -133,9 +133,10 @@ void tpa_tl_json(tpa_tl *t, const long pick[3], int np, tpu_json *j);
  * of the chosen records ix[0..n) (sorted by file, then start), times from
  * t0: "gpu_tracks", one per device with kernels, with the TensorBoard
  * plugin's rules (docs/REPORT.md), over each file's drawn span
- * [lo[file], hi[file]) (files past the first 64: their events' span). */
+ * [lo[file], hi[file]) (files past the first 64: their events' span); when
+ * not whole, over each of the steps pick[] (tpa_tl_pick's) instead. */
 void tpa_tl_json_gpu(const tpa_tl *t, const size_t *ix, size_t n, int64_t t0, const int64_t lo[64],
-                     const int64_t hi[64], tpu_json *j);
+                     const int64_t hi[64], const long pick[3], bool whole, tpu_json *j);
 /* The forward-to-backward flows among the chosen records ix[0..n) written
  * as events (ord[k]: record ix[k]'s index in "ev", -1: not written):
  * "fwdbwd", pairs of event indexes, and "fwdbwd_left_out". */

@@ -54,12 +54,18 @@
       if (!byKey[key]) groups.push(byKey[key] = {key: key, title: r.info.group || r.info.name, rows: [], tracks: [], open: true});
       byKey[key].rows.push(r);
     });
+    /* a device's tracks: one segment per window (the span drawn, or each chosen step) */
     (T.gpu_tracks || []).forEach(function (g) {
       var grp = byKey[g.file + '|gpu|' + g.pid];
-      var tracks = [{g: g, what: 'util', name: 'utilization', v: g.util}];
-      if (g.sm) tracks.push({g: g, what: 'sm', name: 'est. SM efficiency', v: g.sm});
-      tracks.forEach(function (t) { t.h = TRACK_H; if (grp) grp.tracks.push(t); });
+      if (!grp) return;
+      if (!grp.tracks.length) {
+        grp.tracks.push({name: 'utilization', what: 'util', segs: [], h: TRACK_H, device: g.name});
+        grp.tracks.push({name: 'est. SM efficiency', what: 'sm', segs: [], h: TRACK_H, device: g.name});
+      }
+      grp.tracks[0].segs.push({g: g, v: g.util});
+      if (g.sm) grp.tracks[1].segs.push({g: g, v: g.sm});
     });
+    groups.forEach(function (grp) { grp.tracks = grp.tracks.filter(function (t) { return t.segs.length; }); });
     if (more.rows.length) {
       more.title = more.rows.length + ' more row' + (more.rows.length > 1 ? 's' : '') +
         ' (nothing to read: instants only, bookkeeping, or under 0.1 % busy)';
@@ -309,26 +315,32 @@
       ctx.font = '11px sans-serif';
     }
 
-    /* The mean of a track over its whole span (buckets weighted by width). */
+    /* The mean of a track over its windows (buckets weighted by width). */
     function mean(t) {
-      var g = t.g, n = t.v.length, sum = 0;
-      for (var i = 0; i < n; i++) sum += t.v[i] * ((i === n - 1 ? g.end : g.start + (i + 1) * g.bucket) - (g.start + i * g.bucket));
-      return g.end > g.start ? sum / (g.end - g.start) : 0;
+      var sum = 0, span = 0;
+      t.segs.forEach(function (sg) {
+        var g = sg.g, n = sg.v.length;
+        for (var i = 0; i < n; i++) sum += sg.v[i] * ((i === n - 1 ? g.end : g.start + (i + 1) * g.bucket) - (g.start + i * g.bucket));
+        span += g.end - g.start;
+      });
+      return span > 0 ? sum / span : 0;
     }
 
-    /* A track: one bar per bucket, full height = 100 %. */
+    /* A track: one bar per bucket, full height = 100 %; nothing where no window is. */
     function drawTrack(t) {
-      var g = t.g, n = t.v.length;
       ctx.fillStyle = '#f7f9fc';
       ctx.fillRect(LABEL_W, t.y, width - LABEL_W, t.h - 2);
       ctx.fillStyle = t.what === 'util' ? '#59a14f' : '#4e79a7';
-      for (var i = 0; i < n; i++) {
-        var a = x(g.start + i * g.bucket), b = x(i === n - 1 ? g.end : g.start + (i + 1) * g.bucket);
-        if (b < LABEL_W || a > width) continue;
-        a = Math.max(a, LABEL_W); b = Math.min(b, width);
-        var hgt = Math.max(0, Math.min(1, t.v[i])) * (t.h - 6);
-        ctx.fillRect(a, t.y + t.h - 3 - hgt, Math.max(1, b - a - 0.5), hgt);
-      }
+      t.segs.forEach(function (sg) {
+        var g = sg.g, n = sg.v.length;
+        for (var i = 0; i < n; i++) {
+          var a = x(g.start + i * g.bucket), b = x(i === n - 1 ? g.end : g.start + (i + 1) * g.bucket);
+          if (b < LABEL_W || a > width) continue;
+          a = Math.max(a, LABEL_W); b = Math.min(b, width);
+          var hgt = Math.max(0, Math.min(1, sg.v[i])) * (t.h - 6);
+          ctx.fillRect(a, t.y + t.h - 3 - hgt, Math.max(1, b - a - 0.5), hgt);
+        }
+      });
     }
 
     function clip(s, w) {
@@ -402,7 +414,7 @@
       root.setAttribute('data-view-hi', String(Math.round(view.hi)));
       root.setAttribute('data-rows', JSON.stringify(L.rows.map(function (r) { return r.info.name; })));
       root.setAttribute('data-groups', JSON.stringify(L.groups.map(function (g) { return [g.title, g.rows.length, g.open]; })));
-      root.setAttribute('data-tracks', JSON.stringify(L.tracks.map(function (t) { return [t.g.name + ' ' + t.name, mean(t)]; })));
+      root.setAttribute('data-tracks', JSON.stringify(L.tracks.map(function (t) { return [t.device + ' ' + t.name, mean(t)]; })));
       root.setAttribute('data-fwdbwd', String(showFb));
       root.setAttribute('data-counters', JSON.stringify(L.counters.map(function (c) { return [c.info.name, fmtCounter(c.info.name, c.hi)]; })));
     }
@@ -427,15 +439,20 @@
     /* A track's bucket under the pointer: its value and its time range. */
     function trackTip(px, py) {
       if (px < LABEL_W) return '';
+      var at = tAt(px);
       for (var i = 0; i < L.tracks.length; i++) {
-        var t = L.tracks[i], g = t.g, n = t.v.length;
+        var t = L.tracks[i];
         if (py < t.y || py >= t.y + t.h) continue;
-        var b = Math.floor((tAt(px) - g.start) / g.bucket);
-        if (b >= n) b = tAt(px) < g.end ? n - 1 : -1;
-        if (b < 0) return '';
-        var a = g.start + b * g.bucket, z = b === n - 1 ? g.end : a + g.bucket;
-        return g.name + ' ' + t.name + ': ' + TP.fmtPct(100 * t.v[b]) + '\n' + TP.fmtDur(a) + ' to ' + TP.fmtDur(z) +
-          ' (buckets of ' + TP.fmtDur(g.bucket) + ', as the TensorBoard plugin)';
+        for (var k = 0; k < t.segs.length; k++) {
+          var g = t.segs[k].g, n = t.segs[k].v.length;
+          if (at < g.start || at >= g.end) continue;
+          var b = Math.min(n - 1, Math.floor((at - g.start) / g.bucket));
+          var a = g.start + b * g.bucket, z = b === n - 1 ? g.end : a + g.bucket;
+          return t.device + ' ' + t.name + ': ' + TP.fmtPct(100 * t.segs[k].v[b]) + '\n' + TP.fmtDur(a) + ' to ' +
+            TP.fmtDur(z) + (g.step !== undefined ? ' of step #' + g.step : '') + ' (buckets of ' + TP.fmtDur(g.bucket) +
+            ', as the TensorBoard plugin)';
+        }
+        return '';
       }
       return '';
     }
@@ -545,10 +562,10 @@
       },
       setView: setView,
       view: view,
-      track: function (k, b) { /* the middle of track k's bucket b, in client pixels */
-        var t = L.tracks[k], g = t && t.g, r = canvas.getBoundingClientRect();
+      track: function (k, b) { /* the middle of track k's bucket b (its first window), in client pixels */
+        var t = L.tracks[k], r = canvas.getBoundingClientRect();
         if (!t) return null;
-        var a = g.start + b * g.bucket, z = b === t.v.length - 1 ? g.end : a + g.bucket;
+        var g = t.segs[0].g, a = g.start + b * g.bucket, z = b === t.segs[0].v.length - 1 ? g.end : a + g.bucket;
         return {x: r.left + (x(a) + x(z)) / 2, y: r.top + t.y + t.h / 2};
       },
       header: function (title) { /* where group `title`'s header is drawn, in client pixels */

@@ -2,7 +2,9 @@
  * utilization and est. SM efficiency tracks of each device, and the
  * forward-to-backward flows. Both are made from the chosen records when the
  * page is written (bounded by what the page carries, no second pass over a
- * trace, no per-event storage beyond the store's).
+ * trace, no per-event storage beyond the store's). A page that carries
+ * chosen steps only has tracks over each step's window (what it carries),
+ * not over the gaps between them, where it holds no kernel.
  *
  * The tracks follow the TensorBoard plugin (kineto's
  * tb_plugin/torch_tb_profiler/profiler/gpu_metrics_parser.py, removed in
@@ -21,13 +23,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TL_MAX_GPUS 16     /* tracks written (devices of all files) */
+#define TL_MAX_TRACKS 48   /* tracks written (devices of all files, each window) */
 #define TL_MAX_ACTIVE 64   /* kernels running at once on one device, followed */
 #define TL_MAX_BUCKETS 100 /* the plugin's */
 
 typedef struct track {
     uint16_t file;
     int64_t pid;
+    int64_t step;           /* the chosen step whose window it covers; -1: the span drawn */
     int64_t lo, hi, width;  /* buckets: [lo + i * width, ...), the last to hi */
     int n;
     double busy[TL_MAX_BUCKETS], sm[TL_MAX_BUCKETS]; /* ns, and ns x efficiency */
@@ -107,6 +110,7 @@ static void write_track(const track *g, const char *name, int64_t t0, tpu_json *
     tpu_json_kv_string(j, "name", name);
     tpu_json_kv_int(j, "file", g->file);
     tpu_json_kv_int(j, "pid", g->pid);
+    if (g->step >= 0) tpu_json_kv_int(j, "step", g->step);
     tpu_json_kv_int(j, "start", g->lo - t0);
     tpu_json_kv_int(j, "bucket", g->width);
     tpu_json_kv_int(j, "end", g->hi - t0);
@@ -142,15 +146,51 @@ static void device_name(const tpa_tl *t, uint16_t file, int64_t pid, char *out, 
     tpa_tl_gpu_name(t, file, pid, out + n, cap - (size_t)n);
 }
 
-void tpa_tl_json_gpu(const tpa_tl *t, const size_t *ix, size_t n, int64_t t0, const int64_t lo64[64],
-                     const int64_t hi64[64], tpu_json *j)
+/* The tracks of the devices of records ix[a..b) (one file) over the window
+ * [lo, hi): each device's sweep, kernels in order of start. */
+static void sweep(const tpa_tl *t, const size_t *ix, size_t a, size_t b, int64_t lo, int64_t hi, int64_t step,
+                  track *g, int *ng, bool *has_sm, uint64_t *left)
 {
-    track *g = calloc(TL_MAX_GPUS, sizeof *g);
+    int64_t range;
+    /* nothing drawn, or a span no bucket width of int64 ns fits (crafted: past 2.9 years) */
+    if (hi <= lo || __builtin_sub_overflow(hi, lo, &range) || range > INT64_MAX / 100) return;
+    int first = *ng;
+    for (size_t k = a; k < b; k++) {
+        const tpa_tl_rec *r = &t->rec[ix[k]];
+        if (r->ts >= hi) break;
+        if (!is_kernel(r) || r->ph != 'X' || tpa_sat_add(r->ts, r->dur) <= lo) continue;
+        int d = first;
+        while (d < *ng && g[d].pid != r->pid) d++;
+        if (d == *ng) {
+            if (*ng == TL_MAX_TRACKS) { (*left)++; continue; }
+            g[d].file = r->file;
+            g[d].pid = r->pid;
+            g[d].step = step;
+            buckets(&g[d], lo, hi);
+            g[d].now = lo;
+            (*ng)++;
+        }
+        advance(&g[d], r->ts);
+        if (g[d].active == TL_MAX_ACTIVE) { (*left)++; continue; }
+        double v = blocks_per_sm(t, r);
+        has_sm[d] |= v > 0;
+        g[d].end[g[d].active] = tpa_sat_add(r->ts, r->dur);
+        g[d].bps[g[d].active++] = v;
+        g[d].sum += v;
+    }
+    for (int d = first; d < *ng; d++) advance(&g[d], g[d].hi);
+}
+
+void tpa_tl_json_gpu(const tpa_tl *t, const size_t *ix, size_t n, int64_t t0, const int64_t lo64[64],
+                     const int64_t hi64[64], const long pick[3], bool whole, tpu_json *j)
+{
+    track *g = calloc(TL_MAX_TRACKS, sizeof *g);
     if (!g) abort();
     int ng = 0;
-    bool has_sm[TL_MAX_GPUS] = {false};
+    bool has_sm[TL_MAX_TRACKS] = {false};
     uint64_t left = 0;
-    for (size_t a = 0; a < n;) { /* one file at a time: the span drawn, then its devices' sweeps */
+    bool steps = !whole && pick && (pick[0] >= 0 || pick[1] >= 0 || pick[2] >= 0);
+    for (size_t a = 0; a < n;) { /* one file at a time: its windows, then its devices' sweeps */
         uint16_t file = t->rec[ix[a]].file;
         size_t b = a;
         int64_t lo = INT64_MAX, hi = INT64_MIN;
@@ -161,32 +201,21 @@ void tpa_tl_json_gpu(const tpa_tl *t, const size_t *ix, size_t n, int64_t t0, co
             if (tpa_sat_add(r->ts, r->dur) > hi) hi = tpa_sat_add(r->ts, r->dur);
         }
         if (file < 64) lo = lo64[file], hi = hi64[file];
-        int64_t range;
-        /* nothing drawn, or a span no bucket width of int64 ns fits (crafted: past 2.9 years) */
-        if (hi <= lo || __builtin_sub_overflow(hi, lo, &range) || range > INT64_MAX / 100) { a = b; continue; }
-        int first = ng;
-        for (size_t k = a; k < b; k++) {
-            const tpa_tl_rec *r = &t->rec[ix[k]];
-            if (!is_kernel(r) || r->ph != 'X') continue;
-            int d = first;
-            while (d < ng && g[d].pid != r->pid) d++;
-            if (d == ng) {
-                if (ng == TL_MAX_GPUS) { left++; continue; }
-                g[ng].file = file;
-                g[ng].pid = r->pid;
-                buckets(&g[ng], lo, hi);
-                g[ng].now = lo;
-                ng++;
+        if (!steps) {
+            sweep(t, ix, a, b, lo, hi, -1, g, &ng, has_sm, &left);
+        } else { /* a page of chosen steps: each one's window, what is carried of it */
+            long order[3] = {pick[0], pick[1], pick[2]};
+            for (int x = 0; x < 3; x++) /* by start */
+                for (int y = x + 1; y < 3; y++)
+                    if (order[y] >= 0 && (order[x] < 0 || t->steps[order[y]].start < t->steps[order[x]].start)) {
+                        long tmp = order[x]; order[x] = order[y]; order[y] = tmp;
+                    }
+            for (int x = 0; x < 3; x++) {
+                if (order[x] < 0 || t->steps[order[x]].file != file) continue;
+                const tpa_tl_step *s = &t->steps[order[x]];
+                sweep(t, ix, a, b, s->start, tpa_sat_add(s->start, s->dur), s->num, g, &ng, has_sm, &left);
             }
-            advance(&g[d], r->ts);
-            if (g[d].active == TL_MAX_ACTIVE) { left++; continue; }
-            double v = blocks_per_sm(t, r);
-            has_sm[d] |= v > 0;
-            g[d].end[g[d].active] = tpa_sat_add(r->ts, r->dur);
-            g[d].bps[g[d].active++] = v;
-            g[d].sum += v;
         }
-        for (int d = first; d < ng; d++) advance(&g[d], g[d].hi);
         a = b;
     }
     tpu_json_key(j, "gpu_tracks");

@@ -541,7 +541,7 @@ void tpa_tl_json(tpa_tl *t, const long pick[3], int np, tpu_json *j)
     json_events(&e, j);
     json_counters(&e, j);
     tpa_tl_json_flows(t, e.ix, ord, e.n, j);
-    tpa_tl_json_gpu(t, e.ix, e.n, e.t0, e.lo, e.hi, j);
+    tpa_tl_json_gpu(t, e.ix, e.n, e.t0, e.lo, e.hi, pick, whole, j);
     tpu_json_end_object(j);
     free(ord);
     free(e.ix);
