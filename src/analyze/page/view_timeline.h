@@ -141,7 +141,7 @@ void tpa_tl_json_gpu(const tpa_tl *t, const size_t *ix, size_t n, int64_t t0, co
  * as events (ord[k]: record ix[k]'s index in "ev", -1: not written):
  * "fwdbwd", pairs of event indexes, and "fwdbwd_left_out". */
 void tpa_tl_json_flows(const tpa_tl *t, const size_t *ix, const int64_t *ord, size_t n, tpu_json *j);
-/* A GPU's name (view_timeline_json.c): process_labels "GPU n" (Kineto), else
+/* A GPU's name (view_timeline_gpu.c): process_labels "GPU n" (Kineto), else
  * a process_name "GPU..." (trainprof), else "GPU <pid>"; false for the last. */
 bool tpa_tl_gpu_name(const tpa_tl *t, uint16_t file, int64_t pid, char *out, size_t cap);
 /* qsort_r comparator: indexes (size_t) into the tpa_tl_rec array rec_array, longest first. */

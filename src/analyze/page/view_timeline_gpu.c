@@ -138,6 +138,33 @@ static void write_track(const track *g, const char *name, int64_t t0, tpu_json *
     tpu_json_end_object(j);
 }
 
+/* The last name of kind `what` the trace gave process pid, or NULL. */
+static const char *process_meta(const tpa_tl *t, uint16_t file, int what, int64_t pid)
+{
+    for (size_t i = t->n_meta; i-- > 0;) {
+        const tpa_tl_meta *m = &t->meta[i];
+        if (m->file == file && m->what == what && m->pid == pid) return m->name[0] ? m->name : NULL;
+    }
+    return NULL;
+}
+
+bool tpa_tl_gpu_name(const tpa_tl *t, uint16_t file, int64_t pid, char *out, size_t cap)
+{
+    /* Kineto: process_labels "GPU 0", its process_name the host's; trainprof:
+     * process_name "GPU 0", process_labels "GPU" */
+    const char *pl = process_meta(t, file, TPA_TL_PROCESS_LABELS, pid);
+    const char *pn = process_meta(t, file, TPA_TL_PROCESS_NAME, pid);
+    if (pl && !strncmp(pl, "GPU ", 4)) {
+        snprintf(out, cap, "%s", pl);
+    } else if (pn && !strncmp(pn, "GPU", 3)) {
+        snprintf(out, cap, "%s", pn);
+    } else {
+        snprintf(out, cap, "GPU %" PRId64, pid);
+        return false;
+    }
+    return true;
+}
+
 /* The device's name as the page's rows give it (with its trace's number
  * when the page shows several). */
 static void device_name(const tpa_tl *t, uint16_t file, int64_t pid, char *out, size_t cap)

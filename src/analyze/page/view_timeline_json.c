@@ -109,18 +109,6 @@ static const char *meta_name(const tpa_tl *t, uint16_t file, int what, int64_t p
     return NULL;
 }
 
-bool tpa_tl_gpu_name(const tpa_tl *t, uint16_t file, int64_t pid, char *out, size_t cap)
-{
-    /* Kineto: process_labels "GPU 0", its process_name the host's; trainprof:
-     * process_name "GPU 0", process_labels "GPU" */
-    const char *pl = meta_name(t, file, TPA_TL_PROCESS_LABELS, pid, 0);
-    const char *pn = meta_name(t, file, TPA_TL_PROCESS_NAME, pid, 0);
-    if (pl && !strncmp(pl, "GPU ", 4)) snprintf(out, cap, "%s", pl);
-    else if (pn && !strncmp(pn, "GPU", 3)) snprintf(out, cap, "%s", pn);
-    else snprintf(out, cap, "GPU %" PRId64, pid);
-    return (pl && !strncmp(pl, "GPU ", 4)) || (pn && !strncmp(pn, "GPU", 3));
-}
-
 /* A string pid or tid as the trace spells it ("Spans", "Traces"), else NULL. */
 static bool id_text(const tpa_tl *t, const tpa_tl_rec *r, bool tid, char *out, size_t cap)
 {
