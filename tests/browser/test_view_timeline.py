@@ -10,9 +10,17 @@
   page is one the trace's args.correlation makes;
 - a trace too big to carry: the page carries the slowest, median and
   fastest steps of `trainprof steps --json` with all their events, says
-  what it left out, and stays under its event budget.
+  what it left out, and stays under its event budget;
+- issue 31, on the Kineto GPU traces of tests/fixtures: rows grouped by GPU
+  and process and named by the trace's own labels, the junk rows (an
+  independent count of the folding rule) in a closed group a click opens,
+  the axis not stretched by them, GPU utilization / est. SM efficiency
+  tracks equal to an independent computation of the TensorBoard plugin's
+  rules; forward->backward flows of a torch 2.13 trace made here equal to
+  the trace's fwdbwd flow pairs, drawn with the toggle, named on hover.
 No console error anywhere. Screenshots go to the browser artifacts (and
 docs/images/ with TP_UPDATE_IMAGES=1). Exit 77 without chromium."""
+import decimal
 import gzip
 import json
 import os
@@ -43,7 +51,7 @@ def drawable(events):
         ph = e.get("ph")
         if "ts" not in e or ph not in ("X", "i", "I", "C"):
             continue
-        if ph == "X" and not (isinstance(e.get("dur"), (int, float)) and e["dur"] >= 0):
+        if ph == "X" and not (isinstance(e.get("dur"), (int, float, decimal.Decimal)) and e["dur"] >= 0):
             continue
         out.append(e)
     return out
@@ -246,6 +254,13 @@ def check_big(browser, tmp):
         carried = sum(1 for e in events_of(T) if e[1] + t0 < hi * 1000 and e[1] + e[2] + t0 >= lo * 1000)
         check(carried == inside and got["left_out"] == 0, f"{name} step: {carried} of {inside} events carried")
     check("left out" in T["note"] and f"of {len(events)} events" in T["note"], f"note: {T['note']}")
+    # GPU tracks over each chosen step's window only (the gaps carry no kernel)
+    wins = {g.get("step"): (g["start"], g["end"]) for g in T["gpu_tracks"]}
+    check(wins.keys() == {s["num"] for s in picks.values()} and
+          all(wins[s["num"]] == (s["start"], s["start"] + s["dur"]) for s in picks.values()),
+          f"GPU tracks per chosen step: {wins}")
+    check(len(page.evaluate("JSON.parse(document.querySelector('#view-timeline .card').dataset.tracks)")) == 1,
+          "one utilization track (3 windows), no SM efficiency without blocks per SM")
     check("left out" in page.locator("#view-timeline .tl-note").inner_text(), "the page says what it left out")
     size = os.path.getsize(out)
     print(f"big trace: {os.path.getsize(trace) / 1e6:.1f} MB -> page {size / 1e6:.2f} MB, "
@@ -259,8 +274,255 @@ def check_big(browser, tmp):
     page.close()
 
 
+# ---- issue 31: rows, folding, GPU tracks, forward->backward flows -----------------------
+
+GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation")
+
+
+def load_exact(path):
+    """The trace with exact microsecond decimals (ts of 1.7e15 us do not fit a
+    double once in ns)."""
+    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
+        d = json.load(f, parse_float=decimal.Decimal)
+    return d["traceEvents"] if isinstance(d, dict) else d
+
+
+def ns(us):
+    return int((decimal.Decimal(us) * 1000).to_integral_value(decimal.ROUND_DOWN))  # as the reader: digits past ns dropped
+
+
+def folded_rows(events):
+    """The folding rule of docs/REPORT.md, counted independently: rows by
+    (pid, tid, device or host); folded when no span of positive duration, a
+    string pid's row of at most 3 events, or its spans' union under 0.1 % of
+    the drawn span (first to last span of the rows not folded by the first
+    two rules)."""
+    rows = {}
+    for e in drawable(events):
+        if e["ph"] == "C" or e.get("name") == "[memory]":
+            continue
+        key = (e["pid"], e["tid"], e.get("cat") in GPU_CATS)
+        r = rows.setdefault(key, {"n": 0, "spans": []})
+        r["n"] += 1
+        if e["ph"] == "X" and e["dur"] > 0:
+            r["spans"].append((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])))
+    empty = {k for k, r in rows.items() if not r["spans"] or (isinstance(k[0], str) and r["n"] <= 3)}
+    spans = [s for k, r in rows.items() if k not in empty for s in r["spans"]]
+    lo, hi = min(a for a, _ in spans), max(b for _, b in spans)
+    out = set(empty)
+    for k, r in rows.items():
+        busy, end = 0, None
+        for a, b in sorted(r["spans"]):
+            start = a if end is None or a > end else end
+            busy += max(0, b - start)
+            end = b if end is None else max(end, b)
+        if busy < 0.001 * (hi - lo):
+            out.add(k)
+    return out, lo, hi
+
+
+def gpu_tracks(events, track, t0):
+    """A track of the page computed again with the plugin's rules: the merged
+    kernel ranges of the device (utilization) and, at each instant, min(sum
+    of the running kernels' blocks per SM, 1) (merge_ranges_with_value), per
+    bucket of the page's size."""
+    ks = [e for e in events if e.get("ph") == "X" and e.get("cat") == "kernel" and e.get("pid") == track["pid"]
+          and e["dur"] >= 0]
+    pts = []
+    for k in ks:
+        a, v = ns(k["ts"]), float((k.get("args") or {}).get("blocks per SM") or 0)
+        pts += [(a, 0, max(v, 0.0)), (a + ns(k["dur"]), 1, max(v, 0.0))]
+    pts.sort(key=lambda p: (p[0], p[1]))
+    segs, running, total, last = [], 0, 0.0, None
+    for t, kind, v in pts:
+        if last is not None and t > last and running:
+            segs.append((last, t, min(total, 1.0)))
+        last = t
+        running, total = (running + 1, total + v) if kind == 0 else (running - 1, total - v)
+    lo, hi, w, n = track["start"] + t0, track["end"] + t0, track["bucket"], len(track["util"])
+    bounds = [(lo + i * w, lo + (i + 1) * w if i < n - 1 else hi) for i in range(n)]
+    util, sm = [0.0] * n, [0.0] * n
+    for a, b, v in segs:
+        for i, (x, y) in enumerate(bounds):
+            o = min(b, y) - max(a, x)
+            if o > 0:
+                util[i] += o
+                sm[i] += o * v
+    return [u / (y - x) for u, (x, y) in zip(util, bounds)], [u / (y - x) for u, (x, y) in zip(sm, bounds)]
+
+
+def last_thread_names(events):
+    names = {}
+    for e in events:
+        if e.get("ph") == "M" and e.get("name") == "thread_name":
+            names[(e["pid"], e["tid"])] = e["args"]["name"].rstrip()
+    return names
+
+
+def t0_of(html):
+    """The page's t0_ns read by Python (past 2^53: the browser's JSON.parse rounds it)."""
+    with open(html) as f:
+        text = f.read()
+    i = text.index('"t0_ns":', text.index('"timeline":')) + len('"t0_ns":')
+    return int(text[i:text.index(",", i)])
+
+
+def card_data(page, key):
+    return page.evaluate(f"JSON.parse(document.querySelector('#view-timeline .card').dataset.{key})")
+
+
+def check_gpu_rows(browser, tmp):
+    fix = os.path.join(SRC, "tests", "fixtures")
+    for name, shot in (("ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz", "report_timeline_groups.png"),
+                       ("trace_diff__control__control.json.gz", None)):
+        trace = os.path.join(fix, name)
+        out = html_for(["report", "--html", os.path.join(tmp, name + ".html"), trace], os.path.join(tmp, name + ".html"))
+        page, errors, T = open_view(browser, out)
+        T["t0_ns"] = t0_of(out)
+        events = load_exact(trace)
+        labels = {}
+        for e in events:
+            if e.get("ph") == "M" and e.get("name") == "process_labels":
+                labels[e["pid"]] = e["args"]["labels"]
+        # groups: the GPUs first, named by their labels; rows named by the trace (a thread's last name)
+        groups = card_data(page, "groups")
+        gpus = sorted({labels[e["pid"]] for e in events if e.get("cat") == "kernel"})
+        check([g[0] for g in groups[:len(gpus)]] == gpus, f"{name}: GPU groups first {groups} vs {gpus}")
+        threads = last_thread_names(events)
+        for r in T["rows"]:
+            want = threads.get((r["pid"], r["tid"]))
+            if want and not r["folded"]:
+                check(r["label"] == want, f"{name}: row {r['name']} is named {want!r} in the trace")
+            check(not r["label"].startswith("penv#"), f"{name}: row label {r['label']}")
+        for r in T["rows"]:
+            if r["kind"] == "gpu":
+                check(r["group"].startswith("GPU ") and r["label"].startswith("stream "), f"{name}: GPU row {r['name']}")
+        # folded: the rows of the independent rule, in a closed group at the bottom
+        want, lo, hi = folded_rows(events)
+        got = set()
+        for r in T["rows"]:
+            if r["folded"]:
+                got.add((r["group"] if r["group"] in ("Spans", "Traces") else r["pid"],
+                         r["label"] if r["group"] in ("Spans", "Traces") else r["tid"], r["kind"] == "gpu"))
+        want = {(k[0], k[1], k[2]) for k in want}
+        check(got == want and got, f"{name}: folded rows {got} vs {want}")
+        visible = card_data(page, "rows")
+        check(groups[-1][0].startswith(f"{len(want)} more row") and groups[-1][2] is False,
+              f"{name}: the folded group last and closed: {groups[-1]}")
+        check(len(visible) == len(T["rows"]) - len(want), f"{name}: {len(visible)} rows shown")
+        # the axis: the drawn span of the rows not folded, plus 1 % either side
+        vlo, vhi = view_range(page)
+        span = hi - lo
+        check(abs((vhi + T["t0_ns"]) - (hi + 0.01 * span)) <= 2 and abs((vlo + T["t0_ns"]) - (lo - 0.01 * span)) <= 2,
+              f"{name}: axis {vlo},{vhi} vs the drawn span {lo - T['t0_ns']},{hi - T['t0_ns']}")
+        # a click on the folded group's header opens it, another closes it
+        pos = page.evaluate(f"document.querySelector('#view-timeline .card')._tl.header({json.dumps(groups[-1][0])})")
+        page.mouse.click(pos["x"], pos["y"])
+        check(len(card_data(page, "rows")) == len(T["rows"]), f"{name}: the folded group opens on a click")
+        page.mouse.click(pos["x"], pos["y"])
+        check(len(card_data(page, "rows")) == len(visible), f"{name}: and closes again")
+        # GPU tracks: the plugin's rules computed again
+        check(len(T["gpu_tracks"]) == len(gpus), f"{name}: a track per GPU: {len(T['gpu_tracks'])}")
+        for g in T["gpu_tracks"]:
+            util, sm = gpu_tracks(events, g, T["t0_ns"])
+            check(g["bucket"] in [10 ** k for k in range(3, 13)] and len(g["util"]) <= 100, f"{name}: buckets {g['bucket']}")
+            check(max(abs(a - b) for a, b in zip(util, g["util"])) < 1e-9, f"{name}: {g['name']} utilization {g['util']} vs {util}")
+            check(g["sm"] and max(abs(a - b) for a, b in zip(sm, g["sm"])) < 1e-9, f"{name}: {g['name']} SM efficiency")
+        tracks = card_data(page, "tracks")
+        check(len(tracks) == 2 * len(gpus), f"{name}: tracks drawn {tracks}")
+        # hovering a bucket of the first track names its value
+        g = T["gpu_tracks"][0]
+        b = max(range(len(g["util"])), key=lambda i: g["util"][i])
+        pos = page.evaluate(f"document.querySelector('#view-timeline .card')._tl.track(0, {b})")
+        page.mouse.move(pos["x"], pos["y"])
+        page.wait_for_timeout(100)
+        tip = page.locator("#view-timeline .tl-tip")
+        want = page.evaluate(f"TP.fmtPct({100 * g['util'][b]})")
+        check(tip.is_visible() and "utilization: " + want in tip.inner_text(),
+              f"{name}: hovering a utilization bucket: {tip.inner_text() if tip.is_visible() else 'hidden'} vs {want}")
+        page.mouse.move(0, 0)
+        if name.startswith("ns_"):
+            check(len(T["fwdbwd"]) // 2 == sum(1 for e in events if e.get("cat") == "fwdbwd" and e["ph"] == "s"),
+                  f"{name}: forward-backward pairs {len(T['fwdbwd']) // 2}")
+            page.check("#view-timeline .tl-fwdbwd input")
+        if shot:
+            shoot(page, shot)
+        check(not errors, f"console errors ({name}): {errors}")
+        page.close()
+
+
+GEN_FWDBWD = """
+import sys, torch, torch.nn as nn
+from torch.profiler import profile, ProfilerActivity
+torch.manual_seed(0)
+m = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 10))
+opt = torch.optim.SGD(m.parameters(), lr=0.01)
+x, y = torch.randn(16, 32), torch.randint(0, 10, (16,))
+with profile(activities=[ProfilerActivity.CPU], with_stack=False) as prof:
+    for _ in range(2):
+        loss = nn.functional.cross_entropy(m(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        prof.step()
+prof.export_chrome_trace(sys.argv[1])
+"""
+
+
+def bind(spans, pid, tid, t):
+    """The innermost span on (pid, tid) enclosing t: the latest start, then the shortest."""
+    best = None
+    for s in spans:
+        if s["pid"] == pid and s["tid"] == tid and s["ts"] <= t <= s["ts"] + s["dur"]:
+            if best is None or (s["ts"], -s["dur"]) > (best["ts"], -best["dur"]):
+                best = s
+    return best
+
+
+def check_fwdbwd(browser, tmp):
+    trace = os.path.join(tmp, "fwdbwd.json")
+    p = subprocess.run([sys.executable, "-c", GEN_FWDBWD, trace], capture_output=True, text=True)
+    if p.returncode != 0:
+        check(False, f"torch trace with backward: {p.stderr[-2000:]}")
+        return
+    events = load_exact(trace)
+    spans = [e for e in events if e.get("ph") == "X"]
+    ends = {}
+    for e in events:
+        if e.get("cat") == "fwdbwd":
+            ends.setdefault(e["id"], {})[e["ph"]] = e
+    want = []
+    for i, pair in ends.items():
+        a, b = bind(spans, pair["s"]["pid"], pair["s"]["tid"], pair["s"]["ts"]), bind(spans, pair["f"]["pid"], pair["f"]["tid"], pair["f"]["ts"])
+        want.append((a["name"], ns(a["ts"]), b["name"], ns(b["ts"])))
+    check(len(want) >= 4, f"the torch trace has forward-backward flows: {len(want)}")
+    out = html_for(["report", "--html", os.path.join(tmp, "fwdbwd.html"), trace], os.path.join(tmp, "fwdbwd.html"))
+    page, errors, T = open_view(browser, out)
+    evs, t0 = events_of(T), t0_of(out)
+    got = []
+    for i in range(0, len(T.get("fwdbwd", [])), 2):
+        a, b = evs[T["fwdbwd"][i]], evs[T["fwdbwd"][i + 1]]
+        got.append((T["names"][a[3]], a[1] + t0, T["names"][b[3]], b[1] + t0))
+    check(sorted(got) == sorted(want), f"forward-backward pairs: page {sorted(got)[:3]} vs trace {sorted(want)[:3]}")
+    check(T.get("fwdbwd_left_out") == 0, f"fwdbwd left out: {T.get('fwdbwd_left_out')}")
+    # the toggle draws them all; hovering a backward op names its forward op
+    check(card_data(page, "fwdbwd") is False, "forward-backward arrows off at first")
+    page.check("#view-timeline .tl-fwdbwd input")
+    check(card_data(page, "fwdbwd") is True, "the toggle turns them on")
+    k = T["fwdbwd"][1]
+    e = evs[k]
+    page.evaluate(f"document.querySelector('#view-timeline .card')._tl.setView({e[1] - e[2]}, {e[1] + 2 * e[2]})")
+    pos = page.evaluate(f"document.querySelector('#view-timeline .card')._tl.box({k})")
+    page.mouse.move(pos["x"], pos["y"])
+    page.wait_for_timeout(100)
+    tip = page.locator("#view-timeline .tl-tip")
+    check(tip.is_visible() and "forward \u2192 backward" in tip.inner_text(), f"hover: {tip.inner_text() if tip.is_visible() else 'hidden'}")
+    check(not errors, f"console errors (fwdbwd): {errors}")
+    page.close()
+
+
 def main():
-    return run(check_torch, check_flows, check_big, prefix="tp_tl_")
+    return run(check_torch, check_flows, check_big, check_gpu_rows, check_fwdbwd, prefix="tp_tl_")
 
 
 if __name__ == "__main__":

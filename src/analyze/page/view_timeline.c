@@ -22,6 +22,7 @@ void tpa_tl_init(tpa_tl *t, const tpa_view_input *in)
     t->store_events = TPA_TL_STORE_EVENTS;
     t->store_bytes = TPA_TL_STORE_BYTES;
     t->carry = TPA_TL_CARRY;
+    t->max_flows = TPA_TL_FLOWS;
 }
 
 void tpa_tl_free(tpa_tl *t)
@@ -30,6 +31,7 @@ void tpa_tl_free(tpa_tl *t)
     free(t->arena);
     free(t->steps);
     free(t->meta);
+    free(t->flows);
     free(t->max_end);
     free(t->cut);
     memset(t, 0, sizeof *t);
@@ -228,6 +230,15 @@ static void keep_candidates(tpa_tl *t, size_t edge, size_t mid_n)
         for (size_t c = 0; c < nc && !keep[i]; c++) keep[i] = overlaps(r, &t->steps[cand[c]]);
     }
     keep_only(t, keep);
+    size_t w = 0; /* flow ends by the same rule (as instants) */
+    for (size_t i = 0; i < t->n_flows; i++) {
+        const tpa_tl_flow *f = &t->flows[i];
+        tpa_tl_rec r = {.ts = f->ts, .file = f->file};
+        bool k = f->file >= t->n_files || f->ts > t->max_end[f->file];
+        for (size_t c = 0; c < nc && !k; c++) k = overlaps(&r, &t->steps[cand[c]]);
+        if (k) t->flows[w++] = *f;
+    }
+    t->n_flows = w;
     free(is_cand);
     free(keep);
     memcpy(t->cand, cand, nc * sizeof *cand);
@@ -248,6 +259,10 @@ static void compact(tpa_tl *t)
         keep_first(t, t->carry, by_ts_rec, &last);
         t->no_steps_cut = true;
         t->cutoff = last;
+        size_t w = 0;
+        for (size_t i = 0; i < t->n_flows; i++)
+            if (t->flows[i].ts <= last) t->flows[w++] = t->flows[i];
+        t->n_flows = w;
         return;
     }
     /* the candidates; when their events still fill half the store, only
@@ -267,20 +282,54 @@ static void compact(tpa_tl *t)
 
 /* ---- feed --------------------------------------------------------------------------- */
 
+static bool named(const tpa_event *ev, const char *s)
+{
+    size_t n = strlen(s);
+    return ev->name.n == n && memcmp(ev->name.p, s, n) == 0;
+}
+
+/* process_name, thread_name (args.name) and process_labels (args.labels:
+ * Kineto's "CPU", "GPU 0"), the rows' and groups' names. */
 static void add_meta(tpa_tl *t, int file, const tpa_event *ev)
 {
-    bool thread = ev->name.n == 11 && memcmp(ev->name.p, "thread_name", 11) == 0;
-    bool process = ev->name.n == 12 && memcmp(ev->name.p, "process_name", 12) == 0;
-    if ((!thread && !process) || !ev->arg_name.n || t->n_meta >= TPA_TL_META_MAX) return;
+    int what = named(ev, "thread_name") ? TPA_TL_THREAD_NAME : named(ev, "process_name") ? TPA_TL_PROCESS_NAME
+             : named(ev, "process_labels") ? TPA_TL_PROCESS_LABELS : -1;
+    if (what < 0 || t->n_meta >= TPA_TL_META_MAX) return;
+    char labels[96] = "";
+    if (what == TPA_TL_PROCESS_LABELS) {
+        size_t an = 0;
+        const char *a = tpa_event_args(ev, &an), *v = a ? tpa_obj_find(a, a + an, "labels") : NULL;
+        if (!v || !tpa_value_str(v, a + an, labels, sizeof labels) || !labels[0]) return;
+    } else if (!ev->arg_name.n) {
+        return;
+    }
     t->meta = grow(t->meta, &t->meta_cap, t->n_meta + 1, sizeof *t->meta, 0);
     tpa_tl_meta *m = &t->meta[t->n_meta++];
     m->file = (uint16_t)file;
-    m->thread = thread;
+    m->what = (uint8_t)what;
     m->pid = ev->pid;
     m->tid = ev->tid;
+    if (what == TPA_TL_PROCESS_LABELS) { memcpy(m->name, labels, sizeof m->name); return; }
     size_t n = ev->arg_name.n < sizeof m->name - 1 ? ev->arg_name.n : sizeof m->name - 1;
     memcpy(m->name, ev->arg_name.p, n);
     m->name[n] = '\0';
+}
+
+static bool doomed(const tpa_tl *t, int file, int64_t ts, int64_t dur);
+
+/* A flow end of Kineto's forward-to-backward flows ("cat": "fwdbwd"), kept
+ * while the store would keep an instant at its time. */
+static void add_flow(tpa_tl *t, int file, const tpa_event *ev)
+{
+    if (!ev->has_ts || !(ev->cat.n == 6 && memcmp(ev->cat.p, "fwdbwd", 6) == 0)) return;
+    const char *v = ev->v_id.len ? ev->raw.p + ev->v_id.off : tpa_obj_find(ev->raw.p, ev->raw.p + ev->raw.n, "id");
+    int64_t id;
+    if (!v || !tpa_value_i64(v, ev->raw.p + ev->raw.n, &id)) return;
+    if (t->no_steps_cut && t->n_steps == 0 && ev->ts_ns > t->cutoff) return;
+    if (doomed(t, file, ev->ts_ns, 0)) return;
+    if (t->n_flows >= t->max_flows) { t->flows_lost++; return; }
+    t->flows = grow(t->flows, &t->flows_cap, t->n_flows + 1, sizeof *t->flows, 0);
+    t->flows[t->n_flows++] = (tpa_tl_flow){id, ev->ts_ns, ev->pid, ev->tid, (uint16_t)file, ev->ph};
 }
 
 /* Whether step x can be no candidate at the next compaction: 3 known steps
@@ -358,6 +407,7 @@ static bool doomed(const tpa_tl *t, int file, int64_t ts, int64_t dur)
 void tpa_tl_feed(tpa_tl *t, int file, const tpa_event *ev, int kind)
 {
     if (ev->ph == 'M') { add_meta(t, file, ev); return; }
+    if (ev->ph == 's' || ev->ph == 'f') { add_flow(t, file, ev); return; }
     char ph = ev->ph == 'I' ? 'i' : ev->ph;
     if (!ev->has_ts || (ph != 'X' && ph != 'i' && ph != 'C')) return;
     if (ph == 'X' && (!ev->has_dur || ev->dur_ns < 0)) return;

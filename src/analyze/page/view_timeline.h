@@ -24,10 +24,12 @@
 #define TPA_TL_STORE_EVENTS 256u         /* records held before a compaction */
 #define TPA_TL_STORE_BYTES (64u << 10)   /* names, args and string ids held */
 #define TPA_TL_CARRY 120u                /* events written into the page */
+#define TPA_TL_FLOWS 64u                 /* forward-backward flow ends held */
 #else
 #define TPA_TL_STORE_EVENTS (1u << 19)
 #define TPA_TL_STORE_BYTES (64u << 20)
 #define TPA_TL_CARRY 150000u
+#define TPA_TL_FLOWS (1u << 16)
 #endif
 #define TPA_TL_NEW_INTACT 64u           /* steps read since a compaction looked at for ties */
 #define TPA_TL_MAX_STEPS (1u << 20)      /* steps remembered (24 bytes each) */
@@ -62,12 +64,22 @@ typedef struct tpa_tl_step {
     bool intact;              /* no compaction dropped events in its span */
 } tpa_tl_step;
 
+enum { TPA_TL_PROCESS_NAME, TPA_TL_THREAD_NAME, TPA_TL_PROCESS_LABELS };
+
 typedef struct tpa_tl_meta {
     uint16_t file;
-    bool thread;              /* thread_name (else process_name) */
+    uint8_t what;             /* TPA_TL_PROCESS_NAME, _THREAD_NAME or _PROCESS_LABELS */
     int64_t pid, tid;
     char name[96];
 } tpa_tl_meta;
+
+/* One end of a forward-to-backward flow (Kineto's "cat": "fwdbwd"): 's' at
+ * the forward op's start on its thread, 'f' inside the backward op. */
+typedef struct tpa_tl_flow {
+    int64_t id, ts, pid, tid;
+    uint16_t file;
+    char ph;
+} tpa_tl_flow;
 
 typedef struct tpa_tl {
     tpa_tl_rec *rec; size_t n, cap;
@@ -75,6 +87,8 @@ typedef struct tpa_tl {
     tpa_tl_step *steps; size_t n_steps, steps_cap;
     uint64_t steps_lost;      /* steps past TPA_TL_MAX_STEPS */
     tpa_tl_meta *meta; size_t n_meta, meta_cap;
+    tpa_tl_flow *flows; size_t n_flows, flows_cap;
+    uint64_t flows_lost;      /* flow ends past TPA_TL_FLOWS */
     int64_t *max_end;         /* per file: end of the latest step seen */
     /* what the last compaction kept, so feed drops at once what the next
      * one would drop: events starting before the file's cut, overlapping
@@ -102,7 +116,7 @@ typedef struct tpa_tl {
     bool no_steps_cut; int64_t cutoff;  /* no steps: keep the earliest events */
     int64_t min_ts[64];       /* per file (first 64), min ts seen, for the clock note */
     /* limits (tests shrink them) */
-    size_t store_events, store_bytes, carry;
+    size_t store_events, store_bytes, carry, max_flows;
 } tpa_tl;
 
 /* The collector's steps (view_timeline.c), for the writer and the tests. */
@@ -115,6 +129,21 @@ int tpa_tl_pick(const tpa_tl *t, long idx[3]);
 /* The view's JSON value (view_timeline_json.c) showing the steps pick[]
  * (tpa_tl_pick's choice, np of them distinct). */
 void tpa_tl_json(tpa_tl *t, const long pick[3], int np, tpu_json *j);
+/* The GPU utilization and est. SM efficiency tracks (view_timeline_gpu.c)
+ * of the chosen records ix[0..n) (sorted by file, then start), times from
+ * t0: "gpu_tracks", one per device with kernels, with the TensorBoard
+ * plugin's rules (docs/REPORT.md), over each file's drawn span
+ * [lo[file], hi[file]) (files past the first 64: their events' span); when
+ * not whole, over each of the steps pick[] (tpa_tl_pick's) instead. */
+void tpa_tl_json_gpu(const tpa_tl *t, const size_t *ix, size_t n, int64_t t0, const int64_t lo[64],
+                     const int64_t hi[64], const long pick[3], bool whole, tpu_json *j);
+/* The forward-to-backward flows among the chosen records ix[0..n) written
+ * as events (ord[k]: record ix[k]'s index in "ev", -1: not written):
+ * "fwdbwd", pairs of event indexes, and "fwdbwd_left_out". */
+void tpa_tl_json_flows(const tpa_tl *t, const size_t *ix, const int64_t *ord, size_t n, tpu_json *j);
+/* A GPU's name (view_timeline_gpu.c): process_labels "GPU n" (Kineto), else
+ * a process_name "GPU..." (trainprof), else "GPU <pid>"; false for the last. */
+bool tpa_tl_gpu_name(const tpa_tl *t, uint16_t file, int64_t pid, char *out, size_t cap);
 /* qsort_r comparator: indexes (size_t) into the tpa_tl_rec array rec_array, longest first. */
 int tpa_tl_by_dur_desc(const void *a, const void *b, void *rec_array);
 

@@ -6,7 +6,7 @@
  * Hover shows an event, click pins it (name, duration, args, flow). */
 (function () {
   'use strict';
-  var LABEL_W = 230, LANE = 16, AXIS_H = 28, STEP_H = 16, COUNTER_H = 42, GAP = 4, MIN_PX = 0.5;
+  var LABEL_W = 230, LANE = 16, AXIS_H = 28, STEP_H = 16, COUNTER_H = 42, GAP = 4, MIN_PX = 0.5, GROUP_H = 18, TRACK_H = 30;
   var KIND_COLOR = ['#4e79a7', '#9c755f', '#bab0ac', '#f28e2b', '#59a14f', '#e15759', '#76b7b2', '#edc948', '#b07aa1'];
 
   function hashColor(s) {
@@ -44,24 +44,75 @@
       return a.info.file - b.info.file || (b.info.kind === 'gpu') - (a.info.kind === 'gpu') ||
         a.info.pid - b.info.pid || a.info.tid - b.info.tid;
     });
+    /* groups: one per device and per process, in that order; the rows that
+     * carry nothing a person reads (info.folded, see view_timeline_json.c)
+     * in one group at the bottom, closed */
+    var groups = [], byKey = {}, more = {key: 'more', rows: [], tracks: [], open: false};
+    rows.forEach(function (r) {
+      if (r.info.folded) { more.rows.push(r); return; }
+      var key = r.info.file + '|' + r.info.kind + '|' + r.info.pid;
+      if (!byKey[key]) groups.push(byKey[key] = {key: key, title: r.info.group || r.info.name, rows: [], tracks: [], open: true});
+      byKey[key].rows.push(r);
+    });
+    /* a device's tracks: one segment per window (the span drawn, or each chosen step) */
+    (T.gpu_tracks || []).forEach(function (g) {
+      var grp = byKey[g.file + '|gpu|' + g.pid];
+      if (!grp) return;
+      if (!grp.tracks.length) {
+        grp.tracks.push({name: 'utilization', what: 'util', segs: [], h: TRACK_H, device: g.name});
+        grp.tracks.push({name: 'est. SM efficiency', what: 'sm', segs: [], h: TRACK_H, device: g.name});
+      }
+      grp.tracks[0].segs.push({g: g, v: g.util});
+      if (g.sm) grp.tracks[1].segs.push({g: g, v: g.sm});
+    });
+    groups.forEach(function (grp) { grp.tracks = grp.tracks.filter(function (t) { return t.segs.length; }); });
+    if (more.rows.length) {
+      more.title = more.rows.length + ' more row' + (more.rows.length > 1 ? 's' : '') +
+        ' (nothing to read: instants only, bookkeeping, or under 0.1 % busy)';
+      groups.push(more);
+    }
     var counters = (T.counters || []).map(function (c) {
       var lo = Infinity, hi = -Infinity;
       c.v.forEach(function (v) { if (v < lo) lo = v; if (v > hi) hi = v; });
       return {info: {name: c.name, kind: 'counter'}, c: c, lo: Math.min(lo, 0), hi: hi, h: COUNTER_H};
     });
+    var lane = new Int32Array(n), byIndex = [];
+    rows.forEach(function (r) {
+      byIndex[r.index] = r;
+      for (var k = 0; k < r.ev.length; k++) lane[r.ev[k]] = r.lane[k];
+    });
+    var L = {all: rows, groups: groups, counters: counters, lane: lane, byIndex: byIndex};
+    place(L);
+    return L;
+  }
+
+  /* Positions of what is shown: each group's header, then (open) its
+   * tracks and rows; the counters last. */
+  function place(L) {
     var y = AXIS_H + STEP_H;
-    rows.forEach(function (r) { r.y = y; r.h = r.lanes * LANE + GAP; y += r.h; });
-    counters.forEach(function (c) { c.y = y; y += c.h; });
-    return {rows: rows, counters: counters, height: y + 4};
+    L.rows = []; L.tracks = []; L.headers = [];
+    L.all.forEach(function (r) { r.shown = false; });
+    L.groups.forEach(function (g) {
+      g.y = y; g.h = GROUP_H; y += GROUP_H;
+      L.headers.push(g);
+      if (!g.open) return;
+      g.tracks.forEach(function (t) { t.y = y; y += t.h; L.tracks.push(t); });
+      g.rows.forEach(function (r) { r.y = y; r.h = r.lanes * LANE + GAP; y += r.h; r.shown = true; L.rows.push(r); });
+    });
+    L.counters.forEach(function (c) { c.y = y; y += c.h; });
+    L.height = y + 4;
   }
 
   /* The axis fits the spans: an instant far outside them (Kineto's "Record
    * Window End") does not stretch it; instants alone when there is no span. */
   function extent(T) {
     var ev = T.ev, lo = Infinity, hi = -Infinity;
-    for (var pass = 0; pass < 2 && !(hi > lo); pass++)
+    /* nor does a folded row's span (Kineto's "PyTorch Profiler (0)" runs far past the events) */
+    var folded = T.rows.map(function (r) { return !!r.folded; });
+    for (var pass = 0; pass < 3 && !(hi > lo); pass++)
       for (var i = 0; i < ev.length; i += 7) {
-        if (pass === 0 && !ev[i + 2]) continue;
+        if (pass < 2 && !ev[i + 2]) continue;
+        if (pass === 0 && folded[ev[i]]) continue;
         if (ev[i + 1] < lo) lo = ev[i + 1];
         if (ev[i + 1] + ev[i + 2] > hi) hi = ev[i + 1] + ev[i + 2];
       }
@@ -70,6 +121,16 @@
     });
     if (!(hi > lo)) { lo = 0; hi = 1000; }
     return [lo, hi];
+  }
+
+  /* event index -> the forward/backward ops it is bound to */
+  function fwdbwdMap(T) {
+    var m = {}, p = T.fwdbwd || [];
+    for (var i = 0; i + 1 < p.length; i += 2) {
+      (m[p[i]] = m[p[i]] || []).push({other: p[i + 1], fwd: true});
+      (m[p[i + 1]] = m[p[i + 1]] || []).push({other: p[i], fwd: false});
+    }
+    return m;
   }
 
   function render(section, T) {
@@ -104,7 +165,14 @@
         setView(s.start - m, s.start + s.dur + m);
       });
     });
-    TP.el('span', {'class': 'note tl-keys'}, bar, 'wheel / W S: zoom \u00b7 drag / A D: pan \u00b7 0: all \u00b7 click: details');
+    var fb = fwdbwdMap(T), showFb = false;
+    if (T.fwdbwd && T.fwdbwd.length) {
+      var lab = TP.el('label', {'class': 'note tl-fwdbwd', style: 'margin:0 12px'}, bar);
+      var box = TP.el('input', {type: 'checkbox'}, lab);
+      lab.appendChild(document.createTextNode(' forward \u2192 backward (' + T.fwdbwd.length / 2 + ')'));
+      box.addEventListener('change', function () { showFb = box.checked; draw(); });
+    }
+    TP.el('span', {'class': 'note tl-keys'}, bar, 'wheel / W S: zoom \u00b7 drag / A D: pan \u00b7 0: all \u00b7 click: details \u00b7 click a group to fold it');
     var wrap = TP.el('div', {'class': 'tl-wrap', tabindex: '0'}, root);
     wrap.style.cssText = 'position:relative;overflow-y:auto;max-height:72vh;border:1px solid #ddd;outline:none';
     var canvas = TP.el('canvas', {'class': 'tl-canvas'}, wrap);
@@ -215,15 +283,63 @@
       ctx.fillStyle = '#222';
       ctx.font = '11px sans-serif';
       L.rows.forEach(function (r) {
-        ctx.fillText(clip(r.info.name, LABEL_W - 10), 4, r.y + LANE / 2);
+        ctx.fillText(clip(r.info.label || r.info.name, LABEL_W - 18), 14, r.y + LANE / 2);
         ctx.strokeStyle = '#e5e5e5';
         ctx.beginPath(); ctx.moveTo(0, r.y + r.h - 0.5); ctx.lineTo(width, r.y + r.h - 0.5); ctx.stroke();
       });
+      L.tracks.forEach(function (t) {
+        ctx.fillStyle = '#222';
+        ctx.fillText(clip(t.name, LABEL_W - 10), 14, t.y + 9);
+        ctx.fillStyle = '#666';
+        ctx.fillText('mean ' + TP.fmtPct(100 * mean(t)), 14, t.y + 22);
+      });
+      ctx.fillStyle = '#222';
       L.counters.forEach(function (c) {
         ctx.fillText(clip(c.info.name, LABEL_W - 10), 4, c.y + 10);
         ctx.fillStyle = '#666';
         ctx.fillText('max ' + fmtCounter(c.info.name, c.hi), 4, c.y + 26);
         ctx.fillStyle = '#222';
+      });
+    }
+
+    function drawHeaders() {
+      ctx.font = 'bold 11px sans-serif';
+      L.headers.forEach(function (g) {
+        ctx.fillStyle = g.key === 'more' ? '#f3f3f3' : '#e8eef6';
+        ctx.fillRect(0, g.y, width, GROUP_H - 1);
+        ctx.fillStyle = '#222';
+        var n = g.rows.length, head = (g.open ? '\u25be ' : '\u25b8 ') + g.title;
+        if (g.key !== 'more') head += ' \u00b7 ' + n + ' row' + (n > 1 ? 's' : '');
+        ctx.fillText(clip(head, width - 12), 4, g.y + GROUP_H / 2);
+      });
+      ctx.font = '11px sans-serif';
+    }
+
+    /* The mean of a track over its windows (buckets weighted by width). */
+    function mean(t) {
+      var sum = 0, span = 0;
+      t.segs.forEach(function (sg) {
+        var g = sg.g, n = sg.v.length;
+        for (var i = 0; i < n; i++) sum += sg.v[i] * ((i === n - 1 ? g.end : g.start + (i + 1) * g.bucket) - (g.start + i * g.bucket));
+        span += g.end - g.start;
+      });
+      return span > 0 ? sum / span : 0;
+    }
+
+    /* A track: one bar per bucket, full height = 100 %; nothing where no window is. */
+    function drawTrack(t) {
+      ctx.fillStyle = '#f7f9fc';
+      ctx.fillRect(LABEL_W, t.y, width - LABEL_W, t.h - 2);
+      ctx.fillStyle = t.what === 'util' ? '#59a14f' : '#4e79a7';
+      t.segs.forEach(function (sg) {
+        var g = sg.g, n = sg.v.length;
+        for (var i = 0; i < n; i++) {
+          var a = x(g.start + i * g.bucket), b = x(i === n - 1 ? g.end : g.start + (i + 1) * g.bucket);
+          if (b < LABEL_W || a > width) continue;
+          a = Math.max(a, LABEL_W); b = Math.min(b, width);
+          var hgt = Math.max(0, Math.min(1, sg.v[i])) * (t.h - 6);
+          ctx.fillRect(a, t.y + t.h - 3 - hgt, Math.max(1, b - a - 0.5), hgt);
+        }
       });
     }
 
@@ -238,15 +354,13 @@
       return /%|percent|util/i.test(name) ? TP.fmtPct(v) : /memory|bytes/i.test(name) ? TP.fmtBytes(v) : TP.fmtNum(v);
     }
 
+    /* where event e is drawn (null: its row is folded); O(1) a call: the
+     * forward-backward arrows ask for thousands */
     function eventBox(e) {
-      var rowIndex = T.ev[7 * e];
-      for (var i = 0; i < L.rows.length; i++) {
-        var r = L.rows[i];
-        if (r.index !== rowIndex) continue;
-        var k = r.ev.indexOf(e), s = T.ev[7 * e + 1], d = T.ev[7 * e + 2];
-        return {x0: x(s), x1: Math.max(x(s + d), x(s) + 1), y: r.y + r.lane[k] * LANE + 1};
-      }
-      return null;
+      var r = L.byIndex[T.ev[7 * e]];
+      if (!r || !r.shown) return null;
+      var s = T.ev[7 * e + 1], d = T.ev[7 * e + 2];
+      return {x0: x(s), x1: Math.max(x(s + d), x(s) + 1), y: r.y + L.lane[e] * LANE + 1};
     }
 
     function drawFlows(e) {
@@ -266,17 +380,42 @@
       ctx.lineWidth = 1;
     }
 
+    /* forward -> backward arrows: all of them with the toggle on, else those
+     * of the pinned or hovered op */
+    function drawFwdBwd() {
+      var pairs = T.fwdbwd || [];
+      ctx.strokeStyle = '#9467bd';
+      ctx.fillStyle = '#9467bd';
+      ctx.lineWidth = 1.2;
+      for (var i = 0; i + 1 < pairs.length; i += 2) {
+        var f = pairs[i], b = pairs[i + 1];
+        if (!showFb && f !== selected && b !== selected && f !== hover && b !== hover) continue;
+        var A = eventBox(f), B = eventBox(b);
+        if (!A || !B || (A.x0 > width && B.x0 > width) || (A.x1 < LABEL_W && B.x1 < LABEL_W)) continue;
+        var ax = Math.max(A.x0, LABEL_W), ay = A.y + (LANE - 2) / 2, bx = Math.max(B.x0, LABEL_W), by = B.y + (LANE - 2) / 2;
+        ctx.beginPath(); ctx.moveTo(ax, ay); ctx.bezierCurveTo(ax + 30, ay, bx - 30, by, bx, by); ctx.stroke();
+        ctx.beginPath(); ctx.moveTo(bx, by); ctx.lineTo(bx - 7, by - 4); ctx.lineTo(bx - 7, by + 4); ctx.fill();
+      }
+      ctx.lineWidth = 1;
+    }
+
     function draw() {
       ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
       ctx.clearRect(0, 0, width, L.height);
       drawAxis();
       L.rows.forEach(drawRow);
+      L.tracks.forEach(drawTrack);
       L.counters.forEach(drawCounter);
       drawFlows(selected);
+      drawFwdBwd();
       drawLabels();
+      drawHeaders();
       root.setAttribute('data-view-lo', String(Math.round(view.lo)));
       root.setAttribute('data-view-hi', String(Math.round(view.hi)));
       root.setAttribute('data-rows', JSON.stringify(L.rows.map(function (r) { return r.info.name; })));
+      root.setAttribute('data-groups', JSON.stringify(L.groups.map(function (g) { return [g.title, g.rows.length, g.open]; })));
+      root.setAttribute('data-tracks', JSON.stringify(L.tracks.map(function (t) { return [t.device + ' ' + t.name, mean(t)]; })));
+      root.setAttribute('data-fwdbwd', String(showFb));
       root.setAttribute('data-counters', JSON.stringify(L.counters.map(function (c) { return [c.info.name, fmtCounter(c.info.name, c.hi)]; })));
     }
 
@@ -295,6 +434,33 @@
     function pan(frac) {
       var d = (view.hi - view.lo) * frac;
       setView(view.lo + d, view.hi + d);
+    }
+
+    /* A track's bucket under the pointer: its value and its time range. */
+    function trackTip(px, py) {
+      if (px < LABEL_W) return '';
+      var at = tAt(px);
+      for (var i = 0; i < L.tracks.length; i++) {
+        var t = L.tracks[i];
+        if (py < t.y || py >= t.y + t.h) continue;
+        for (var k = 0; k < t.segs.length; k++) {
+          var g = t.segs[k].g, n = t.segs[k].v.length;
+          if (at < g.start || at >= g.end) continue;
+          var b = Math.min(n - 1, Math.floor((at - g.start) / g.bucket));
+          var a = g.start + b * g.bucket, z = b === n - 1 ? g.end : a + g.bucket;
+          return t.device + ' ' + t.name + ': ' + TP.fmtPct(100 * t.segs[k].v[b]) + '\n' + TP.fmtDur(a) + ' to ' +
+            TP.fmtDur(z) + (g.step !== undefined ? ' of step #' + g.step : '') + ' (buckets of ' + TP.fmtDur(g.bucket) +
+            ', as the TensorBoard plugin)';
+        }
+        return '';
+      }
+      return '';
+    }
+
+    function header(py) {
+      for (var i = 0; i < L.headers.length; i++)
+        if (py >= L.headers[i].y && py < L.headers[i].y + GROUP_H) return L.headers[i];
+      return null;
     }
 
     function hit(px, py) {
@@ -317,6 +483,10 @@
       var ev = T.ev, kind = T.kinds[ev[7 * e + 4]] || '', row = T.rows[ev[7 * e]];
       var lines = [T.names[ev[7 * e + 3]], (ev[7 * e + 2] ? TP.fmtDur(ev[7 * e + 2]) : 'instant') + ' \u00b7 ' + kind +
         ' \u00b7 at ' + TP.fmtDur(ev[7 * e + 1]) + (row ? ' \u00b7 ' + row.name : '')];
+      (fb[e] || []).forEach(function (p) {
+        lines.push(p.fwd ? 'forward \u2192 backward: ' + T.names[ev[7 * p.other + 3]]
+                         : 'backward of forward op ' + T.names[ev[7 * p.other + 3]] + ' (forward \u2192 backward)');
+      });
       if (ev[7 * e + 5]) lines.push('correlation ' + ev[7 * e + 5] + ' (' + ((byCorr[ev[7 * e + 5]] || []).length - 1) + ' linked)');
       var a = ev[7 * e + 6];
       if (a >= 0) {
@@ -342,7 +512,13 @@
     }, {passive: false});
     canvas.addEventListener('mousedown', function (ev) { drag = {x: ev.clientX, lo: view.lo, hi: view.hi, moved: false}; });
     window.addEventListener('mouseup', function (ev) {
-      if (drag && !drag.moved && ev.target === canvas) {
+      var g = drag && !drag.moved && ev.target === canvas ? header(ev.offsetY) : null;
+      if (g) {
+        g.open = !g.open;
+        place(L);
+        size();
+        draw();
+      } else if (drag && !drag.moved && ev.target === canvas) {
         selected = hit(ev.offsetX, ev.offsetY);
         showDetail(selected);
         draw();
@@ -359,10 +535,11 @@
         }
         return;
       }
-      var e = hit(ev.offsetX, ev.offsetY);
+      canvas.style.cursor = header(ev.offsetY) ? 'pointer' : '';
+      var e = hit(ev.offsetX, ev.offsetY), tt = e < 0 ? trackTip(ev.offsetX, ev.offsetY) : '';
       if (e !== hover) { hover = e; draw(); }
-      if (e < 0) { tip.style.display = 'none'; return; }
-      tip.textContent = describe(e);
+      if (e < 0 && !tt) { tip.style.display = 'none'; return; }
+      tip.textContent = e >= 0 ? describe(e) : tt;
       tip.style.display = 'block';
       tip.style.left = Math.min(ev.offsetX + 12, width - 300) + 'px';
       tip.style.top = (ev.offsetY + 14) + 'px';
@@ -384,7 +561,19 @@
         return b && {x: r.left + (b.x0 + b.x1) / 2, y: r.top + b.y + LANE / 2 - 1};
       },
       setView: setView,
-      view: view
+      view: view,
+      track: function (k, b) { /* the middle of track k's bucket b (its first window), in client pixels */
+        var t = L.tracks[k], r = canvas.getBoundingClientRect();
+        if (!t) return null;
+        var g = t.segs[0].g, a = g.start + b * g.bucket, z = b === t.segs[0].v.length - 1 ? g.end : a + g.bucket;
+        return {x: r.left + (x(a) + x(z)) / 2, y: r.top + t.y + t.h / 2};
+      },
+      header: function (title) { /* where group `title`'s header is drawn, in client pixels */
+        var r = canvas.getBoundingClientRect();
+        for (var i = 0; i < L.headers.length; i++)
+          if (L.headers[i].title === title) return {x: r.left + 60, y: r.top + L.headers[i].y + GROUP_H / 2};
+        return null;
+      }
     };
     size();
     draw();

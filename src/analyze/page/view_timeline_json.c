@@ -26,7 +26,11 @@ int tpa_tl_by_dur_desc(const void *a, const void *b, void *rec_array)
 #define TL_MAX_SERIES 48
 #define TL_MAX_ROWS 4096
 
-typedef struct row_key { uint16_t file; bool gpu; int64_t pid, tid; size_t rec; } row_key;
+typedef struct row_key {
+    uint16_t file; bool gpu; int64_t pid, tid; size_t rec;
+    uint32_t n_ev, n_span;     /* events; of them spans of positive duration */
+    int64_t busy, end;         /* union of its spans (ns); end of that union so far */
+} row_key;
 
 typedef struct series {
     uint16_t file;
@@ -42,6 +46,7 @@ typedef struct emit {
     row_key rows[TL_MAX_ROWS]; size_t n_rows;
     int32_t *row_of;           /* per chosen record; -1: counter or over the row cap */
     uint64_t rows_lost;
+    int64_t lo[64], hi[64];    /* per file (first 64): the drawn span (drawn_extent) */
 } emit;
 
 /* ---- choice ------------------------------------------------------------------------- */
@@ -83,7 +88,7 @@ static uint64_t mark_longest(tpa_tl *t, bool *mark, const tpa_tl_step *s, size_t
 
 static int32_t row_for(emit *e, const tpa_tl_rec *r)
 {
-    row_key k = {r->file, tpa_kind_is_gpu(r->kind), r->pid, r->tid, (size_t)(r - e->t->rec)};
+    row_key k = {r->file, tpa_kind_is_gpu(r->kind), r->pid, r->tid, (size_t)(r - e->t->rec), 0, 0, 0, INT64_MIN};
     for (size_t i = e->n_rows; i-- > 0;) /* few rows; the last one found is usually it */
         if (e->rows[i].file == k.file && e->rows[i].pid == k.pid && e->rows[i].tid == k.tid &&
             e->rows[i].gpu == k.gpu)
@@ -94,43 +99,128 @@ static int32_t row_for(emit *e, const tpa_tl_rec *r)
 }
 
 /* The last name the trace gave (a thread renamed keeps its last name). */
-static const char *meta_name(const tpa_tl *t, uint16_t file, bool thread, int64_t pid, int64_t tid)
+static const char *meta_name(const tpa_tl *t, uint16_t file, int what, int64_t pid, int64_t tid)
 {
     for (size_t i = t->n_meta; i-- > 0;) {
         const tpa_tl_meta *m = &t->meta[i];
-        if (m->file == file && m->thread == thread && m->pid == pid && (!thread || m->tid == tid)) return m->name;
+        if (m->file == file && m->what == what && m->pid == pid && (what != TPA_TL_THREAD_NAME || m->tid == tid))
+            return m->name[0] ? m->name : NULL;
     }
     return NULL;
 }
 
-/* A string pid or tid as the trace spells it ("Spans", "Traces"), else n. */
-static void id_text(const tpa_tl *t, const tpa_tl_rec *r, bool tid, const char *word, int64_t n, char *out,
-                    size_t cap)
+/* A string pid or tid as the trace spells it ("Spans", "Traces"), else NULL. */
+static bool id_text(const tpa_tl *t, const tpa_tl_rec *r, bool tid, char *out, size_t cap)
 {
     const char *s = t->arena + r->off + r->name_n + r->args_n + (tid ? r->pid_n : 0);
     size_t len = tid ? r->tid_n : r->pid_n;
     if (len) snprintf(out, cap, "%.*s", (int)len, s);
-    else snprintf(out, cap, "%s %" PRId64, word, n);
+    return len > 0;
+}
+
+/* Counts event r of row k for the folding rule: its spans' union (the
+ * events come in order of start within a file). */
+static void row_count(row_key *k, const tpa_tl_rec *r)
+{
+    k->n_ev++;
+    if (r->dur <= 0) return;
+    k->n_span++;
+    int64_t end = tpa_sat_add(r->ts, r->dur), from = r->ts > k->end ? r->ts : k->end;
+    if (end > from) k->busy = tpa_sat_add(k->busy, end - from); /* end - from <= dur: no overflow */
+    if (end > k->end) k->end = end;
+}
+
+/* Whether row k carries nothing a person reads (docs/REPORT.md, "Folded
+ * rows"): no span of positive duration; a string pid's row (Kineto's
+ * "Spans", "Traces") of at most 3 events; or (with extent > 0) spans
+ * covering under 0.1 % of its file's drawn span. */
+static bool row_empty(const tpa_tl *t, const row_key *k)
+{
+    return !k->n_span || (t->rec[k->rec].pid_n && k->n_ev <= 3);
+}
+
+static bool row_junk(const tpa_tl *t, const row_key *k, int64_t extent)
+{
+    return row_empty(t, k) || (extent > 0 && (double)k->busy < 0.001 * (double)extent);
+}
+
+/* Each file's drawn span: first span start to last span end, of the rows
+ * not empty (Kineto's "PyTorch Profiler (0)" span on its "Spans" row runs
+ * far past the events); of all rows when every one is. */
+static void drawn_extent(emit *e)
+{
+    bool all_empty = true;
+    for (size_t i = 0; i < e->n_rows && all_empty; i++) all_empty = row_empty(e->t, &e->rows[i]);
+    for (int f = 0; f < 64; f++) e->lo[f] = INT64_MAX, e->hi[f] = INT64_MIN;
+    for (size_t k = 0; k < e->n; k++) {
+        const tpa_tl_rec *r = &e->t->rec[e->ix[k]];
+        if (e->row_of[k] < 0 || r->dur <= 0 || r->file >= 64) continue;
+        if (!all_empty && row_empty(e->t, &e->rows[e->row_of[k]])) continue;
+        if (r->ts < e->lo[r->file]) e->lo[r->file] = r->ts;
+        if (tpa_sat_add(r->ts, r->dur) > e->hi[r->file]) e->hi[r->file] = tpa_sat_add(r->ts, r->dur);
+    }
+}
+
+static int64_t extent_of(const emit *e, uint16_t file)
+{
+    int64_t d;
+    if (file >= 64 || e->hi[file] <= e->lo[file]) return 0;
+    return __builtin_sub_overflow(e->hi[file], e->lo[file], &d) ? INT64_MAX : d;
+}
+
+/* The group a row is under (a GPU, a process) and its own label. */
+static void row_names(const tpa_tl *t, const row_key *k, char *group, size_t gcap, char *label, size_t lcap)
+{
+    const tpa_tl_rec *r = &t->rec[k->rec];
+    const char *pn = meta_name(t, k->file, TPA_TL_PROCESS_NAME, k->pid, 0);
+    const char *tn = meta_name(t, k->file, TPA_TL_THREAD_NAME, k->pid, k->tid);
+    char sid[TPA_TL_ID_MAX + 1];
+    if (k->gpu) {
+        if (!tpa_tl_gpu_name(t, k->file, k->pid, group, gcap) && id_text(t, r, false, sid, sizeof sid))
+            snprintf(group, gcap, "%s", sid);
+    } else if (id_text(t, r, false, sid, sizeof sid)) {
+        snprintf(group, gcap, "%s", pn ? pn : sid);
+    } else if (pn) {
+        snprintf(group, gcap, "%s (pid %" PRId64 ")", pn, k->pid);
+    } else {
+        snprintf(group, gcap, "pid %" PRId64, k->pid);
+    }
+    if (t->n_files > 1) { /* two ranks' "GPU 0" are two groups: say whose */
+        char own[160];
+        snprintf(own, sizeof own, "%s", group);
+        snprintf(group, gcap, "trace %d \xc2\xb7 %.120s", k->file + 1, own);
+    }
+    size_t n = tn ? strlen(tn) : 0;
+    while (n && tn[n - 1] == ' ') n--; /* Kineto writes "stream 7 " */
+    if (n) snprintf(label, lcap, "%.*s", (int)n, tn);
+    else if (id_text(t, r, true, sid, sizeof sid)) snprintf(label, lcap, "%s", sid);
+    else snprintf(label, lcap, "%s %" PRId64, k->gpu ? "stream" : "thread", k->tid);
 }
 
 static void json_rows(emit *e, tpu_json *j)
 {
+    drawn_extent(e);
+    size_t junk = 0;
+    for (size_t i = 0; i < e->n_rows; i++) junk += row_junk(e->t, &e->rows[i], extent_of(e, e->rows[i].file));
     tpu_json_key(j, "rows");
     tpu_json_begin_array(j);
     for (size_t i = 0; i < e->n_rows; i++) {
         const row_key *k = &e->rows[i];
-        const char *pn = meta_name(e->t, k->file, false, k->pid, 0), *tn = meta_name(e->t, k->file, true, k->pid, k->tid);
-        char label[256];
-        char pbuf[64], tbuf[64];
-        id_text(e->t, &e->t->rec[k->rec], false, "pid", k->pid, pbuf, sizeof pbuf);
-        id_text(e->t, &e->t->rec[k->rec], true, k->gpu ? "stream" : "tid", k->tid, tbuf, sizeof tbuf);
-        snprintf(label, sizeof label, "%s / %s", pn && *pn ? pn : pbuf, tn && *tn ? tn : tbuf);
+        int64_t extent = extent_of(e, k->file);
+        char group[160], label[160], name[330];
+        row_names(e->t, k, group, sizeof group, label, sizeof label);
+        snprintf(name, sizeof name, "%s / %s", group, label);
         tpu_json_begin_object(j);
-        tpu_json_kv_string(j, "name", label);
+        tpu_json_kv_string(j, "name", name);
+        tpu_json_kv_string(j, "group", group);
+        tpu_json_kv_string(j, "label", label);
         tpu_json_kv_string(j, "kind", k->gpu ? "gpu" : "thread");
         tpu_json_kv_int(j, "file", k->file);
         tpu_json_kv_int(j, "pid", k->pid);
         tpu_json_kv_int(j, "tid", k->tid);
+        tpu_json_kv_double(j, "busy", extent > 0 ? (double)k->busy / (double)extent : 0.0);
+        /* every row junk: none is folded (the page would show nothing) */
+        tpu_json_kv_bool(j, "folded", junk < e->n_rows && row_junk(e->t, k, extent));
         tpu_json_end_object(j);
     }
     tpu_json_end_array(j);
@@ -392,9 +482,13 @@ void tpa_tl_json(tpa_tl *t, const long pick[3], int np, tpu_json *j)
     if (e.n) qsort_r(e.ix, e.n, sizeof *e.ix, by_file_ts, t->rec);
     if (!e.n) e.t0 = 0;
     size_t drawn = 0;
+    int64_t *ord = malloc((e.n ? e.n : 1) * sizeof *ord);
+    if (!ord) abort();
     for (size_t k = 0; k < e.n; k++) {
         const tpa_tl_rec *r = &t->rec[e.ix[k]];
         e.row_of[k] = (r->ph == 'C' || is_memory(t, r)) ? -1 : row_for(&e, r);
+        if (e.row_of[k] >= 0) row_count(&e.rows[e.row_of[k]], r);
+        ord[k] = e.row_of[k] >= 0 ? (int64_t)drawn : -1;
         drawn += e.row_of[k] >= 0;
     }
     tpu_json_begin_object(j);
@@ -434,7 +528,10 @@ void tpa_tl_json(tpa_tl *t, const long pick[3], int np, tpu_json *j)
     json_rows(&e, j);
     json_events(&e, j);
     json_counters(&e, j);
+    tpa_tl_json_flows(t, e.ix, ord, e.n, j);
+    tpa_tl_json_gpu(t, e.ix, e.n, e.t0, e.lo, e.hi, pick, whole, j);
     tpu_json_end_object(j);
+    free(ord);
     free(e.ix);
     free(e.row_of);
 }
