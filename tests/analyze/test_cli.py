@@ -446,6 +446,20 @@ def test_help_names_every_option():
     check("usage:" in run("help").stdout, "help alone: the general usage")
 
 
+def test_default_jobs_follow_cpu_affinity():
+    """-j's default is the cores the process may run on (taskset, a cpuset,
+    SLURM's --cpu-bind), not every core online: a rank bound to one core
+    read its traces with as many threads as the node had cores."""
+    if not hasattr(os, "sched_setaffinity"):
+        return
+    p = subprocess.run([BIN, "--help"], capture_output=True, text=True,
+                       preexec_fn=lambda: os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}))
+    check(p.returncode == 0 and "by default: 1 here" in p.stdout, f"--help bound to one core: {p.stdout[-200:]!r}")
+    p = run("--help")
+    n = min(len(os.sched_getaffinity(0)), 256)
+    check(f"by default: {n} here" in p.stdout, f"--help with {n} cores: {p.stdout[-200:]!r}")
+
+
 def test_a_json_array_that_is_not_a_trace_is_refused(tmp):
     """[1,2,3] and timing_profile.json's rows are JSON arrays, not traces:
     refused (exit 2, naming the file) as an object without traceEvents is."""
@@ -547,6 +561,7 @@ def test_report_steps_filter_gpu():
 
 def main():
     test_help_names_every_option()
+    test_default_jobs_follow_cpu_affinity()
     test_report_matches_key_averages()
     test_steps_match_profiler_step_spans()
     test_report_counts_on_kineto()

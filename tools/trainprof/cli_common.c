@@ -1,6 +1,7 @@
 /* cli_common.c - see cli_common.h. */
 #include "cli_common.h"
 
+#include <sched.h>   /* sched_getaffinity, CPU_COUNT (_GNU_SOURCE: set by the build) */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +23,13 @@ void cli_init(void)
 
 long cli_default_jobs(void)
 {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    /* The cores this process may run on, not every core online: under
+     * taskset, a cgroup cpuset or SLURM's --cpu-bind a rank sees its share,
+     * and more threads than that only wait for each other. */
+    long n = -1;
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) n = CPU_COUNT(&set);
+    if (n < 1) n = sysconf(_SC_NPROCESSORS_ONLN);
     return n < 1 ? 1 : n > TPA_MAX_JOBS ? TPA_MAX_JOBS : n;
 }
 

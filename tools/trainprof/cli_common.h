@@ -13,7 +13,8 @@ enum { CLI_OK = 0, CLI_FINDINGS = 1, CLI_BAD_INPUT = 2 };
 /* Per-command setup: progress on stderr when it is a terminal, and the
  * reader's threads (-j) at their default, cli_default_jobs(). */
 void cli_init(void);
-/* The cores online (1..TPA_MAX_JOBS): the default of -j. */
+/* The cores this process may run on (its CPU affinity: taskset, cpuset,
+ * SLURM's binding; else the cores online), 1..TPA_MAX_JOBS: the default of -j. */
 long cli_default_jobs(void);
 /* "-j N" / "--jobs N" at argv[*i]: sets the reader's threads (tpa_set_jobs)
  * and *jobs when not NULL. CLI_ARG_NONE, CLI_ARG_USED or CLI_ARG_ERROR

@@ -20,7 +20,7 @@ static const char USAGE[] =
     "variance - each with its share of step time, the evidence and what to try.\n\n"
     "  --top N   operations listed per side (default 5, at most 16)\n"
     "  --json    machine-readable output\n"
-    "  -j N      threads that parse the file (default: the cores online; same output)\n"
+    "  -j N      threads that parse the file (default: the cores it may run on; same output)\n"
     "A job's directory (several ranks) gets the cross-rank analysis instead; there\n"
     "  --summaries DIR  also writes each rank's summary to DIR/rank<r>.json\n"
     "  --summary        prints one rank's summary (a few KB of JSON) for\n"

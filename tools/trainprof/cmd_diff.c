@@ -20,7 +20,7 @@ static const char USAGE[] =
     "  --json                machine-readable output\n"
     "  --html OUT            write the two runs side by side as a page (OUT, one\n"
     "                        offline HTML file) instead of the text\n"
-    "  -j N                  threads that parse each trace (default: the cores online)\n"
+    "  -j N                  threads that parse each trace (default: the cores it may run on)\n"
     "Exit: 0 ok, 1 gate tripped, 2 bad input.\n";
 
 int cmd_diff(int argc, char **argv)

@@ -16,7 +16,7 @@ static const char USAGE[] =
     "written beside and renamed into place, never over FILE.\n\n"
     "  -o, --output OUT  where to write the repaired trace (.gz compresses)\n"
     "  --json            print the result as JSON\n"
-    "  -j N              threads that parse each input (default: the cores online)\n"
+    "  -j N              threads that parse each input (default: the cores it may run on)\n"
     "Exit: 0 ok (fixed, or nothing to fix), 1 needs fixing (check only), 2 bad input\n"
     "or damaged, or OUT cannot be written.\n";
 

@@ -21,7 +21,7 @@ static const char USAGE[] =
     "job ran tp_session_sync). A directory stands for every trace of every rank in it.\n\n"
     "  -o, --output OUT  output path (.gz compresses, '-' = stdout)\n"
     "  --json            print a summary as JSON\n"
-    "  -j N              threads that parse each input (default: the cores online)\n"
+    "  -j N              threads that parse each input (default: the cores it may run on)\n"
     "OUT is written beside and renamed into place (the old OUT stays on any error),\n"
     "never over an input. Exit: 0 ok, 2 bad input or OUT cannot be written.\n";
 

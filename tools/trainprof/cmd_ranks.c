@@ -19,7 +19,7 @@ static const char USAGE[] =
     "rank is it, and findings (analyze, report); steps prints the table only.\n"
     "When ranks wrote hang captures (profiling.hang_timeout, docs/CAPTURES.md), says\n"
     "where each hung rank is and which did not arrive (`trainprof ranks JOB_DIR`).\n\n"
-    "  -j N             read N ranks at once (default: the cores online)\n"
+    "  -j N             read N ranks at once (default: the cores it may run on)\n"
     "  --summaries DIR  also write each rank's summary to DIR/rank<r>.json\n"
     "  --summary        print one rank's summary (a few KB of JSON): the map step,\n"
     "                   for `trainprof combine` to reduce (see docs/DISTRIBUTED.md)\n"

@@ -22,7 +22,7 @@ static const char USAGE[] =
     "  --pid N --tid N only this process / thread\n"
     "  --steps A-B     only events starting inside ProfilerStep#A..#B\n"
     "  --no-group-steps  keep ProfilerStep#N apart (default: one ProfilerStep* row, as torch)\n"
-    "  -j N            threads (default: the cores online): several files are read at\n"
+    "  -j N            threads (default: the cores it may run on): several files are read at\n"
     "                  once, one large file is parsed in N parts; the output is the same\n"
     "                  as with -j 1\n"
     "  --json          machine-readable output\n"

@@ -18,7 +18,7 @@ static const char USAGE[] =
     "  --cat LIST      only these categories, e.g. kernel,gpu_memcpy\n"
     "  -o, --output OUT  output path ('-' = stdout)\n"
     "  --json          print a summary as JSON\n"
-    "  -j N            threads that parse each input (default: the cores online)\n"
+    "  -j N            threads that parse each input (default: the cores it may run on)\n"
     "OUT is written beside and renamed into place (the old OUT stays on any error),\n"
     "never over an input. Exit: 0 ok, 2 bad input or OUT cannot be written.\n";
 

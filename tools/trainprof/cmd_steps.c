@@ -16,7 +16,7 @@ static const char USAGE[] =
     "counts only time no earlier part already covers, so the parts sum to the step.\n"
     "GPU util = share of the step with any kernel/copy/memset running.\n"
     "Then mean, median and p90 rows.\n\n"
-    "  -j N      threads that parse the file (default: the cores online; same output)\n"
+    "  -j N      threads that parse the file (default: the cores it may run on; same output)\n"
     "  --json    machine-readable output\n"
     "Exit: 0 ok, 2 bad input.\n";
 

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli_common.h"
 #include "commands.h"
 #include "trainprof.h"
 
@@ -38,6 +39,8 @@ static void usage(FILE *out)
     fprintf(out, "\n'trainprof <command> --help' (or 'trainprof help <command>') describes each command.\n"
                  "Exit status: 0 ok, 1 findings (e.g. diff gate), 2 bad input or an output\n"
                  "that could not be written (docs/ANALYZE.md, \"Exit status\").\n");
+    fprintf(out, "Threads (-j N) by default: %ld here, the cores this process may run on.\n",
+            cli_default_jobs());
 }
 
 /* A command's result is only as good as what reached stdout: every printf
