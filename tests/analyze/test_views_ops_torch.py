@@ -107,6 +107,64 @@ def torch_generated(tmp):
     check(D["kernels"] is None, "a CPU trace has kernels")
 
 
+# A torch 2.13 CPU run whose operators take tensor lists (aten::cat,
+# aten::stack, Adam(foreach=True)'s aten::_foreach_*: "Input Dims" of nested
+# lists, [[[2, 4], [2, 4]], []], and lists of 0-dim tensors, [[[], []], []]),
+# profiled with modules and stacks: the trace, key_averages by input shape,
+# and torch's own module call tree of the same window (its python frames).
+TENSOR_LIST_RUN = r"""
+import json, sys, torch, torch.nn as nn
+from torch.profiler import ProfilerActivity, profile
+out = sys.argv[1]
+torch.manual_seed(0)
+class Branches(nn.Module):
+    def __init__(s):
+        super().__init__(); s.a = nn.Linear(6, 4); s.b = nn.Linear(6, 4)
+    def forward(s, x):
+        return torch.cat([s.a(x), s.b(x)], 1)
+class Net(nn.Module):
+    def __init__(s):
+        super().__init__(); s.br = Branches(); s.head = nn.Linear(8, 3)
+    def forward(s, x):
+        h = s.br(x)
+        z = torch.stack([h, h * 2]).sum(0)
+        e = torch.cat([x[:0], x])          # an empty tensor in the list
+        return s.head(z).sum() + e.sum()
+m = Net()
+opt = torch.optim.Adam(m.parameters(), lr=1e-3, foreach=True)
+with profile(activities=[ProfilerActivity.CPU], record_shapes=True, with_modules=True, with_stack=True) as p:
+    for i in range(3):
+        x = torch.randn(2 + i % 2, 6)      # two batch sizes: cat's shapes differ, torch's key does not
+        loss = m(x); opt.zero_grad(); loss.backward(); opt.step()
+p.export_chrome_trace(out + "/lists.pt.trace.json")
+rows = [{"key": e.key, "input_shapes": str(e.input_shapes) if e.input_shapes else "", "count": e.count,
+         "self_cpu_us": e.self_cpu_time_total, "cpu_total_us": e.cpu_time_total}
+        for e in p.key_averages(group_by_input_shape=True)]
+json.dump(rows, open(out + "/lists.key_averages.json", "w"))
+"""
+
+
+def tensor_lists(tmp):
+    """Item 6: the page's shape mode groups as key_averages(group_by_input_shape=True)."""
+    subprocess.run([sys.executable, "-c", TENSOR_LIST_RUN, tmp], check=True, capture_output=True)
+    trace = os.path.join(tmp, "lists.pt.trace.json")
+    ka = json.load(open(os.path.join(tmp, "lists.key_averages.json")))
+    D = page_data(trace, os.path.join(tmp, "lists.html"))
+    ops = D["operators"]
+    rows = ops["by_shape"]["rows"]
+    compare_ops(rows, ka, "tensor lists by shape", key=lambda r: (r["key"], shapes_key(r["input_shapes"])),
+                tkey=lambda r: (r["name"], shapes_key(r["shapes"])))
+    # the run has what the comparison is about: cat with two different
+    # structured shapes, one torch row; foreach ops with lists of 0-dim tensors
+    ev = json.load(open(trace))["traceEvents"]
+    cat_dims = {json.dumps(e["args"]["Input Dims"]) for e in ev if e.get("name") == "aten::cat" and e.get("cat") == "cpu_op"}
+    check(len(cat_dims) >= 3, f"tensor lists: aten::cat's Input Dims {cat_dims}")
+    check(any(r["key"] == "aten::cat" and shapes_key(r["input_shapes"]) == "[[],[]]" for r in ka),
+          "tensor lists: torch has no aten::cat [[], []] row")
+    check(any(r["key"].startswith("aten::_foreach_") for r in ka), "tensor lists: no _foreach_ op in the run")
+    return trace, D
+
+
 def torch_fixture(tmp):
     d = os.path.join(FIX, "torch_cpu")
     if not os.path.isdir(d):
@@ -204,6 +262,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="tp_views_ops_")
     try:
         torch_generated(tmp)
+        tensor_lists(tmp)
         torch_fixture(tmp)
         hta_kernels(tmp, "trace_filter__sampled_rank-0.json.gz")
         hta_kernels(tmp, "ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz", ns_trace=True)

@@ -159,6 +159,7 @@ void tpa_attrib_free(tpa_attrib *at)
     if (!at) return;
     tpu_worker_stop(at->nester);  /* after the chunk it nests */
     str_free(&at->str);
+    free(at->name_flags);
     tpa__at_pair_free(&at->stacks);
     tpa__at_pair_free(&at->modules);
     for (size_t i = 0; i < at->nthreads; i++) free(at->threads[i].begins);
@@ -308,7 +309,11 @@ static void take_arg(args_ctx *c, int which, const char *v, const char *end)
         break;
     case TPA_ARG_INPUT_DIMS:
         if (!c->gpu && (c->need & NEED_SHAPES)) {
-            c->h->u.shapes = intern(c->at, v, (size_t)(end - v));
+            /* torch's key: a TensorList's shapes become [] (attrib_torch.c) */
+            size_t n = (size_t)(end - v);
+            char buf[512], *out = n <= sizeof buf ? buf : malloc(n);
+            c->h->u.shapes = out ? intern(c->at, out, tpa__at_torch_shapes(v, n, out)) : 0;
+            if (out != buf) free(out);
             c->need &= ~(unsigned)NEED_SHAPES;
         }
         break;
