@@ -165,6 +165,133 @@ def tensor_lists(tmp):
     return trace, D
 
 
+# The TensorBoard plugin's tensor-core facts (tb_plugin/torch_tb_profiler/
+# profiler/tensor_core.py before kineto 94979607), written out here apart
+# from the C: kernel-name substrings (and the newer kernels' the page adds)
+# and the eligible operators.
+TC_KERNEL = ["h884", "s884", "h1688", "s1688", "hmma", "i8816", "16816", "dgrad_1x1_stride_2x2",
+             "first_layer_wgrad_kernel", "conv1x1", "conv2d_c1_k1", "direct_group", "xmma_implicit_gemm",
+             "xmma_sparse_conv", "xmma_warp_specialized_implicit_gemm", "xmma_gemm", "xmma_sparse_gemm",
+             "c1688", "xmma", "gmma", "wmma", "imma", "tensorop", "_mma_"]
+TC_OPS = set("""aten::_convolution aten::conv1d aten::conv2d aten::conv3d aten::conv_tbc aten::conv_transpose1d
+aten::conv_transpose2d aten::conv_transpose3d aten::convolution aten::cudnn_convolution
+aten::cudnn_convolution_transpose aten::prelu aten::addmm aten::addmv aten::addr aten::matmul aten::mm aten::mv
+aten::linear aten::addbmm aten::baddbmm aten::bmm aten::chain_matmul aten::linalg_multi_dot
+aten::_thnn_fused_lstm_cell aten::_thnn_fused_gru_cell aten::lstm_cell aten::gru_cell aten::rnn_tanh_cell
+aten::rnn_relu_cell CudnnConvolutionBackward BmmBackward0 aten::cudnn_convolution_transpose_backward
+CudnnConvolutionTransposeBackward MmBackward aten::cudnn_convolution_backward_weight aten::addmm_ AddmvBackward
+MvBackward aten::cudnn_convolution_transpose_backward_weight aten::cudnn_convolution_transpose_backward_input
+AddmmBackward aten::cudnn_convolution_backward_input AddbmmBackward aten::cudnn_convolution_backward""".split())
+GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", "Memcpy", "Memset", "Kernel"}
+RUNTIME_CATS = {"cuda_runtime", "cuda_driver"}
+
+
+def uses_tc(name):
+    low = name.lower()
+    return any(p in low for p in TC_KERNEL)
+
+
+def host_tree(ev):
+    """Host spans nested per thread (start, longer first), torch's folding of
+    an only child of the same name, kernels given to the innermost operator
+    around their runtime call: a list of (name, kind, node) roots."""
+    def ns(x):
+        return round(x * 1000)
+    kern = collections.defaultdict(list)
+    for e in ev:
+        if e.get("ph") == "X" and e.get("cat") in GPU_CATS and e.get("cat") != "gpu_user_annotation" \
+                and "correlation" in e.get("args", {}):
+            kern[e["args"]["correlation"]].append(e)
+    threads = collections.defaultdict(list)
+    for i, e in enumerate(ev):
+        if e.get("ph") != "X" or e.get("cat") in GPU_CATS or e.get("cat") == "Trace" or "ts" not in e:
+            continue
+        threads[(e.get("pid"), e.get("tid"))].append((ns(e["ts"]), ns(e["ts"]) + ns(e.get("dur", 0)), i, e))
+    roots = []
+    for spans in threads.values():
+        spans.sort(key=lambda x: (x[0], -x[1], x[2]))
+        stack = []
+        for start, end, _, e in spans:
+            while stack and (start >= stack[-1]["end"] or end > stack[-1]["end"]):
+                stack.pop()
+            name = e["name"]
+            if name.startswith("ProfilerStep#"):
+                name = "ProfilerStep*"
+            cat = e.get("cat")
+            kind = "runtime" if cat in RUNTIME_CATS else "python" if cat == "python_function" else \
+                "annotation" if cat in ("user_annotation", "gpu_user_annotation") else "op"
+            node = {"name": name, "kind": kind, "end": end, "children": [], "dself": 0, "tcself": 0}
+            (stack[-1]["children"] if stack else roots).append(node)
+            if kind == "runtime":
+                owner = next((f for f in reversed(stack) if f["kind"] in ("op", "annotation")), None)
+                for k in kern.get(e.get("args", {}).get("correlation"), []):
+                    if owner is not None:
+                        owner["dself"] += ns(k["dur"])
+                        if k.get("cat") == "kernel" and uses_tc(k["name"]):
+                            owner["tcself"] += ns(k["dur"])
+            stack.append(node)
+    return roots
+
+
+def tc_rows(roots):
+    """Per name: tensor-core self/total time, device self/total, eligible."""
+    rows = collections.defaultdict(lambda: {"tc_self": 0, "tc_total": 0, "dself": 0, "dtotal": 0, "elig": False})
+
+    def walk(n):
+        while len(n["children"]) == 1 and n["children"][0]["name"] == n["name"]:
+            c = n["children"][0]  # torch's _remove_dup_nodes
+            n["children"], n["dself"], n["tcself"] = c["children"], n["dself"] + c["dself"], n["tcself"] + c["tcself"]
+        tc, dev = n["tcself"], n["dself"]
+        elig = n["name"] in TC_OPS or (n["kind"] == "op" and n["tcself"] > 0)
+        for c in n["children"]:
+            ct, cd, ce = walk(c)
+            tc, dev = tc + ct, dev + cd
+            elig = elig or (n["kind"] == "op" and ce)
+        if n["kind"] != "runtime":
+            r = rows[n["name"]]
+            r["tc_self"] += n["tcself"]
+            r["tc_total"] += tc
+            r["dself"] += n["dself"]
+            r["dtotal"] += dev
+            r["elig"] = r["elig"] or elig
+        return tc, dev, elig
+    for r in roots:
+        walk(r)
+    return rows
+
+
+def tensor_cores(tmp, name):
+    """Item 8: the Operators view's tensor-core columns and the Kernels
+    view's flag against the plugin's rules, computed here from the trace."""
+    src = os.path.join(SRC, "tests", "fixtures", name)
+    D = page_data(src, os.path.join(tmp, "tc.html"))
+    ev = json.load(gzip.open(src))["traceEvents"]
+    want = tc_rows(host_tree(ev))
+    ops = D["operators"]
+    check(ops["by_name"]["left_out"] == 0, f"{name}: operators left out")
+    n = tc = 0
+    for r in ops["by_name"]["rows"]:
+        if r["kind"] in ("runtime", "python"):
+            continue
+        w = want.get(r["name"])
+        if w is None or not w["dtotal"]:
+            check(w is None or "tc_self" not in r, f"{name}: {r['name']}: tensor-core fields without device time")
+            continue
+        n += 1
+        tc += w["tc_self"] > 0
+        got = (r.get("tc_self"), r.get("tc_total"), r.get("tc_eligible"), r["dself"], r["dtotal"])
+        check(got == (w["tc_self"], w["tc_total"], w["elig"], w["dself"], w["dtotal"]),
+              f"{name}: {r['name']}: page tc_self, tc_total, eligible, dself, dtotal {got}, computed {w}")
+    check(tc > 0, f"{name}: no operator launched tensor-core kernels")
+    kern = D["kernels"]
+    tc_ns = 0
+    for r in kern["by_name"]["rows"]:
+        check(r["tensor_cores"] == uses_tc(r["name"]), f"{name}: kernel {r['name'][:80]}: tensor_cores {r['tensor_cores']}")
+        tc_ns += r["total"] if uses_tc(r["name"]) else 0
+    check(kern["tensor_core_total"] == tc_ns, f"{name}: tensor-core kernel time {kern['tensor_core_total']} vs {tc_ns}")
+    print(f"tensor cores {name}: {n} operators with device time compared, {tc} on tensor cores")
+
+
 def torch_fixture(tmp):
     d = os.path.join(FIX, "torch_cpu")
     if not os.path.isdir(d):
@@ -263,6 +390,8 @@ def main():
     try:
         torch_generated(tmp)
         tensor_lists(tmp)
+        tensor_cores(tmp, "trace_filter__sampled_rank-0.json.gz")
+        tensor_cores(tmp, "trace_diff__control__control.json.gz")
         torch_fixture(tmp)
         hta_kernels(tmp, "trace_filter__sampled_rank-0.json.gz")
         hta_kernels(tmp, "ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz", ns_trace=True)
