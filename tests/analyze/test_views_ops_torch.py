@@ -292,6 +292,104 @@ def tensor_cores(tmp, name):
     print(f"tensor cores {name}: {n} operators with device time compared, {tc} on tensor cores")
 
 
+def module_frames(ev):
+    """The nn.Module frames of a trace nested per thread: [(pid, tid, start ns,
+    dur ns, path of module names from the outermost)]."""
+    threads = collections.defaultdict(list)
+    for i, e in enumerate(ev):
+        if e.get("ph") == "X" and e.get("cat") == "python_function" and e["name"].startswith("nn.Module: "):
+            threads[(e["pid"], e["tid"])].append((round(e["ts"] * 1000), round(e["dur"] * 1000), i, e["name"][11:]))
+    out = []
+    for (pid, tid), fr in threads.items():
+        fr.sort(key=lambda x: (x[0], -x[1], x[2]))
+        stack = []
+        for start, dur, _, name in fr:
+            while stack and (start >= stack[-1][1] or start + dur > stack[-1][1]):
+                stack.pop()
+            path = (stack[-1][2] if stack else ()) + (name,)
+            stack.append((start, start + dur, path))
+            out.append((pid, tid, start, dur, path))
+    return out
+
+
+def with_kernels(ev):
+    """The torch CPU trace with a kernel for every aten::addmm, aten::mm and
+    aten::cat call: a cudaLaunchKernel span in the middle of the call (so on
+    its innermost operator there) and a kernel of its correlation id, of a
+    duration of its own (made up: no GPU fixture has nn.Module frames)."""
+    out = list(ev)
+    corr = 1
+    for e in ev:
+        if e.get("ph") == "X" and e.get("cat") == "cpu_op" and e["name"] in ("aten::addmm", "aten::mm", "aten::cat"):
+            mid = e["ts"] + e["dur"] / 2
+            out.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": e["pid"], "tid": e["tid"],
+                        "ts": mid, "dur": 0.001, "args": {"correlation": corr}})
+            out.append({"ph": "X", "cat": "kernel", "name": "void fake_kernel<%d>()" % (corr % 3), "pid": 0, "tid": 7,
+                        "ts": mid + 5, "dur": 1 + corr % 7, "args": {"correlation": corr, "device": 0, "stream": 7}})
+            corr += 1
+    return out, corr - 1
+
+
+def modules(tmp, trace):
+    """Item 8: the module timeline (every call, on its thread, nested) and
+    each module's device self time, against the trace's own frames."""
+    ev = json.load(open(trace))["traceEvents"]
+    frames = module_frames(ev)
+    D = page_data(trace, os.path.join(tmp, "mods.html"))
+    t = D["modules"].get("timeline")
+    check(t is not None, "modules: no timeline")
+    if t is None:
+        return
+    mods = {m[0]: (m[1], m[2]) for m in t["modules"]}
+
+    def path(mid):
+        p = []
+        while mid:
+            p.append(mods[mid][1])
+            mid = mods[mid][0]
+        return tuple(reversed(p))
+    t0 = min(f[2] for f in frames)
+    want = sorted((f[0], f[1], f[2] - t0, f[3], f[4]) for f in frames)
+    got = sorted((t["lanes"][c[0]][0], t["lanes"][c[0]][1], c[1], c[2], path(c[3])) for c in t["calls"])
+    check(t["all_calls"] == len(frames) and got == want,
+          f"modules timeline: {len(got)} calls of {t['all_calls']}, trace {len(want)}; first differences "
+          f"{[(g, w) for g, w in zip(got, want) if g != w][:3]}")
+    check(len(t["lanes"]) >= 1 and max(len(p) for *_, p in want) >= 3, "modules timeline: no nesting in the run")
+    print(f"module timeline: {len(got)} calls compared")
+    # device self per module, on the same trace with a kernel per matmul and cat
+    doc = json.load(open(trace))
+    doc["traceEvents"], nk = with_kernels(doc["traceEvents"])
+    gpu_trace = os.path.join(tmp, "mods_gpu.json")
+    json.dump(doc, open(gpu_trace, "w"))
+    D = page_data(gpu_trace, os.path.join(tmp, "mods_gpu.html"))
+    roots = host_tree(doc["traceEvents"])
+    dself = collections.Counter()
+
+    def walk(n, mod):
+        if n["kind"] == "python" and n["name"].startswith("nn.Module: "):
+            mod = mod + (n["name"][11:],)
+        if mod and n["dself"]:
+            dself[mod] += n["dself"]
+        for c in n["children"]:
+            walk(c, mod)
+    for r in roots:
+        walk(r, ())
+    rows = D["modules"]["modules"]
+    by_id = {m["id"]: m for m in rows}
+
+    def row_path(m):
+        p = []
+        while m:
+            p.append(m["name"])
+            m = by_id.get(m["parent"])
+        return tuple(reversed(p))
+    page = {row_path(m): m.get("dself") for m in rows if m.get("dself")}
+    check(nk > 10 and page == dict(dself), f"modules device self: page {page} vs computed {dict(dself)}")
+    # device self sums to the kernels launched inside modules, below each module's device total
+    check(all(m.get("dself", 0) <= m["dtotal"] for m in rows), "modules: a device self above its device total")
+    print(f"modules device self: {len(page)} modules compared, {nk} kernels")
+
+
 def torch_fixture(tmp):
     d = os.path.join(FIX, "torch_cpu")
     if not os.path.isdir(d):
@@ -389,7 +487,8 @@ def main():
     tmp = tempfile.mkdtemp(prefix="tp_views_ops_")
     try:
         torch_generated(tmp)
-        tensor_lists(tmp)
+        lists_trace, _ = tensor_lists(tmp)
+        modules(tmp, lists_trace)
         tensor_cores(tmp, "trace_filter__sampled_rank-0.json.gz")
         tensor_cores(tmp, "trace_diff__control__control.json.gz")
         torch_fixture(tmp)

@@ -124,6 +124,14 @@ uint32_t tpa_attrib_module(const tpa_attrib *at, uint32_t id, uint32_t *parent)
     return tpa__at_pair_get(&at->modules, id, parent);
 }
 
+bool tpa_attrib_thread(const tpa_attrib *at, uint32_t thread, int64_t *pid, int64_t *tid)
+{
+    if (thread >= at->nthreads) return false;
+    *pid = at->threads[thread].pid;
+    *tid = at->threads[thread].tid;
+    return true;
+}
+
 const tpa_at_stats *tpa_attrib_stats(const tpa_attrib *at) { return &at->stats; }
 
 static size_t g_host_budget, g_gpu_budget;  /* tests (tpa_attrib_set_chunk_budget); 0: default */

@@ -66,6 +66,7 @@ typedef struct tpa_at_node {
                                   "nn.Module: X" python frame, or Lightning's
                                   "[pl][module]class: attr" annotation) or is
                                   inside; 0 outside any module */
+    uint32_t thread;           /* tpa_attrib_thread index of its (pid, tid) */
     int64_t tc_self_ns;        /* of dev_self_ns: kernels that use tensor cores */
     int64_t tc_total_ns;       /* of dev_total_ns: the same */
     uint8_t kind;              /* enum tpa_at_kind */
@@ -116,6 +117,9 @@ const char *tpa_attrib_str(const tpa_attrib *at, uint32_t id, size_t *len);
  * the frame's name id, *parent set to the enclosing frame's id (0: none). */
 uint32_t tpa_attrib_stack(const tpa_attrib *at, uint32_t id, uint32_t *parent);
 uint32_t tpa_attrib_module(const tpa_attrib *at, uint32_t id, uint32_t *parent);
+/* The (pid, tid) of a node's thread index; false for an index never seen.
+ * Call after the last file has ended (the feed adds threads). */
+bool tpa_attrib_thread(const tpa_attrib *at, uint32_t thread, int64_t *pid, int64_t *tid);
 
 typedef struct tpa_at_stats {
     uint64_t host_spans, gpu_events;

@@ -195,7 +195,7 @@ static void push_span(tpa_attrib *at, const hrec *r)
      * included, read only once set) was a rep stos per span */
     f->n = (tpa_at_node){ .start_ns = r->start, .dur_ns = r->end - r->start, .name = r->name,
                           .shapes = r->kind == TPA_AT_RUNTIME ? 0 : r->u.shapes, .kind = r->kind,
-                          .is_module = r->is_module };
+                          .is_module = r->is_module, .thread = at->nest_thread };
     f->end = r->end;
     f->child_sum = f->dev_own = f->dev_child = f->tc_own = f->tc_child = 0;
     f->n.tc_eligible = r->kind != TPA_AT_RUNTIME && tpa__at_name_flag(at, r->name, NAME_TC_OP);
@@ -243,6 +243,7 @@ static void nest_all(tpa_attrib *at)
         const host_list *a = &at->work.host[t], *b = t + 1 < at->work.nlists ? &at->work.host[t + 1] : &none;
         size_t i = 0, j = 0;
         at->nstack = 0;
+        at->nest_thread = (uint32_t)(t / 2);  /* HOST_LIST's thread */
         for (const hrec *r; (r = next_of_two(a, &i, b, &j));) {
             while (at->nstack) {
                 const frame *top = &at->stack[at->nstack - 1];

@@ -133,6 +133,7 @@ struct tpa_attrib {
     uint32_t step_name, other_name;
     bool chunked_file;   /* this file needed more than one chunk */
     frame *stack; size_t nstack, cstack;
+    uint32_t nest_thread;               /* the thread index being nested */
     hrec *htmp; size_t chtmp;           /* the host sort's scratch (sort_host); these four */
     keyed *corrs; size_t ccorrs;         /* the chunk's runtime correlations, sorted */
     keyed *by_dev; size_t cby_dev;       /* device records by key: by_corr and by_ext point in;
