@@ -28,10 +28,12 @@
 
   function tree(parent, mods) {
     const rows = treeRows(mods);
+    const device = mods.some(m => m.dtotal);  /* a CPU-only trace: no device columns */
     const t = el('table', { id: 'modules-tree' }, el('div', { class: 'tp-table-wrap' }, parent));
     const hr = el('tr', {}, el('thead', {}, t));
     const cols = [['Module', 'l'], ['Calls', 'r'], ['Host total', 'r'], ['Host self', 'r', 'total minus its child modules'], ['Mean', 'r'], ['Device total', 'r', 'kernels, copies and sets launched inside the module, its child modules included'],
       ['Device self', 'r', 'kernels, copies and sets launched by the module\u2019s own operators (those whose innermost module it is), not by its child modules']];
+    if (!device) cols.splice(5);
     for (const [label, a, title] of cols) el('th', { class: a, title: title }, hr, label);
     const tb = el('tbody', {}, t);
     const trs = new Map();
@@ -50,7 +52,9 @@
         });
       }
       td.appendChild(document.createTextNode(m.name));
-      for (const v of [TP.fmtNum(m.calls), dur(m.total), dur(m.self), dur(m.calls ? m.total / m.calls : 0), dur(m.dtotal), dur(m.dself || 0)]) el('td', { class: 'r' }, tr, v);
+      const cells = [TP.fmtNum(m.calls), dur(m.total), dur(m.self), dur(m.calls ? m.total / m.calls : 0)];
+      if (device) cells.push(dur(m.dtotal), dur(m.dself || 0));
+      for (const v of cells) el('td', { class: 'r' }, tr, v);
       trs.set(m.id, tr);
     }
     return rows;
@@ -81,9 +85,10 @@
       const svg = el('svg:svg', { viewBox: '0 0 ' + W + ' ' + H, class: 'chart', 'data-chart': 'modules-timeline' }, box);
       const [a, b] = view;
       const sx = v => L + (v - a) / (b - a) * (W - L - R);
-      const ticks = TP.kindTicks(a, b, 8, 'ns').filter(v => v >= a && v <= b);
+      const ticks = TP.kindTicks(a, b, 8, 'ns');   /* keeps its unit and decimals: filtered in the loop */
       const fmt = TP.tickFormat(ticks, 'ns');
       for (const v of ticks) {
+        if (v < a || v > b) continue;
         el('svg:line', { x1: sx(v), x2: sx(v), y1: top, y2: H - axisH, class: 'grid' }, svg);
         el('svg:text', { x: sx(v), y: H - axisH + 15, 'text-anchor': 'middle', class: 'xtick' }, svg, fmt(v));
       }
@@ -99,7 +104,7 @@
         el('svg:title', {}, r, name + ': ' + TP.fmtDur(c.dur) + ' at ' + TP.fmtDur(c.start));
         /* the name inside the bar when it fits (about 6.5 px a character at the chart's font) */
         if (x1 - x0 > 6.5 * name.length + 8)
-          el('svg:text', { x: x0 + 4, y: yb + rowH - 6, class: 'bar-label', fill: '#fff', 'pointer-events': 'none' }, g, name);
+          el('svg:text', { x: x0 + 4, y: yb + rowH - 6, class: 'bar-label', style: 'fill:#fff', 'pointer-events': 'none' }, g, name);
       }
       /* drag to zoom */
       let from = null;
