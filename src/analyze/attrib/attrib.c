@@ -317,11 +317,16 @@ static void take_arg(args_ctx *c, int which, const char *v, const char *end)
         break;
     case TPA_ARG_INPUT_DIMS:
         if (!c->gpu && (c->need & NEED_SHAPES)) {
-            /* torch's key: a TensorList's shapes become [] (attrib_torch.c) */
+            /* torch's key: a TensorList's shapes become [] (attrib_torch.c);
+             * most operators take none, and their text is the key as written */
             size_t n = (size_t)(end - v);
-            char buf[512], *out = n <= sizeof buf ? buf : malloc(n);
-            c->h->u.shapes = out ? intern(c->at, out, tpa__at_torch_shapes(v, n, out)) : 0;
-            if (out != buf) free(out);
+            if (!tpa__at_shapes_have_lists(v, n)) {
+                c->h->u.shapes = intern(c->at, v, n);
+            } else {
+                char buf[512], *out = n <= sizeof buf ? buf : malloc(n);
+                c->h->u.shapes = out ? intern(c->at, out, tpa__at_torch_shapes(v, n, out)) : 0;
+                if (out != buf) free(out);
+            }
             c->need &= ~(unsigned)NEED_SHAPES;
         }
         break;

@@ -173,6 +173,8 @@ void tpa__at_hand_over(tpa_attrib *at, bool last);
  * TensorBoard plugin's tensor-core rules, found once per string id (call
  * while nesting: the table is the nesting's). */
 size_t tpa__at_torch_shapes(const char *v, size_t n, char *out);
+/* Whether v holds a list inside an argument (the rewrite has work to do). */
+bool tpa__at_shapes_have_lists(const char *v, size_t n);
 #define NAME_KNOWN 1u
 #define NAME_TC_KERNEL 2u   /* tpa_kernel_uses_tensor_cores */
 #define NAME_TC_OP 4u       /* tpa_op_tensor_core_eligible */

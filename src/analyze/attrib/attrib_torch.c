@@ -15,6 +15,17 @@
  * holds a list (a TensorList, [[]] one of 0-dim tensors included) becomes
  * "[]"; shapes of plain tensors ([2, 3]) and other arguments ([]) stay as
  * written. out has room for n bytes (the result is never longer). */
+bool tpa__at_shapes_have_lists(const char *v, size_t n)
+{
+    int depth = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i] == '[' && ++depth == 3) return true;
+        if (v[i] == ']') depth--;
+        if (v[i] == '"') return true;  /* a string: the careful path */
+    }
+    return false;
+}
+
 size_t tpa__at_torch_shapes(const char *v, size_t n, char *out)
 {
     size_t o = 0, i = 0;
