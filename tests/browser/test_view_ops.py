@@ -52,7 +52,8 @@ DOC_IMAGES = {"view_ops_operators.png": "report_operators.png", "view_ops_by_sha
               "view_ops_stacks.png": "report_operators_stacks.png", "view_ops_kernels.png": "report_kernels.png",
               "view_ops_kernels_config.png": "report_kernels_config.png",
               "view_ops_operators_gpu.png": "report_operators_gpu.png", "view_ops_modules.png": "report_modules.png",
-              "view_ops_modules_timeline.png": "report_modules_timeline.png"}
+              "view_ops_modules_timeline.png": "report_modules_timeline.png",
+              "view_ops_tensor_lists.png": "report_operators_lists.png"}
 
 
 def shoot(page, name, **kw):
@@ -226,6 +227,30 @@ def torch_page(browser, tmp):
     check(not errors, f"torch page: {errors}")
     page.close()
     modules_gpu_page(browser, tmp, os.path.join(out, "full.pt.trace.json"))
+
+
+def tensor_list_page(browser, tmp):
+    """Shape mode on a torch run whose operators take tensor lists (the
+    analyze test's run: aten::cat, aten::stack, Adam(foreach=True)): the rows
+    key_averages(group_by_input_shape=True) has, a TensorList as []."""
+    sys.path.insert(0, os.path.join(SRC, "tests", "analyze"))
+    from test_views_ops_torch import TENSOR_LIST_RUN
+    out = os.path.join(tmp, "lists")
+    os.makedirs(out)
+    subprocess.run([sys.executable, "-c", TENSOR_LIST_RUN, out], check=True, capture_output=True)
+    ka = json.load(open(os.path.join(out, "lists.key_averages.json")))
+    page, errors = open_view(browser, html_of(os.path.join(out, "lists.pt.trace.json"), os.path.join(tmp, "lists.html")),
+                             "operators")
+    page.select_option("#ops-group", "shape")
+    for op in ("aten::cat", "aten::_foreach_add_"):
+        page.fill("#view-operators .tp-search", op)
+        got = sorted((c[0], c[1].replace(" ", ""), c[3]) for c in table_cells(page, "operators-table") if c[0] == op)
+        want = sorted((t["key"], t["input_shapes"].replace(" ", ""), f"{t['count']:,}") for t in ka if t["key"] == op)
+        check(got == want and got, f"shape mode {op}: page {got}, torch {want}")
+    page.fill("#view-operators .tp-search", "aten::")
+    shoot(page, "view_ops_tensor_lists.png")
+    check(not errors, f"tensor list page: {errors}")
+    page.close()
 
 
 def modules_gpu_page(browser, tmp, trace):
@@ -440,6 +465,7 @@ def main():
         browser = launch(p)
         try:
             torch_page(browser, tmp)
+            tensor_list_page(browser, tmp)
             gpu_page(browser, tmp, "trace_filter__sampled_rank-0.json.gz")
             run_dir_page(browser, tmp)
             lightning_page(browser, tmp)
