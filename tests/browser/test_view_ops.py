@@ -234,10 +234,10 @@ def tensor_list_page(browser, tmp):
     analyze test's run: aten::cat, aten::stack, Adam(foreach=True)): the rows
     key_averages(group_by_input_shape=True) has, a TensorList as []."""
     sys.path.insert(0, os.path.join(SRC, "tests", "analyze"))
-    from test_views_ops_torch import TENSOR_LIST_RUN
+    from test_views_ops_torch import run_tensor_list_run
     out = os.path.join(tmp, "lists")
     os.makedirs(out)
-    subprocess.run([sys.executable, "-c", TENSOR_LIST_RUN, out], check=True, capture_output=True)
+    run_tensor_list_run(out)
     ka = json.load(open(os.path.join(out, "lists.key_averages.json")))
     page, errors = open_view(browser, html_of(os.path.join(out, "lists.pt.trace.json"), os.path.join(tmp, "lists.html")),
                              "operators")
