@@ -325,20 +325,26 @@ TP_TEST(shared_attributor)
 static void line_node(void *user, const tpa_attrib *at, const tpa_at_node *n)
 {
     uint32_t parent;
-    tpu_buf_printf(user, "node %s [%s] %lld+%lld child %lld dev %lld/%lld in %s\n",
+    tpu_buf_printf(user, "node %s [%s] %lld+%lld child %lld dev %lld/%lld in %s",
                    tpa_attrib_str(at, n->name, NULL), tpa_attrib_str(at, n->shapes, NULL),
                    (long long)n->start_ns, (long long)n->dur_ns, (long long)n->child_ns,
                    (long long)n->dev_self_ns, (long long)n->dev_total_ns,
                    tpa_attrib_str(at, tpa_attrib_module(at, n->module, &parent), NULL));
+    /* tensor cores where there are any (the thread index depends on the write order: not shown) */
+    if (n->tc_total_ns || n->tc_eligible)
+        tpu_buf_printf(user, " tc %lld/%lld%s", (long long)n->tc_self_ns, (long long)n->tc_total_ns,
+                       n->tc_eligible ? " eligible" : "");
+    tpu_buf_printf(user, "\n");
 }
 
 static void line_gpu(void *user, const tpa_attrib *at, const tpa_at_gpu *g)
 {
     tpu_buf_printf(user, "gpu %s at %lld op %s rt %s stream %lld grid %u,%u,%u block %u,%u,%u regs %lld "
-                   "shm %lld bps %g wps %g\n", tpa_attrib_str(at, g->name, NULL), (long long)g->start_ns,
+                   "shm %lld bps %g wps %g%s\n", tpa_attrib_str(at, g->name, NULL), (long long)g->start_ns,
                    tpa_attrib_str(at, g->op, NULL), tpa_attrib_str(at, g->runtime, NULL), (long long)g->stream,
                    g->grid[0], g->grid[1], g->grid[2], g->block[0], g->block[1], g->block[2],
-                   (long long)g->regs, (long long)g->shmem, g->blocks_per_sm, g->warps_per_sm);
+                   (long long)g->regs, (long long)g->shmem, g->blocks_per_sm, g->warps_per_sm,
+                   g->tensor_cores ? " tc" : "");
 }
 
 static int cmp_line(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -679,9 +685,132 @@ TP_TEST(collectors_json)
     CHECK_CONTAINS(s, "\"tensor_cores\":true");
     CHECK_CONTAINS(s, "\"op\":\"aten::mm\",\"grid\":[4,1,1],\"block\":[128,1,1],\"regs\":64,\"shmem\":0");
     CHECK_CONTAINS(s, "\"modules\":[{\"id\":1,\"parent\":0,\"name\":\"Net_0\",\"calls\":1,\"total\":90000,"
-                      "\"dtotal\":40000");
+                      "\"dtotal\":40000,\"dself\":40000,");
+    /* tensor cores: aten::mm launched two xmma kernels (all its device time) */
+    CHECK_CONTAINS(s, "\"dtotal\":40000,\"min\":10000,\"max\":45000,\"tc_self\":40000,\"tc_total\":40000,"
+                      "\"tc_eligible\":true");
+    CHECK_CONTAINS(s, "\"timeline\":{\"t0\":2000,\"all_calls\":1,\"lanes\":[[1,1]],"
+                      "\"modules\":[[1,0,\"Net_0\"]],\"calls\":[[0,0,90000,1]]}");
     CHECK_CONTAINS(s, "\"hooks\":[{\"name\":\"[LightningModule]Net.training_step\",\"calls\":1");
     CHECK_CONTAINS(s, "\"name\":\"<!--<script>\\\"q\\\\\"");  /* data, escaped as JSON */
+    free(out.data);
+}
+
+/* key_averages(group_by_input_shape=True) groups by FunctionEvent.input_shapes,
+ * where a TensorList argument is []: the trace's structured Input Dims of
+ * aten::cat ([[[2, 3], [2, 3]], []]), whatever the list's shapes, 0-dim
+ * tensors' lists ([[], []]) and empty lists included, make one row. */
+TP_TEST(shapes_as_torch_groups)
+{
+    static const char t[] = "{\"traceEvents\":["
+        X("aten::cat", "cpu_op", 0, 10, 1, "\"Input Dims\":[[[2, 3], [2, 3]], []]")
+        X("aten::cat", "cpu_op", 20, 10, 1, "\"Input Dims\":[[[0, 6], [2, 6], [1, 6]], []]")
+        X("aten::cat", "cpu_op", 40, 10, 1, "\"Input Dims\":[[], []]")
+        X("aten::_foreach_add_", "cpu_op", 60, 10, 1, "\"Input Dims\":[[[], [], [], []], [], []]")
+        X("aten::_foreach_mul_", "cpu_op", 80, 10, 1, "\"Input Dims\":[[[[4, 6], [4]]], [[4, 6], [4]], []]")
+        X("aten::mm", "cpu_op", 100, 10, 1, "\"Input Dims\":[[2, 3], [3, 4]]")
+        END;
+    const char *p = write_tmp("shapes.json", t);
+    tpu_buf out = {0};
+    CHECK_EQ_INT(views_json(&p, 1, &out), 0);
+    const char *s = out.data;
+    CHECK_CONTAINS(s, "{\"name\":\"aten::cat\",\"kind\":\"op\",\"shapes\":\"[[], []]\",\"calls\":3,");
+    CHECK_CONTAINS(s, "{\"name\":\"aten::_foreach_add_\",\"kind\":\"op\",\"shapes\":\"[[], [], []]\",\"calls\":1,");
+    /* one level deeper than torch writes is still one list argument: [] */
+    CHECK_CONTAINS(s, "{\"name\":\"aten::_foreach_mul_\",\"kind\":\"op\",\"shapes\":\"[[], [], []]\",\"calls\":1,");
+    CHECK_CONTAINS(s, "\"shapes\":\"[[2, 3], [3, 4]]\"");
+    free(out.data);
+}
+
+/* The TensorBoard plugin's tensor-core rules: a kernel by its name (an MMA
+ * shape, xmma, hmma ...), an operator eligible by name (aten::linear), by an
+ * eligible child operator (my_op above aten::mm) or by launching
+ * tensor-core kernels itself (custom_gemm); annotations take no
+ * eligibility from their children. */
+TP_TEST(tensor_cores)
+{
+    static const char t[] = "{\"traceEvents\":["
+        X("ampere_fp16_s16816gemm_fp16_128x128", "kernel", 20, 30, 7, "\"device\":0,\"correlation\":1")
+        X("vectorized_elementwise_kernel", "kernel", 60, 10, 7, "\"device\":0,\"correlation\":2")
+        X("sm90_xmma_gemm_bf16", "kernel", 80, 8, 7, "\"device\":0,\"correlation\":3")
+        X("forward", "user_annotation", 0, 100, 1, "")
+        X("my_op", "cpu_op", 1, 98, 1, "")
+        X("aten::mm", "cpu_op", 5, 45, 1, "")
+        X("cudaLaunchKernel", "cuda_runtime", 10, 5, 1, "\"correlation\":1")
+        X("cudaLaunchKernel", "cuda_runtime", 30, 5, 1, "\"correlation\":2")
+        X("custom_gemm", "cpu_op", 70, 20, 1, "")
+        X("cudaLaunchKernel", "cuda_runtime", 71, 5, 1, "\"correlation\":3")
+        X("aten::linear", "cpu_op", 120, 5, 1, "")
+        END;
+    const char *p = write_tmp("tc.json", t);
+    tpu_buf out = {0};
+    CHECK_EQ_INT(views_json(&p, 1, &out), 0);
+    const char *s = out.data;
+    CHECK_CONTAINS(s, "\"name\":\"aten::mm\",\"kind\":\"op\",\"calls\":1,\"self\":35000,\"total\":45000,"
+                      "\"dself\":40000,\"dtotal\":40000,\"min\":45000,\"max\":45000,\"tc_self\":30000,"
+                      "\"tc_total\":30000,\"tc_eligible\":true");
+    CHECK_CONTAINS(s, "\"name\":\"custom_gemm\",\"kind\":\"op\",\"calls\":1,\"self\":15000,\"total\":20000,"
+                      "\"dself\":8000,\"dtotal\":8000,\"min\":20000,\"max\":20000,\"tc_self\":8000,"
+                      "\"tc_total\":8000,\"tc_eligible\":true");
+    CHECK_CONTAINS(s, "\"name\":\"my_op\",\"kind\":\"op\",\"calls\":1,\"self\":33000,\"total\":98000,"
+                      "\"dself\":0,\"dtotal\":48000,\"min\":98000,\"max\":98000,\"tc_self\":0,"
+                      "\"tc_total\":38000,\"tc_eligible\":true");
+    CHECK_CONTAINS(s, "\"name\":\"forward\",\"kind\":\"annotation\",\"calls\":1,\"self\":2000,\"total\":100000,"
+                      "\"dself\":0,\"dtotal\":48000,\"min\":100000,\"max\":100000,\"tc_self\":0,"
+                      "\"tc_total\":38000,\"tc_eligible\":false");
+    /* no device time: no tensor-core fields */
+    CHECK_CONTAINS(s, "\"name\":\"aten::linear\",\"kind\":\"op\",\"calls\":1,\"self\":5000,\"total\":5000,"
+                      "\"dself\":0,\"dtotal\":0,\"min\":5000,\"max\":5000}");
+    CHECK_CONTAINS(s, "\"name\":\"ampere_fp16_s16816gemm_fp16_128x128\",\"kind\":\"kernel\"");
+    CHECK_CONTAINS(s, "\"tensor_core_total\":38000,");
+    CHECK(tpa_kernel_uses_tensor_cores("volta_h884gemm_64x64", 20));
+    CHECK(tpa_kernel_uses_tensor_cores("cudnn::conv1x1_kernel", 21));
+    CHECK(!tpa_kernel_uses_tensor_cores("void at::native::reduce_kernel<512, 1>", 38));
+    CHECK(tpa_op_tensor_core_eligible("MmBackward", 10));
+    CHECK(!tpa_op_tensor_core_eligible("aten::mm_", 9));
+    free(out.data);
+}
+
+/* The module timeline keeps the earliest calls, at most its cap, whatever
+ * the order they come in, and counts them all. */
+TP_TEST(module_timeline_bounded)
+{
+    enum { N = 12000 };
+    tpu_buf b = {0};
+    tpu_buf_puts(&b, "{\"traceEvents\":[");
+    char line[200];
+    for (int i = 0; i < N; i++) {
+        int k = (i * 7919) % N;  /* every start once, out of order */
+        snprintf(line, sizeof line, "{\"ph\":\"X\",\"cat\":\"python_function\",\"name\":\"nn.Module: M_%d\","
+                 "\"ts\":%d,\"dur\":5,\"pid\":1,\"tid\":%d},", k % 3, k * 10, 1 + k % 2);
+        tpu_buf_puts(&b, line);
+    }
+    tpu_buf_puts(&b, END);
+    const char *p = write_tmp("mods.json", b.data);
+    free(b.data);
+    tpu_buf out = {0};
+    CHECK_EQ_INT(views_json(&p, 1, &out), 0);
+    const char *tl = out.data ? strstr(out.data, "\"timeline\":{\"t0\":0,\"all_calls\":12000,") : NULL;
+    CHECK(tl != NULL);
+    const char *calls = tl ? strstr(tl, "\"calls\":[") : NULL;
+    CHECK(calls != NULL);
+    if (calls) {
+        /* [lane, start - t0, dur, id] each: the kept starts are 0, 10000, 20000 ... in a row */
+        int n = 0, lanes[2] = { 0, 0 };
+        long long max_start = -1;
+        for (const char *q = strstr(calls, "[[") + 1; q && *q == '['; n++) {
+            int lane;
+            long long start;
+            if (sscanf(q, "[%d,%lld,", &lane, &start) != 2) break;
+            if (start > max_start) max_start = start;
+            if (lane == 0 || lane == 1) lanes[lane]++;
+            q = strchr(q, ']');
+            q = q ? q + 1 + (q[1] == ',') : NULL;
+        }
+        CHECK(n > 0 && n < N);
+        CHECK_EQ_INT(max_start, (long long)(n - 1) * 10000);
+        CHECK(lanes[0] > 0 && lanes[1] > 0 && lanes[0] + lanes[1] == n);
+    }
     free(out.data);
 }
 
@@ -786,6 +915,9 @@ int main(int argc, char **argv)
     RUN(begin_end_pairs);
     RUN(shared_attributor);
     RUN(collectors_json);
+    RUN(shapes_as_torch_groups);
+    RUN(tensor_cores);
+    RUN(module_timeline_bounded);
     RUN(chunks_keep_counts);
     RUN(args_spans_match_walk);
     RUN(any_write_order);

@@ -14,12 +14,16 @@ Debian chromium via playwright), with no console error:
    module tree ([pl][module] ranges);
 5. names that are markup (<!--<script>, </script>, quotes, backslashes,
    U+2028) show as text.
-Screenshots go to <build>/browser-artifacts/ (docs/images/ has the ones
-docs/REPORT.md shows).
+Also (issue 31): the tensor-core columns of Operators and Kernels on a GPU
+trace, hidden on a CPU one; the Modules view's device self column and its
+module timeline (one bar per module call, nested).
+Screenshots go to <build>/browser-artifacts/; with TP_UPDATE_IMAGES=1 the
+ones docs/REPORT.md shows are copied to docs/images/report_*.png.
 """
 import collections
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -41,6 +45,22 @@ def check(cond, what):
     if not cond:
         failures.append(what)
         print("FAIL:", what)
+
+
+# artifacts -> the docs/images/ names docs/REPORT.md shows
+DOC_IMAGES = {"view_ops_operators.png": "report_operators.png", "view_ops_by_shape.png": "report_operators_shapes.png",
+              "view_ops_stacks.png": "report_operators_stacks.png", "view_ops_kernels.png": "report_kernels.png",
+              "view_ops_kernels_config.png": "report_kernels_config.png",
+              "view_ops_operators_gpu.png": "report_operators_gpu.png", "view_ops_modules.png": "report_modules.png",
+              "view_ops_modules_timeline.png": "report_modules_timeline.png",
+              "view_ops_tensor_lists.png": "report_operators_lists.png"}
+
+
+def shoot(page, name, **kw):
+    path = os.path.join(ART, name)
+    page.screenshot(path=path, **kw)
+    if os.environ.get("TP_UPDATE_IMAGES") and name in DOC_IMAGES:
+        shutil.copy(path, os.path.join(SRC, "docs", "images", DOC_IMAGES[name]))
 
 
 def html_of(trace, out):
@@ -151,7 +171,7 @@ def torch_page(browser, tmp):
     ka = json.load(open(os.path.join(out, "full.key_averages.json")))
     path = html_of(os.path.join(out, "full.pt.trace.json"), os.path.join(tmp, "torch.html"))
     page, errors = open_view(browser, path, "operators")
-    page.screenshot(path=os.path.join(ART, "view_ops_operators.png"))
+    shoot(page, "view_ops_operators.png")
     # python frames are off by default: the table shows the other kinds
     check_rows_against_torch(page, ka["by_name"], lambda t: t["key"], "by operator")
     n_default = len(table_cells(page, "operators-table"))
@@ -164,7 +184,7 @@ def torch_page(browser, tmp):
     page.select_option("#ops-group", "shape")
     check_rows_against_torch(page, ka["by_shape"], lambda t: (t["key"], t["input_shapes"].replace(" ", "")),
                              "by operator + input shapes", shapes=True)
-    page.screenshot(path=os.path.join(ART, "view_ops_by_shape.png"))
+    shoot(page, "view_ops_by_shape.png")
     page.select_option("#ops-group", "name")
     page.fill("#view-operators .tp-search", "conv2d")
     names = [c[0] for c in table_cells(page, "operators-table")]
@@ -175,8 +195,9 @@ def torch_page(browser, tmp):
     frames = page.evaluate("Array.from(document.querySelectorAll('#ops-stacks details[open] li')).map(l => l.textContent)")
     check(any(".py(" in f for f in frames), f"no file(line) frame in the stacks of {names[0]}: {frames[:5]}")
     page.evaluate("document.getElementById('ops-stacks').scrollIntoView()")
-    page.screenshot(path=os.path.join(ART, "view_ops_stacks.png"))
+    shoot(page, "view_ops_stacks.png")
     check(page.query_selector('svg[data-chart="ops-top"]') is not None, "no top-N chart")
+    check(not any(h.startswith("TC ") for h in header(page, "operators-table")), "tensor-core columns on a CPU trace")
     check(page.get_attribute('#tabs button[data-view="kernels"]', "class") == "missing",
           "a CPU trace shows a Kernels tab with data")
     # modules
@@ -186,10 +207,81 @@ def torch_page(browser, tmp):
             "MaxPool2d_0", "MaxPool2d_1", "Linear_0"}
     check({m[0].lstrip("\u25be\u25b8") for m in mods} == want, f"module tree: {[m[0] for m in mods]}")
     check(all(m[1] == "3" for m in mods), f"module calls: {[m[1] for m in mods]}")
-    page.screenshot(path=os.path.join(ART, "view_ops_modules.png"))
+    check(not any(h.startswith("Device") for h in header(page, "modules-tree")),
+          f"device columns in the module tree of a CPU trace: {header(page, 'modules-tree')}")
+    # the module timeline: a bar per call (3 steps x 11 modules), nested (a Conv2d below its Block)
+    bars = page.evaluate("""Array.from(document.querySelectorAll('svg[data-chart="modules-timeline"] rect.bar'))
+        .map(r => [r.dataset.module, +r.getAttribute('x'), +r.getAttribute('y'), +r.getAttribute('width')])""")
+    check(len(bars) == 33, f"module timeline: {len(bars)} bars, 33 calls")
+    by = collections.defaultdict(list)
+    for m, x, y, w in bars:
+        by[m].append((x, y, w))
+    ok = by["Block_0"] and by["Conv2d_0"] and all(
+        any(bx <= cx + 0.01 and cx + cw <= bx + bw + 0.01 and cy > by_ for bx, by_, bw in by["Block_0"])
+        for cx, cy, cw in by["Conv2d_0"])
+    check(ok, f"module timeline: Conv2d_0's bars are not inside and below Block_0's: {by['Block_0']} {by['Conv2d_0']}")
+    page.evaluate("document.getElementById('modules-timeline-card').scrollIntoView()")
+    shoot(page, "view_ops_modules_timeline.png")
     page.click('#modules-tree tr[data-depth="0"] button')
     check(len(table_cells(page, "modules-tree")) == 1, "collapsing the root does not hide its modules")
     check(not errors, f"torch page: {errors}")
+    page.close()
+    modules_gpu_page(browser, tmp, os.path.join(out, "full.pt.trace.json"))
+
+
+def tensor_list_page(browser, tmp):
+    """Shape mode on a torch run whose operators take tensor lists (the
+    analyze test's run: aten::cat, aten::stack, Adam(foreach=True)): the rows
+    key_averages(group_by_input_shape=True) has, a TensorList as []."""
+    sys.path.insert(0, os.path.join(SRC, "tests", "analyze"))
+    from test_views_ops_torch import run_tensor_list_run
+    out = os.path.join(tmp, "lists")
+    os.makedirs(out)
+    run_tensor_list_run(out)
+    ka = json.load(open(os.path.join(out, "lists.key_averages.json")))
+    page, errors = open_view(browser, html_of(os.path.join(out, "lists.pt.trace.json"), os.path.join(tmp, "lists.html")),
+                             "operators")
+    page.select_option("#ops-group", "shape")
+    for op in ("aten::cat", "aten::_foreach_add_"):
+        page.fill("#view-operators .tp-search", op)
+        got = sorted((c[0], c[1].replace(" ", ""), c[3]) for c in table_cells(page, "operators-table") if c[0] == op)
+        want = sorted((t["key"], t["input_shapes"].replace(" ", ""), f"{t['count']:,}") for t in ka if t["key"] == op)
+        check(got == want and got, f"shape mode {op}: page {got}, torch {want}")
+    page.fill("#view-operators .tp-search", "aten::")
+    shoot(page, "view_ops_tensor_lists.png")
+    check(not errors, f"tensor list page: {errors}")
+    page.close()
+
+
+def modules_gpu_page(browser, tmp, trace):
+    """The torch run given a kernel in the middle of every aten::conv2d, aten::addmm
+    and aten::mm call (no GPU fixture has nn.Module frames): the module tree's
+    device columns, device self where the module's own operators launched."""
+    doc = json.load(open(trace))
+    corr = 0
+    for e in list(doc["traceEvents"]):
+        if e.get("ph") == "X" and e.get("cat") == "cpu_op" and e["name"] in ("aten::conv2d", "aten::addmm", "aten::mm"):
+            corr += 1
+            mid = e["ts"] + e["dur"] / 2
+            doc["traceEvents"] += [
+                {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": e["pid"], "tid": e["tid"],
+                 "ts": mid, "dur": 0.001, "args": {"correlation": corr}},
+                {"ph": "X", "cat": "kernel", "name": "fake_gemm", "pid": 0, "tid": 7, "ts": mid + 5, "dur": 100,
+                 "args": {"correlation": corr, "device": 0, "stream": 7}}]
+    gpu = os.path.join(tmp, "mods_gpu.json")
+    json.dump(doc, open(gpu, "w"))
+    page, errors = open_view(browser, html_of(gpu, os.path.join(tmp, "mods_gpu.html")), "modules")
+    head = header(page, "modules-tree")
+    check("Device self" in head and "Device total" in head, f"module tree columns with kernels: {head}")
+    cells = {c[0].lstrip("\u25be\u25b8"): c for c in table_cells(page, "modules-tree")}
+    i_self = head.index("Device self")
+    # forward's convolutions run in Conv2d_k, the head's addmm in Linear_0: their own device time
+    # (backward's mm runs on the autograd thread, in no module)
+    want = fmt_durs(page, [300000, 0])
+    check([cells.get("Conv2d_0", [""] * 9)[i_self], cells.get("Block_0", [""] * 9)[i_self]] == want,
+          f"device self of Conv2d_0 and Block_0: {[cells.get(m) for m in ('Conv2d_0', 'Block_0')]}, want {want}")
+    shoot(page, "view_ops_modules.png")
+    check(not errors, f"modules gpu page: {errors}")
     page.close()
 
 
@@ -208,9 +300,10 @@ def gpu_page(browser, tmp, name):
                 c, s = dev.get(o["name"], (0, 0))
                 dev[o["name"]] = (c + o["calls"], s + o["total_us"])
     page, errors = open_view(browser, path, "kernels")
-    page.screenshot(path=os.path.join(ART, "view_ops_kernels.png"))
+    shoot(page, "view_ops_kernels.png")
     check_layout(page, name + " kernels")
     head = header(page, "kernels-by-name")
+    check("Tensor cores used" in head, f"kernel columns: {head}")
     i_calls, i_total = head.index("Calls"), head.index("Total")
     names = page.evaluate("Array.from(document.querySelectorAll('#kernels-by-name tbody tr td:first-child')).map(td => td.title || td.textContent)")
     cells = table_cells(page, "kernels-by-name")
@@ -249,10 +342,18 @@ def gpu_page(browser, tmp, name):
     ops_of = [c[1] for c in table_cells(page, "kernels-by-config")]
     check(ops_of and all(ops_of), "a kernel row without its launching operator")
     page.evaluate("document.getElementById('kernels-config').scrollIntoView()")
-    page.screenshot(path=os.path.join(ART, "view_ops_kernels_config.png"))
+    shoot(page, "view_ops_kernels_config.png")
     page.click('#tabs button[data-view="operators"]')
     check("Device self" in header(page, "operators-table"), "no device columns on a GPU trace")
-    page.screenshot(path=os.path.join(ART, "view_ops_operators_gpu.png"))
+    # the TensorBoard plugin's tensor-core columns: aten::mm runs on tensor cores in this trace
+    head = header(page, "operators-table")
+    check(all(h in head for h in ("TC eligible", "TC self %", "TC total %")), f"no tensor-core columns: {head}")
+    page.fill("#view-operators .tp-search", "aten::mm")
+    mm = [c for c in table_cells(page, "operators-table") if c[0] == "aten::mm"]
+    check(mm and mm[0][head.index("TC eligible")] == "yes" and mm[0][head.index("TC self %")] not in ("-", "0.00%"),
+          f"aten::mm's tensor-core cells: {mm}")
+    page.fill("#view-operators .tp-search", "")
+    shoot(page, "view_ops_operators_gpu.png")
     check_layout(page, name + " operators")
     for key in ("overview", "memory", "modules"):
         page.click(f'#tabs button[data-view="{key}"]')
@@ -332,7 +433,7 @@ def lightning_page(browser, tmp):
           f"lightning module tree: {mods}")
     depth = page.evaluate("Array.from(document.querySelectorAll('#modules-tree tbody tr')).map(tr => tr.dataset.depth)")
     check("1" in depth, f"the Sequential's children are not nested: {depth}")
-    page.screenshot(path=os.path.join(ART, "view_ops_lightning.png"), full_page=True)
+    shoot(page, "view_ops_lightning.png", full_page=True)
     check(not errors, f"lightning page: {errors}")
     page.close()
 
@@ -364,6 +465,7 @@ def main():
         browser = launch(p)
         try:
             torch_page(browser, tmp)
+            tensor_list_page(browser, tmp)
             gpu_page(browser, tmp, "trace_filter__sampled_rank-0.json.gz")
             run_dir_page(browser, tmp)
             lightning_page(browser, tmp)

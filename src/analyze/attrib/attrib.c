@@ -124,6 +124,14 @@ uint32_t tpa_attrib_module(const tpa_attrib *at, uint32_t id, uint32_t *parent)
     return tpa__at_pair_get(&at->modules, id, parent);
 }
 
+bool tpa_attrib_thread(const tpa_attrib *at, uint32_t thread, int64_t *pid, int64_t *tid)
+{
+    if (thread >= at->nthreads) return false;
+    *pid = at->threads[thread].pid;
+    *tid = at->threads[thread].tid;
+    return true;
+}
+
 const tpa_at_stats *tpa_attrib_stats(const tpa_attrib *at) { return &at->stats; }
 
 static size_t g_host_budget, g_gpu_budget;  /* tests (tpa_attrib_set_chunk_budget); 0: default */
@@ -159,6 +167,7 @@ void tpa_attrib_free(tpa_attrib *at)
     if (!at) return;
     tpu_worker_stop(at->nester);  /* after the chunk it nests */
     str_free(&at->str);
+    free(at->name_flags);
     tpa__at_pair_free(&at->stacks);
     tpa__at_pair_free(&at->modules);
     for (size_t i = 0; i < at->nthreads; i++) free(at->threads[i].begins);
@@ -308,7 +317,16 @@ static void take_arg(args_ctx *c, int which, const char *v, const char *end)
         break;
     case TPA_ARG_INPUT_DIMS:
         if (!c->gpu && (c->need & NEED_SHAPES)) {
-            c->h->u.shapes = intern(c->at, v, (size_t)(end - v));
+            /* torch's key: a TensorList's shapes become [] (attrib_torch.c);
+             * most operators take none, and their text is the key as written */
+            size_t n = (size_t)(end - v);
+            if (!tpa__at_shapes_have_lists(v, n)) {
+                c->h->u.shapes = intern(c->at, v, n);
+            } else {
+                char buf[512], *out = n <= sizeof buf ? buf : malloc(n);
+                c->h->u.shapes = out ? intern(c->at, out, tpa__at_torch_shapes(v, n, out)) : 0;
+                if (out != buf) free(out);
+            }
             c->need &= ~(unsigned)NEED_SHAPES;
         }
         break;

@@ -66,8 +66,14 @@ typedef struct tpa_at_node {
                                   "nn.Module: X" python frame, or Lightning's
                                   "[pl][module]class: attr" annotation) or is
                                   inside; 0 outside any module */
+    uint32_t thread;           /* tpa_attrib_thread index of its (pid, tid) */
+    int64_t tc_self_ns;        /* of dev_self_ns: kernels that use tensor cores */
+    int64_t tc_total_ns;       /* of dev_total_ns: the same */
     uint8_t kind;              /* enum tpa_at_kind */
     bool is_module;            /* a module frame (see module) */
+    bool tc_eligible;          /* the TensorBoard plugin's rule: its name is in the
+                                  eligible list, or (an operator) a child is eligible
+                                  or it launched tensor-core kernels itself */
 } tpa_at_node;
 
 /* A device event with what launched it. */
@@ -81,6 +87,7 @@ typedef struct tpa_at_gpu {
     uint32_t grid[3], block[3];/* 0 when absent */
     int64_t regs, shmem;       /* registers per thread, shared memory bytes; -1 absent */
     double blocks_per_sm, warps_per_sm, occupancy;  /* -1 when absent */
+    bool tensor_cores;         /* tpa_kernel_uses_tensor_cores(name) */
 } tpa_at_gpu;
 
 typedef struct tpa_attrib tpa_attrib;
@@ -110,6 +117,9 @@ const char *tpa_attrib_str(const tpa_attrib *at, uint32_t id, size_t *len);
  * the frame's name id, *parent set to the enclosing frame's id (0: none). */
 uint32_t tpa_attrib_stack(const tpa_attrib *at, uint32_t id, uint32_t *parent);
 uint32_t tpa_attrib_module(const tpa_attrib *at, uint32_t id, uint32_t *parent);
+/* The (pid, tid) of a node's thread index; false for an index never seen.
+ * Call after the last file has ended (the feed adds threads). */
+bool tpa_attrib_thread(const tpa_attrib *at, uint32_t thread, int64_t *pid, int64_t *tid);
 
 typedef struct tpa_at_stats {
     uint64_t host_spans, gpu_events;
@@ -147,10 +157,14 @@ void tpa_at_client_feed(void *state, const tpa_event *ev, int kind);
 void tpa_at_client_file_end(void *state, int file, const tpa_meta *meta);
 void tpa_at_client_end(tpa_at_client *c);
 
-/* Tensor-core kernels by name (Kineto writes no flag for it; cuBLAS, cuDNN
- * and CUTLASS name their MMA kernels after the instruction: hmma, xmma,
- * wmma, imma, gmma, tensorop, 884gemm, 1688gemm, 16816, _mma_). */
+/* Tensor-core kernels by name (Kineto writes no flag for it): the
+ * TensorBoard plugin's substrings (h884, s884, h1688, s1688, c1688, i8816,
+ * 16816, hmma, xmma, cuDNN's conv1x1, direct_group, ...) and newer kernels'
+ * (gmma, wmma, imma, tensorop, _mma_), ignoring ASCII case (attrib_torch.c). */
 bool tpa_kernel_uses_tensor_cores(const char *name, size_t n);
+/* Operators the plugin calls tensor-core eligible by name (its allowlist:
+ * aten::mm, aten::conv2d, aten::linear, ..., MmBackward, ...), whole names. */
+bool tpa_op_tensor_core_eligible(const char *name, size_t n);
 
 /* What one table of a view may write into the page: rows past it are left
  * out (and counted) like rows past the table's row limit. */

@@ -112,13 +112,15 @@ static void index_gpu(tpa_attrib *at, size_t nc)
 }
 
 /* Gives the device records with this key to the operator frame (or to no
- * operator when op_frame is NO_FRAME); returns their time. */
+ * operator when op_frame is NO_FRAME); returns their time, *tc the part of
+ * it in kernels that use tensor cores. */
 static int64_t attribute(tpa_attrib *at, uint64_t key, bool ext, uint32_t op_name, uint32_t runtime,
-                         const launch_cfg *launch)
+                         const launch_cfg *launch, int64_t *tc)
 {
     const keyed *idx = ext ? at->by_ext : at->by_corr;
     size_t n = ext ? at->nby_ext : at->nby_corr;
     int64_t sum = 0;
+    *tc = 0;
     for (size_t i = seek(idx, n, key, ext ? &at->hint_ext : &at->hint_corr); i < n && idx[i].key == key; i++) {
         grec *g = &at->work.gpu[idx[i].idx];
         if (ext && g->g.op) continue;  /* taken already */
@@ -130,6 +132,10 @@ static int64_t attribute(tpa_attrib *at, uint64_t key, bool ext, uint32_t op_nam
             if (g->g.shmem < 0) g->g.shmem = launch->shmem;
         }
         sum = tpa_sat_add(sum, g->g.dur_ns);
+        if (g->g.kind == TPA_K_KERNEL && tpa__at_name_flag(at, g->g.name, NAME_TC_KERNEL)) {
+            g->g.tensor_cores = true;
+            *tc = tpa_sat_add(*tc, g->g.dur_ns);
+        }
     }
     return sum;
 }
@@ -146,6 +152,9 @@ static void give_child(tpa_attrib *at, frame *p, const tpa_at_node *c)
     p->nchild++;
     p->child_sum = tpa_sat_add(p->child_sum, c->dur_ns);
     p->dev_child = tpa_sat_add(p->dev_child, c->dev_total_ns);
+    p->tc_child = tpa_sat_add(p->tc_child, c->tc_total_ns);
+    /* the plugin's rule: an operator with an eligible child is eligible */
+    if (c->tc_eligible && p->n.kind == TPA_AT_OP) p->n.tc_eligible = true;
 }
 
 static void close_top(tpa_attrib *at)
@@ -159,6 +168,9 @@ static void close_top(tpa_attrib *at)
             f->child_sum = c->child_ns;
             f->dev_own = c->dev_self_ns;
             f->dev_child = c->dev_total_ns - c->dev_self_ns;
+            f->tc_own = c->tc_self_ns;
+            f->tc_child = c->tc_total_ns - c->tc_self_ns;
+            f->n.tc_eligible |= c->tc_eligible;
             at->stats.folded++;
         } else {
             emit_node(at, c);
@@ -167,6 +179,9 @@ static void close_top(tpa_attrib *at)
     f->n.child_ns = f->child_sum;
     f->n.dev_self_ns = f->dev_own;
     f->n.dev_total_ns = tpa_sat_add(f->dev_own, f->dev_child);
+    f->n.tc_self_ns = f->tc_own;
+    f->n.tc_total_ns = tpa_sat_add(f->tc_own, f->tc_child);
+    if (f->tc_own > 0 && f->n.kind == TPA_AT_OP) f->n.tc_eligible = true;  /* the plugin's "new eligible operator" */
     if (at->nstack) give_child(at, &at->stack[at->nstack - 1], &f->n);
     else emit_node(at, &f->n);
 }
@@ -180,9 +195,10 @@ static void push_span(tpa_attrib *at, const hrec *r)
      * included, read only once set) was a rep stos per span */
     f->n = (tpa_at_node){ .start_ns = r->start, .dur_ns = r->end - r->start, .name = r->name,
                           .shapes = r->kind == TPA_AT_RUNTIME ? 0 : r->u.shapes, .kind = r->kind,
-                          .is_module = r->is_module };
+                          .is_module = r->is_module, .thread = at->nest_thread };
     f->end = r->end;
-    f->child_sum = f->dev_own = f->dev_child = 0;
+    f->child_sum = f->dev_own = f->dev_child = f->tc_own = f->tc_child = 0;
+    f->n.tc_eligible = r->kind != TPA_AT_RUNTIME && tpa__at_name_flag(at, r->name, NAME_TC_OP);
     f->nchild = 0;
     f->has_pending = false;
     f->ctx_stack = p ? p->ctx_stack : 0;
@@ -198,12 +214,16 @@ static void push_span(tpa_attrib *at, const hrec *r)
     if (r->kind == TPA_AT_OP || r->kind == TPA_AT_ANNOTATION || r->kind == TPA_AT_STEP) {
         f->op_frame = (uint32_t)at->nstack;
         if (r->has_key && at->nby_ext)
-            f->dev_own = attribute(at, r->key, true, r->name, 0, NULL);
+            f->dev_own = attribute(at, r->key, true, r->name, 0, NULL, &f->tc_own);
     } else if (r->kind == TPA_AT_RUNTIME && r->has_key) {
         uint32_t opn = f->op_frame == NO_FRAME ? 0 : at->stack[f->op_frame].n.name;
-        int64_t t = attribute(at, r->key, false, opn, r->name, r->u.launch ? &at->work.launches[r->u.launch - 1] : NULL);
-        if (f->op_frame != NO_FRAME)
-            at->stack[f->op_frame].dev_own = tpa_sat_add(at->stack[f->op_frame].dev_own, t);
+        int64_t tc, t = attribute(at, r->key, false, opn, r->name,
+                                  r->u.launch ? &at->work.launches[r->u.launch - 1] : NULL, &tc);
+        if (f->op_frame != NO_FRAME) {
+            frame *op = &at->stack[f->op_frame];
+            op->dev_own = tpa_sat_add(op->dev_own, t);
+            op->tc_own = tpa_sat_add(op->tc_own, tc);
+        }
     }
     at->nstack++;
 }
@@ -223,6 +243,7 @@ static void nest_all(tpa_attrib *at)
         const host_list *a = &at->work.host[t], *b = t + 1 < at->work.nlists ? &at->work.host[t + 1] : &none;
         size_t i = 0, j = 0;
         at->nstack = 0;
+        at->nest_thread = (uint32_t)(t / 2);  /* HOST_LIST's thread */
         for (const hrec *r; (r = next_of_two(a, &i, b, &j));) {
             while (at->nstack) {
                 const frame *top = &at->stack[at->nstack - 1];
@@ -242,6 +263,8 @@ static void emit_gpu(tpa_attrib *at)
         if (g->matched) at->stats.gpu_by_correlation++;
         else if (g->g.op) at->stats.gpu_by_external_id++;
         else at->stats.gpu_unattributed++;
+        if (!g->g.op && g->g.kind == TPA_K_KERNEL)  /* attribute() flagged the others */
+            at->work.gpu[i].g.tensor_cores = tpa__at_name_flag(at, g->g.name, NAME_TC_KERNEL);
         for (int v = 0; v < at->nvis; v++)
             if (at->vis[v].gpu) at->vis[v].gpu(at->vis[v].user, at, &g->g);
     }

@@ -112,6 +112,7 @@ typedef struct frame {
     tpa_at_node n;
     int64_t end;
     int64_t child_sum, dev_own, dev_child;
+    int64_t tc_own, tc_child;   /* the same two of tensor-core kernels */
     uint32_t nchild, op_frame, ctx_stack, ctx_module;
     bool has_pending;
     tpa_at_node pending;
@@ -132,6 +133,7 @@ struct tpa_attrib {
     uint32_t step_name, other_name;
     bool chunked_file;   /* this file needed more than one chunk */
     frame *stack; size_t nstack, cstack;
+    uint32_t nest_thread;               /* the thread index being nested */
     hrec *htmp; size_t chtmp;           /* the host sort's scratch (sort_host); these four */
     keyed *corrs; size_t ccorrs;         /* the chunk's runtime correlations, sorted */
     keyed *by_dev; size_t cby_dev;       /* device records by key: by_corr and by_ext point in;
@@ -141,6 +143,8 @@ struct tpa_attrib {
     keyed *by_corr, *by_ext; size_t nby_corr, nby_ext, hint_corr, hint_ext;
     tpa_at_visitor vis[MAX_VISITORS]; int nvis;
     tpa_at_stats stats;
+    uint8_t *name_flags; size_t cname_flags;  /* NAME_* by string id (attrib_torch.c): read and
+                                                 written while nesting only */
     int clients;        /* collectors joined (tpa_at_client_begin): the first feeds */
     bool sealed;        /* fed: no more collectors may join */
 };
@@ -163,6 +167,18 @@ void tpa__at_pair_free(pairtab *t);
  * chunk of a file also frees the sorts' scratch (kept, it raised the
  * page's peak by what the other views then allocated beside it). */
 void tpa__at_hand_over(tpa_attrib *at, bool last);
+
+/* attrib_torch.c: "Input Dims" text as torch's input_shapes key (out has
+ * room for n bytes; returns the length), and what a name is to the
+ * TensorBoard plugin's tensor-core rules, found once per string id (call
+ * while nesting: the table is the nesting's). */
+size_t tpa__at_torch_shapes(const char *v, size_t n, char *out);
+/* Whether v holds a list inside an argument (the rewrite has work to do). */
+bool tpa__at_shapes_have_lists(const char *v, size_t n);
+#define NAME_KNOWN 1u
+#define NAME_TC_KERNEL 2u   /* tpa_kernel_uses_tensor_cores */
+#define NAME_TC_OP 4u       /* tpa_op_tensor_core_eligible */
+bool tpa__at_name_flag(tpa_attrib *at, uint32_t id, uint8_t flag);
 void tpa__at_drop_scratch(tpa_attrib *at);
 
 #endif

@@ -56,23 +56,9 @@ static void k_add(k_row *r, const tpa_at_gpu *g)
     if (g->blocks_per_sm >= 0) { r->bps_w += g->blocks_per_sm * (double)g->dur_ns; r->bps_dur += (double)g->dur_ns; }
 }
 
-bool tpa_kernel_uses_tensor_cores(const char *name, size_t n)
-{
-    static const char *const pat[] = { "hmma", "xmma", "wmma", "imma", "tensorop", "884gemm",
-                                       "1688gemm", "16816", "_mma_", "gmma" };
-    for (size_t k = 0; k < sizeof pat / sizeof *pat; k++) {
-        size_t m = strlen(pat[k]);
-        for (size_t i = 0; i + m <= n; i++) {
-            size_t q = 0;
-            while (q < m && (name[i + q] | 0x20) == pat[k][q]) q++;
-            if (q == m) return true;
-        }
-    }
-    return false;
-}
-
 static void on_gpu(void *user, const tpa_attrib *at, const tpa_at_gpu *g)
 {
+    (void)at;
     k_state *s = user;
     if (g->kind == TPA_K_MEMCPY) { s->memcpy_calls++; s->memcpy_ns = tpa_sat_add(s->memcpy_ns, g->dur_ns); return; }
     if (g->kind == TPA_K_MEMSET) { s->memset_calls++; s->memset_ns = tpa_sat_add(s->memset_ns, g->dur_ns); return; }
@@ -81,11 +67,9 @@ static void on_gpu(void *user, const tpa_attrib *at, const tpa_at_gpu *g)
     k_row *r = k_row_for(&s->by_name, g->name, &fresh);
     if (r) {
         if (fresh) {
-            size_t n;
-            const char *p = tpa_attrib_str(at, g->name, &n);
             r->name = g->name;
             r->kind = g->kind;
-            r->tc = tpa_kernel_uses_tensor_cores(p, n);
+            r->tc = g->tensor_cores;
         }
         k_add(r, g);
         if (r->tc) s->tc_ns = tpa_sat_add(s->tc_ns, g->dur_ns);

@@ -37,7 +37,7 @@
     stat('on tensor cores (by name)', d.total ? TP.fmtPct(100 * d.tensor_core_total / d.total) : '-', 'k-tc');
     if (d.memcpy_calls) stat('memcpy (' + TP.fmtNum(d.memcpy_calls) + ')', dur(d.memcpy_total), 'k-memcpy');
     if (d.memset_calls) stat('memset (' + TP.fmtNum(d.memset_calls) + ')', dur(d.memset_total), 'k-memset');
-    el('p', { class: 'note' }, top, 'Blocks per SM and est. achieved occupancy are what the trace records per kernel (CUPTI), averaged weighted by duration. Tensor-core use is read from kernel names (hmma, xmma, wmma, imma, gmma, tensorop, 884/1688/16816 MMA shapes): the trace has no flag for it. Collectives (NCCL/RCCL kernels) are listed with kind communication.');
+    el('p', { class: 'note' }, top, 'Blocks per SM and est. achieved occupancy are what the trace records per kernel (CUPTI), averaged weighted by duration. Tensor-core use is read from kernel names, as the TensorBoard plugin reads it (h884, s1688, 16816, hmma, xmma, cuDNN\u2019s conv1x1 and direct_group ...; and newer kernels\u2019 gmma, wmma, imma, tensorop): the trace has no flag for it. Collectives (NCCL/RCCL kernels) are listed with kind communication.');
 
     const byName = withShare(d.by_name.rows, d.total), byCfg = withShare(d.by_config.rows, d.total);
     const topRows = byName.slice(0, 15);
@@ -47,7 +47,7 @@
     const c1 = TP.card(root, 'By kernel name', 'kernels-name');
     TP.table(c1, [{ key: 'name', label: 'Kernel', align: 'l', fmt: TP.shortName, title: 'without return type, namespaces and arguments; the full name on hover' }, { key: 'kind', label: 'Kind', align: 'l' }].concat(STATS,
       [{ key: 'occupancy', label: 'Est. occupancy', fmt: occ, title: 'est. achieved occupancy %, weighted by duration' },
-        { key: 'blocks_per_sm', label: 'Blocks/SM', fmt: num2 }, { key: 'tc', label: 'Tensor cores', align: 'l' }]),
+        { key: 'blocks_per_sm', label: 'Blocks/SM', fmt: num2 }, { key: 'tc', label: 'Tensor cores used', align: 'l', title: 'the kernel\u2019s name is one of tensor-core kernels (the TensorBoard plugin\u2019s list, and newer kernels)' }]),
     byName, { sortBy: 'total', search: true, limit: 100, id: 'kernels-by-name' });
     leftOut(c1, d.by_name);
 

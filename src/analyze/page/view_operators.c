@@ -1,6 +1,7 @@
 /* view_operators.c - the page's Operators view: every host span name with
  * torch key_averages()' numbers (calls, host self/total, device self/total),
- * by name and by name + input shapes, with the python call stacks each name
+ * the TensorBoard plugin's tensor-core columns (eligible, tensor-core share
+ * of device self/total), by name and by name + input shapes, with the python call stacks each name
  * ran under. Nesting and attribution come from attrib.c; this collector only
  * sums the nodes it is handed.
  */
@@ -30,6 +31,8 @@ typedef struct op_row {
     uint8_t kind;
     uint64_t calls;
     int64_t self, total, dev_self, dev_total, min, max;
+    int64_t tc_self, tc_total;  /* of dev_self, dev_total: kernels on tensor cores */
+    bool tc_eligible;           /* a call was eligible (the plugin's rule, attrib.h) */
     op_stack stacks[STACKS_PER_OP];
     uint64_t other_stack_calls;
 } op_row;
@@ -60,6 +63,9 @@ static void row_add(op_row *r, const tpa_at_node *n)
     r->self = tpa_sat_add(r->self, n->dur_ns - n->child_ns);
     r->dev_self = tpa_sat_add(r->dev_self, n->dev_self_ns);
     r->dev_total = tpa_sat_add(r->dev_total, n->dev_total_ns);
+    r->tc_self = tpa_sat_add(r->tc_self, n->tc_self_ns);
+    r->tc_total = tpa_sat_add(r->tc_total, n->tc_total_ns);
+    r->tc_eligible |= n->tc_eligible;
     if (n->dur_ns < r->min) r->min = n->dur_ns;
     if (n->dur_ns > r->max) r->max = n->dur_ns;
 }
@@ -139,6 +145,11 @@ static void json_row_fields(tpu_json *j, const op_row *r)
     tpu_json_kv_int(j, "dtotal", r->dev_total);
     tpu_json_kv_int(j, "min", r->calls ? r->min : 0);
     tpu_json_kv_int(j, "max", r->max);
+    if (r->dev_total) {  /* the tensor-core figures mean something on device time only */
+        tpu_json_kv_int(j, "tc_self", r->tc_self);
+        tpu_json_kv_int(j, "tc_total", r->tc_total);
+        tpu_json_kv_bool(j, "tc_eligible", r->tc_eligible);
+    }
 }
 
 static void json_table(tpu_json *j, const tpa_attrib *at, tpa_at_rows *t, size_t top, bool shapes,
@@ -186,6 +197,9 @@ static void json_table(tpu_json *j, const tpa_attrib *at, tpa_at_rows *t, size_t
         other.total = tpa_sat_add(other.total, r->total);
         other.dev_self = tpa_sat_add(other.dev_self, r->dev_self);
         other.dev_total = tpa_sat_add(other.dev_total, r->dev_total);
+        other.tc_self = tpa_sat_add(other.tc_self, r->tc_self);
+        other.tc_total = tpa_sat_add(other.tc_total, r->tc_total);
+        other.tc_eligible |= r->tc_eligible;
         if (r->min < other.min) other.min = r->min;
         if (r->max > other.max) other.max = r->max;
     }

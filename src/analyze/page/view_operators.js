@@ -8,6 +8,7 @@
   const KINDS = [['op', 'operators'], ['annotation', 'annotations'], ['step', 'steps'], ['runtime', 'runtime calls'], ['python', 'python frames']];
 
   function dur(v) { return TP.fmtDur(v); }
+  function tcPct(v) { return v === null ? '-' : TP.fmtPct(v); }
 
   function columns(d, shapes) {
     const c = [{ key: 'name', label: 'Name', align: 'l' }];
@@ -20,7 +21,11 @@
       { key: 'share', label: 'Self %', fmt: v => TP.fmtPct(v), title: 'of all self time, as torch\u2019s table (every kind, shown or not)' });
     if (d.has_device)
       c.push({ key: 'dself', label: 'Device self', fmt: dur, title: 'kernels, memcpy and memset launched directly by it' },
-        { key: 'dtotal', label: 'Device total', fmt: dur, title: '... by it and by every span inside it' });
+        { key: 'dtotal', label: 'Device total', fmt: dur, title: '... by it and by every span inside it' },
+        /* the TensorBoard plugin's three columns (its tooltips' words) */
+        { key: 'tce', label: 'TC eligible', align: 'l', title: 'Tensor Cores eligible: the operator is in the TensorBoard plugin\u2019s list (matmul, conv, linear, their backward ...), has an eligible child operator, or launched tensor-core kernels itself' },
+        { key: 'tcs', label: 'TC self %', fmt: tcPct, title: 'Tensor Cores self: time of its own kernels that use tensor cores / time of its own device work' },
+        { key: 'tct', label: 'TC total %', fmt: tcPct, title: 'Tensor Cores total: the same with the kernels of the operators inside it' });
     return c;
   }
 
@@ -38,7 +43,10 @@
       most = Math.max(most, r.self);
     }
     const self = signed > 0 && most <= signed ? signed : positive;
-    return rows.map(r => Object.assign({}, r, { mean: r.calls ? r.total / r.calls : 0, share: self ? 100 * r.self / self : 0 }));
+    /* tensor cores as the plugin shows them: shares of device self/total, 0 without device time */
+    const tc = r => r.dtotal ? { tce: r.tc_eligible ? 'yes' : 'no', tcs: r.dself ? 100 * r.tc_self / r.dself : 0, tct: 100 * r.tc_total / r.dtotal }
+      : { tce: '-', tcs: null, tct: null };
+    return rows.map(r => Object.assign({}, r, tc(r), { mean: r.calls ? r.total / r.calls : 0, share: self ? 100 * r.self / self : 0 }));
   }
 
   function stacksCard(root, rows) {
