@@ -165,11 +165,26 @@ def tensor_lists(tmp):
     D = page_data(trace, os.path.join(tmp, "lists.html"))
     ops = D["operators"]
     rows = ops["by_shape"]["rows"]
+    ev = json.load(open(trace))["traceEvents"]
+    # torch 2.13 now and then names a python frame with bytes that are not
+    # its function's ("_cupti_monitor.py(0): " in its table, something else
+    # in its trace): a torch fault, not the page's. Such a frame is left out
+    # of both sides, by name, and said; every other row must still match.
+    written = {e.get("name") for e in ev}
+    garbled = {t["key"] for t in ka if t["key"] not in written}
+    if garbled:
+        print(f"note: torch's table names {sorted(garbled)} that its trace does not: left out")
+        ka = [t for t in ka if t["key"] not in garbled]
+        keys = {t["key"] for t in ka}
+        odd = [r for r in rows if r["name"] not in keys]
+        print(f"note: the page's rows of names torch's table does not have: {[r['name'] for r in odd]!r}")
+        check(len(odd) <= len(garbled) and all(r["kind"] == "python" for r in odd),
+              f"tensor lists: page rows torch does not have: {[(r['name'], r['kind']) for r in odd]!r}")
+        rows = [r for r in rows if r not in odd]
     compare_ops(rows, ka, "tensor lists by shape", key=lambda r: (r["key"], shapes_key(r["input_shapes"])),
                 tkey=lambda r: (r["name"], shapes_key(r["shapes"])))
     # the run has what the comparison is about: cat with two different
     # structured shapes, one torch row; foreach ops with lists of 0-dim tensors
-    ev = json.load(open(trace))["traceEvents"]
     cat_dims = {json.dumps(e["args"]["Input Dims"]) for e in ev if e.get("name") == "aten::cat" and e.get("cat") == "cpu_op"}
     check(len(cat_dims) >= 3, f"tensor lists: aten::cat's Input Dims {cat_dims}")
     check(any(r["key"] == "aten::cat" and shapes_key(r["input_shapes"]) == "[[],[]]" for r in ka),

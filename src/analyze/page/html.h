@@ -103,8 +103,10 @@ int64_t tpa_html_rank_in_path(const char *path);
 
 /* Memory findings (growth across steps, reserved >> allocated) into m. */
 void tpa_html_memory_findings(tpa_html_model *m);
-/* One finding as a JSON object (id, severity, share_pct, title, evidence, suggestion). */
-void tpa_html_finding_json(tpu_json *j, const tpa_finding *f);
+/* One finding as a JSON object (id, severity, share_pct, title, evidence,
+ * suggestion, and from: where its statistic comes from, "run" (the run's
+ * own files) or "trace" (the traced steps); left out when from is NULL). */
+void tpa_html_finding_json(tpu_json *j, const tpa_finding *f, const char *from);
 /* A downsampler's data as the member key (null when it holds no point). */
 void tpa_html_ds_member(tpu_json *j, const char *key, const tpa_ds *d, int nv);
 

@@ -82,7 +82,7 @@ void tpa_html_ds_member(tpu_json *j, const char *key, const tpa_ds *d, int nv)
     tpu_buf_free(&tmp);
 }
 
-void tpa_html_finding_json(tpu_json *j, const tpa_finding *f)
+void tpa_html_finding_json(tpu_json *j, const tpa_finding *f, const char *from)
 {
     static const char *const sev[3] = { "low", "medium", "high" };
     tpu_json_begin_object(j);
@@ -92,6 +92,7 @@ void tpa_html_finding_json(tpu_json *j, const tpa_finding *f)
     tpu_json_kv_string(j, "title", f->title);
     tpu_json_kv_string(j, "evidence", f->evidence);
     tpu_json_kv_string(j, "suggestion", f->suggestion);
+    if (from) tpu_json_kv_string(j, "from", from);
     tpu_json_end_object(j);
 }
 

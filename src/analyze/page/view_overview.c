@@ -378,21 +378,6 @@ static void step_note(const overview *o, tpu_json *j)
     tpu_json_kv_string(j, "step_note", buf);
 }
 
-/* One finding, with where its statistic comes from ("from"). */
-static void finding_json(tpu_json *j, const tpa_finding *f, const char *from)
-{
-    static const char *const sev[3] = { "low", "medium", "high" };
-    tpu_json_begin_object(j);
-    tpu_json_kv_string(j, "id", f->id);
-    tpu_json_kv_string(j, "severity", sev[f->severity < 0 || f->severity > 2 ? 0 : f->severity]);
-    tpu_json_kv_double(j, "share_pct", 100 * f->share);
-    tpu_json_kv_string(j, "title", f->title);
-    tpu_json_kv_string(j, "evidence", f->evidence);
-    tpu_json_kv_string(j, "suggestion", f->suggestion);
-    tpu_json_kv_string(j, "from", from);
-    tpu_json_end_object(j);
-}
-
 /* "the 3 traced steps (#0-#2)" of a trace's findings. */
 static void traced_steps(char *buf, size_t cap, const tpa_steps_result *s)
 {
@@ -482,7 +467,7 @@ static int run_findings(const overview *o, tpu_json *j, bool made[3])
             snprintf(f.evidence, sizeof f.evidence, "whole run, %" PRIu64 " steps: median step %s, p90 %s (x%.2f) "
                      "(timing_profile.json); %s", m->n_timed, a, b, p90 / med, traced);
         }
-        finding_json(j, &f, "run");
+        tpa_html_finding_json(j, &f, "run");
         n++;
     }
     return n;
@@ -498,9 +483,9 @@ static void findings_json(const overview *o, tpu_json *j)
         const tpa_finding *f = &o->last.findings[i];
         if ((made[0] && !strcmp(f->id, "data_loading")) || (made[1] && !strcmp(f->id, "optimizer")) ||
             (made[2] && !strcmp(f->id, "step_variance"))) continue;
-        finding_json(j, f, "trace");
+        tpa_html_finding_json(j, f, "trace");
     }
-    for (int i = 0; i < o->m->n_findings; i++) finding_json(j, &o->m->findings[i], "run");
+    for (int i = 0; i < o->m->n_findings; i++) tpa_html_finding_json(j, &o->m->findings[i], "run");
     tpu_json_end_array(j);
     const tpa_steps_result *s = o->have_last ? &o->last.steps : NULL;
     tpu_json_key(j, "findings_steps");  /* the steps the trace's findings come from */
@@ -540,7 +525,7 @@ static void ranks_json(overview *o, tpu_json *j)
         tpa_html_ds_member(j, "step_ms", &r->step_ms, 1);
         tpu_json_key(j, "findings");
         tpu_json_begin_array(j);
-        for (size_t k = 0; k < r->n_findings; k++) finding_json(j, &r->findings[k], "trace");
+        for (size_t k = 0; k < r->n_findings; k++) tpa_html_finding_json(j, &r->findings[k], "trace");
         tpu_json_end_array(j);
         tpu_json_key(j, "findings_steps");
         if (!r->f_n) tpu_json_null(j);
