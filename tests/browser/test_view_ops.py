@@ -53,7 +53,8 @@ DOC_IMAGES = {"view_ops_operators.png": "report_operators.png", "view_ops_by_sha
               "view_ops_kernels_config.png": "report_kernels_config.png",
               "view_ops_operators_gpu.png": "report_operators_gpu.png", "view_ops_modules.png": "report_modules.png",
               "view_ops_modules_timeline.png": "report_modules_timeline.png",
-              "view_ops_tensor_lists.png": "report_operators_lists.png"}
+              "view_ops_tensor_lists.png": "report_operators_lists.png",
+              "view_ops_lightning.png": "report_lightning.png"}
 
 
 def shoot(page, name, **kw):
