@@ -3,7 +3,9 @@
  * operator statistics, allocation/free pairs matched by device and address
  * (one address on three devices), the caller of an aten::empty* allocation,
  * the first GPU shown first, and past PAIRS_ALL pairs each device keeps its
- * own largest. Runs in every build (the sanitizers' too).
+ * own largest; a page of two ranks keeps them apart (issue 31 item 7: each
+ * its own devices, pairs, operators, peak and times from its own start).
+ * Runs in every build (the sanitizers' too).
  */
 #include "analyze/trace/trace.h"
 #include "analyze/page/view.h"
@@ -13,29 +15,43 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The view's JSON value for a trace held in memory, fed as the page builder does. */
-static char *memory_json(const char *text, size_t n)
+/* The view's JSON value for n traces held in memory (named paths), fed as the page builder does. */
+static char *memory_json_files(const char *const *texts, const char *const *paths, int n)
 {
-    const char *paths[1] = { "mem.json" };
-    tpa_view_input in = { .input = paths[0], .traces = paths, .n_traces = 1 };
+    tpa_view_input in = { .input = paths[0], .traces = paths, .n_traces = n };
     const tpa_view_class *vc = &tpa_view_memory;
     void *st = vc->begin(&in);
     CHECK(st != NULL);
     if (!st) return NULL;
-    tpa_error err;
-    tpa_reader *r = tpa_reader_open_mem(text, n, &err);
-    CHECK(r != NULL);
-    vc->file_begin(st, 0, paths[0]);
-    tpa_event ev;
-    while (r && tpa_reader_next(r, &ev, &err) > 0) vc->feed(st, &ev, tpa_classify(&ev));
-    vc->file_end(st, 0, r ? tpa_reader_meta(r) : NULL);
-    if (r) tpa_reader_close(r);
+    for (int f = 0; f < n; f++) {
+        tpa_error err;
+        tpa_reader *r = tpa_reader_open_mem(texts[f], strlen(texts[f]), &err);
+        CHECK(r != NULL);
+        vc->file_begin(st, f, paths[f]);
+        tpa_event ev;
+        while (r && tpa_reader_next(r, &ev, &err) > 0) vc->feed(st, &ev, tpa_classify(&ev));
+        vc->file_end(st, f, r ? tpa_reader_meta(r) : NULL);
+        if (r) tpa_reader_close(r);
+    }
     tpu_buf out = {0};
     tpu_json j;
     tpu_json_init(&j, &out, 0);
     vc->json(st, &j);
     vc->free(st);
     return out.data;
+}
+
+static char *memory_json(const char *text, size_t n)
+{
+    const char *paths[1] = { "mem.json" };
+    char *copy = malloc(n + 1);
+    if (!copy) return NULL;
+    memcpy(copy, text, n);
+    copy[n] = 0;
+    const char *texts[1] = { copy };
+    char *js = memory_json_files(texts, paths, 1);
+    free(copy);
+    return js;
 }
 
 #define OP(name, ts, dur, tid) \
@@ -198,6 +214,95 @@ TP_TEST(devices_past_the_cap)
     free(js);
 }
 
+/* Two ranks' traces on the CPU, with clocks 1 ms apart. Rank A (t0 = 100 us):
+ * aten::add allocates 1000 B at 150 us and frees it at 250 (peak 1000),
+ * aten::mul allocates 64 B at address 8192 at 305, never freed. Rank B
+ * (t0 = 1100 us): aten::mm allocates 3000 B at 1120 and frees it at 1160;
+ * at 1130 a free of 500 B at 8192 allocated before its profiler started:
+ * merged, it would close A's allocation. */
+#define RANK_A \
+    "{\"traceEvents\":[" OP("aten::add", 100, 200, 1) MEM(150, 0, -1, 1000, 1000, 4096, 1) \
+    MEM(250, 0, -1, -1000, 0, 4096, 1) OP("aten::mul", 300, 20, 1) MEM(305, 0, -1, 64, 64, 8192, 1) \
+    "{\"ph\":\"i\",\"name\":\"end\",\"ts\":400,\"pid\":1,\"tid\":1}]"
+#define RANK_B \
+    "{\"traceEvents\":[" OP("aten::mm", 1100, 100, 1) MEM(1120, 0, -1, 3000, 3000, 4096, 1) \
+    MEM(1130, 0, -1, -500, 2500, 8192, 1) MEM(1160, 0, -1, -3000, -500, 4096, 1) \
+    "{\"ph\":\"i\",\"name\":\"end\",\"ts\":1200,\"pid\":1,\"tid\":1}]"
+
+/* The device object of rank r (its CPU) in js, to the end of js. */
+static const char *device_of(const char *js, int r)
+{
+    char want[64];
+    snprintf(want, sizeof want, "{\"name\":\"CPU\",\"type\":0,\"id\":-1,\"rank\":%d,", r);
+    return js ? strstr(js, want) : NULL;
+}
+
+/* A fed first (slot 0), B second (slot 1); rank_a: A's rank (B's is the other). */
+static void check_two_ranks(const char *js, int rank_a)
+{
+    CHECK(js != NULL);
+    if (!js) return;
+    char frag[240];
+    /* in rank order, each its own slot; the first rank's device is shown first */
+    int first = rank_a == 0 ? 0 : 1;
+    snprintf(frag, sizeof frag, "\"default_device\":%d,\"ranks\":[{\"rank\":0,\"default_device\":%d,\"devices\":[%d],\"n_events\":3},"
+             "{\"rank\":1,\"default_device\":%d,\"devices\":[%d],\"n_events\":3}]", first, first, first, 1 - first, 1 - first);
+    if (!strstr(js, frag)) fprintf(stderr, "want %s in %s\n", frag, js);
+    CHECK(strstr(js, frag) != NULL);
+    CHECK(strstr(js, "\"n_events\":6,") != NULL);
+    /* each its own events, peak and times from its own first event */
+    const char *a = device_of(js, rank_a), *b = device_of(js, 1 - rank_a);
+    CHECK(a && strstr(a, "\"events\":3,\"peak_bytes\":1000,\"peak_t\":50000,\"curve\":[[50000,1000,0],[150000,0,0],[205000,64,0]]"));
+    CHECK(b && strstr(b, "\"events\":3,\"peak_bytes\":3000,\"peak_t\":20000,\"curve\":[[20000,3000,0],[30000,2500,0],[60000,-500,0]]"));
+    /* each rank's operators only */
+    int add = name_id(js, "aten::add"), mul = name_id(js, "aten::mul"), mm = name_id(js, "aten::mm");
+    snprintf(frag, sizeof frag, "\"ops\":[[%d,1,1000,1,1000,0,0],[%d,1,64,0,0,64,64]]}", add, mul);
+    CHECK(a && strstr(a, frag) != NULL);
+    snprintf(frag, sizeof frag, "\"ops\":[[%d,1,3000,2,3500,-500,-500]]}", mm);
+    CHECK(b && strstr(b, frag) != NULL);
+    /* pairs: A's 64 B stays alive (B's free of 8192 is not of A's memory) */
+    pr p[8];
+    int n = parse_pairs(js, p, 8);
+    CHECK_EQ_INT(n, 3);
+    long long want[3][6] = {
+        { 1, mm, 3000, 20000, 60000, -1 },
+        { 0, add, 1000, 50000, 150000, -1 },
+        { 0, mul, 64, 205000, -1, -1 },
+    };
+    for (int i = 0; i < n && i < 3; i++)
+        for (int k = 0; k < 6; k++) {
+            if (p[i].v[k] != want[i][k]) fprintf(stderr, "pair %d field %d: %lld, want %lld\n", i, k, p[i].v[k], want[i][k]);
+            CHECK(p[i].v[k] == want[i][k]);
+        }
+    CHECK(strstr(js, "\"n_pairs\":3,\"n_pairs_device\":[2,1]") != NULL);
+    /* the range filter's events: each from its rank's start */
+    CHECK(strstr(js, "\"events\":[[50000,1000,0,0],[150000,-1000,0,0],[205000,64,1,0],[20000,3000,2,1],[30000,-500,2,1],[60000,-3000,2,1]]"));
+}
+
+/* Issue 31 item 7: two ranks by their rank<r>/ directories: never merged. */
+TP_TEST(ranks_apart)
+{
+    const char *texts[2] = { RANK_A "}", RANK_B "}" };
+    const char *paths[2] = { "job/rank0/a.json", "job/rank1/b.json" };
+    char *js = memory_json_files(texts, paths, 2);
+    check_two_ranks(js, 0);
+    free(js);
+}
+
+/* The same two traces named by distributedInfo.rank, A being rank 1: in rank order. */
+TP_TEST(ranks_by_distributed_info)
+{
+    const char *texts[2] = { RANK_A ",\"distributedInfo\":{\"rank\":1}}", RANK_B ",\"distributedInfo\":{\"rank\":0}}" };
+    const char *paths[2] = { "a.json", "b.json" };
+    char *js = memory_json_files(texts, paths, 2);
+    check_two_ranks(js, 1);
+    free(js);
+    /* one rank: no ranks member (the page names none), its devices say which it is */
+    js = memory_json_files(texts, paths, 1);
+    CHECK(js && strstr(js, "\"ranks\":null") && strstr(js, "{\"name\":\"CPU\",\"type\":0,\"id\":-1,\"rank\":1,"));
+    free(js);
+}
+
 /* A trace without [memory] events: null (the page lists the view as missing). */
 TP_TEST(no_events_null)
 {
@@ -212,6 +317,8 @@ int main(void)
     RUN(devices_pairs_callers);
     RUN(each_device_keeps_its_pairs);
     RUN(devices_past_the_cap);
+    RUN(ranks_apart);
+    RUN(ranks_by_distributed_info);
     RUN(no_events_null);
     return tp_test_finish();
 }

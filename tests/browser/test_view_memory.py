@@ -20,8 +20,18 @@ rules written out below).
    (aten::empty_strided)" rows; the size filter.
 3. A run with torch_ops and profile_memory (the Python package): the run's
    own report.html shows the view.
+4. Two ranks (issue 31 item 7): two torch 2.13 CPU traces with
+   profile_memory=True of different models, written as rank0/ and rank1/ of
+   a job directory, paged as the job directory, as the two files named in
+   the other order, and as two flat files named by their
+   distributedInfo.rank: the ranks are never merged; each rank's devices,
+   curve, peak, operators, allocation pairs and events equal the page of
+   that rank's trace alone and the read here. On the page: a rank selector
+   (TP.rankPicker, ranks 0 and 1), and for the rank chosen its own count,
+   curve, peak and tables, every title naming the rank; a page of one rank
+   has no selector (part 2).
 Screenshots: report_memory.png, report_memory_devices.png,
-report_run_memory.png (docs/images/ with TP_UPDATE_IMAGES=1).
+report_run_memory.png, report_memory_ranks.png (docs/images/ with TP_UPDATE_IMAGES=1).
 """
 import collections
 import json
@@ -116,8 +126,8 @@ def page_data(path):
     return json.loads(m.group(1))
 
 
-def report(src, out):
-    p = subprocess.run([BIN, "report", "--html", out, src], capture_output=True, text=True)
+def report(src, out, *more):
+    p = subprocess.run([BIN, "report", "--html", out, src, *more], capture_output=True, text=True)
     check(p.returncode == 0, f"report --html {src}: exit {p.returncode}: {p.stderr[-500:]}")
     return page_data(out)["memory"] if p.returncode == 0 else None
 
@@ -371,6 +381,8 @@ def test_torch(browser, tmp):
     check(sum(1 for p in pairs if p[1] == "aten::_to_copy") >= 10, "no aten::_to_copy (aten::empty_strided) allocation in torch's trace")
     page, errors = open_page(browser, out)
     check(page.eval_on_selector("#mem-device", "s => s.disabled && s.options.length === 1"), "one device: the selector is not off")
+    check(page.query_selector("#mem-rank") is None and "rank" not in page.text_content("#view-memory h2"),
+          "a page of one rank has a rank selector or names a rank")
     check_device(page, mem, want, devs, "CPU", "torch")
     page.fill("#mem-pairs .tp-search", "(aten::empty")
     _, n = pair_rows(page)
@@ -423,5 +435,128 @@ def test_run(browser, tmp):
     page.close()
 
 
+# ---- 4. two ranks --------------------------------------------------------------------------
+
+# rank r: a model 64 x (r + 1) wide on batches of 16 x (r + 1), 2 + r active steps
+GEN_RANKS = """
+import os, sys, torch, torch.nn as nn
+from torch.profiler import ProfilerActivity, profile, schedule
+for r in (0, 1):
+    torch.manual_seed(r)
+    m = nn.Sequential(nn.Linear(32, 64 * (r + 1)), nn.ReLU(), nn.Linear(64 * (r + 1), 8))
+    opt = torch.optim.Adam(m.parameters(), lr=1e-3)
+    d = os.path.join(sys.argv[1], "rank%d" % r)
+    os.makedirs(d)
+    done = lambda p, d=d: p.export_chrome_trace(os.path.join(d, "train.pt.trace.json"))
+    with profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=0, warmup=1, active=2 + r, repeat=1),
+                 profile_memory=True, record_shapes=True, on_trace_ready=done) as p:
+        for _ in range(3 + r):
+            loss = m(torch.randn(16 * (r + 1), 32)).square().mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            p.step()
+"""
+
+
+def rank_part(mem, slots):
+    """The page data of one rank's device slots, renumbered as a page of that rank alone has them."""
+    idx = {k: i for i, k in enumerate(slots)}
+    return {"op_names": mem["op_names"], "pairs_all": mem["pairs_all"],
+            "devices_traced": [{f: v for f, v in mem["devices_traced"][k].items() if f != "rank"} for k in slots],
+            "pairs": [[idx[p[0]]] + p[1:] for p in mem["pairs"] if p[0] in idx],
+            "n_pairs": sum(mem["n_pairs_device"][k] for k in slots),
+            "n_pairs_device": [mem["n_pairs_device"][k] for k in slots],
+            "events": [e[:3] + [idx[e[3]]] for e in mem["events"] if e[3] in idx] if mem["events"] is not None else None}
+
+
+def by_names(mem):
+    """The figures of a page's devices, operators named: comparable across pages."""
+    n = mem["op_names"]
+    name = lambda i: n[i] if i >= 0 else None  # noqa: E731
+    devs = mem["devices_traced"]
+    return {"devices": {d["name"]: (d["type"], d["id"], d["events"], d["peak_bytes"], d["peak_t"], d["curve"],
+                                    sorted([name(r[0])] + r[1:] for r in d["ops"])) for d in devs},
+            "pairs": sorted((devs[p[0]]["name"], name(p[1]), p[2], p[3], p[4], name(p[5])) for p in mem["pairs"]),
+            "n_pairs": {devs[k]["name"]: c for k, c in enumerate(mem["n_pairs_device"])},
+            "events": None if mem["events"] is None else [(e[0], e[1], name(e[2]), devs[e[3]]["name"]) for e in mem["events"]]}
+
+
+def ranks_apart(mem, want, alone, label):
+    """Each rank of a page of two: in rank order, its own devices, equal to its page alone and to the read here."""
+    rk = mem and mem.get("ranks")
+    if not check(isinstance(rk, list) and [r["rank"] for r in rk] == [0, 1],
+                 f"{label}: ranks {rk and [r.get('rank') for r in rk]}: merged"):
+        return
+    check(mem["n_events"] == sum(w["events"] for r in want for w in want[r].values()), f"{label}: {mem['n_events']} events")
+    for r in rk:
+        part = rank_part(mem, r["devices"])
+        check(all(mem["devices_traced"][k]["rank"] == r["rank"] for k in r["devices"]), f"{label}: rank {r['rank']}'s devices")
+        check(r["n_events"] == sum(w["events"] for w in want[r["rank"]].values()), f"{label}: rank {r['rank']}: {r['n_events']} events")
+        compare_data(part, want[r["rank"]], f"{label} rank {r['rank']}")
+        got, alo = by_names(part), by_names(alone[r["rank"]])
+        for f in got:
+            check(got[f] == alo[f], f"{label}: rank {r['rank']}'s {f} differ from its page alone: {str(got[f])[:300]} vs {str(alo[f])[:300]}")
+
+
+def test_ranks(browser, tmp):
+    job = os.path.join(tmp, "job")
+    os.makedirs(job)
+    p = subprocess.run([sys.executable, "-c", GEN_RANKS, job], capture_output=True, text=True)
+    if "No module named 'torch'" in p.stderr:
+        print("note: no torch here: the two ranks are not tried")
+        return
+    if not check(p.returncode == 0, f"two ranks' traces: {p.stderr[-400:]}"):
+        return
+    src = [os.path.join(job, f"rank{r}", "train.pt.trace.json") for r in (0, 1)]
+    traces = [json.load(open(s)) for s in src]
+    want = {r: expected(t) for r, t in enumerate(traces)}
+    check(want[0]["CPU"]["peak"] != want[1]["CPU"]["peak"] and want[0]["CPU"]["events"] != want[1]["CPU"]["events"],
+          "the read here: the two ranks are alike")
+    alone = {r: report(src[r], os.path.join(tmp, f"alone{r}.html")) for r in (0, 1)}
+    for r in (0, 1):
+        compare_data(alone[r], want[r], f"rank {r} alone")
+    out = os.path.join(tmp, "ranks.html")
+    ranks_apart(report(job, out), want, alone, "job directory")
+    ranks_apart(report(src[1], os.path.join(tmp, "ranks_r.html"), src[0]), want, alone, "rank1/ rank0/ named")
+    flat = []
+    for r in (1, 0):  # distributedInfo.rank names them; named rank 1 first
+        t = dict(traces[r], distributedInfo={"backend": "gloo", "rank": r, "world_size": 2})
+        flat.append(os.path.join(tmp, f"{'ab'[1 - r]}.pt.trace.json"))
+        with open(flat[-1], "w") as f:
+            json.dump(t, f)
+    ranks_apart(report(flat[0], os.path.join(tmp, "ranks_d.html"), flat[1]), want, alone, "distributedInfo")
+
+    mem = page_data(out)["memory"]
+    page, errors = open_page(browser, out)
+    opts = page.eval_on_selector_all("#mem-rank option", "os => os.map(o => o.textContent)")
+    check(opts == ["0", "1"], f"rank selector {opts}")
+    for i, r in enumerate(mem.get("ranks") or []):
+        rank = r["rank"]
+        page.select_option("#mem-rank", index=i)
+        devs = {mem["devices_traced"][k]["name"]: k for k in r["devices"]}
+        label = f"ranks page rank {rank}"
+        check(page.eval_on_selector_all("#mem-device option", "os => os.map(o => Number(o.value))") == r["devices"],
+              f"{label}: device selector is not the rank's")
+        check_device(page, mem, want[rank], devs, "CPU", label)
+        chart = page.query_selector('#view-memory svg[data-chart^="mem_"]')
+        check(chart.get_attribute("data-rank") == str(rank), f"{label}: chart data-rank {chart.get_attribute('data-rank')}")
+        titles = page.eval_on_selector_all("#view-memory .card h2", "hs => hs.map(h => h.textContent)")
+        check(len(titles) == 4 and all(t.endswith(f"(rank {rank})") for t in titles), f"{label}: titles {titles}")
+        check(page.text_content("#mem-chart h3") == f"rank {rank} \u00b7 CPU", f"{label}: {page.text_content('#mem-chart h3')}")
+        n = sum(w["events"] for w in want[rank].values())
+        count = page.text_content("#mem-count")
+        check(count.startswith(f"{page.evaluate(f'TP.fmtNum({n})')} [memory] events of rank {rank} on 1 device"), f"{label}: {count}")
+        stat = page.text_content(f'[data-stat="peak_{devs["CPU"]}"]')
+        check(f"rank {rank} \u00b7 CPU peak allocated" in stat, f"{label}: peak stat {stat}")
+        npairs = page.evaluate(f"TP.fmtNum({len(want[rank]['CPU']['pairs'])})")
+        check(page.text_content("#mem-pairs-note").startswith(f"{npairs} allocations of rank {rank} \u00b7 CPU"),
+              f"{label}: {page.text_content('#mem-pairs-note')[:80]}")
+    page.evaluate("window.scrollTo(0, 0)")
+    shoot(page, "report_memory_ranks.png", clip={"x": 0, "y": 0, "width": 1150, "height": 1300})
+    check(not errors, f"ranks page console: {errors}")
+    page.close()
+
+
 if __name__ == "__main__":
-    sys.exit(run(test_devices, test_torch, test_run, prefix="tp_view_memory_"))
+    sys.exit(run(test_devices, test_torch, test_run, test_ranks, prefix="tp_view_memory_"))

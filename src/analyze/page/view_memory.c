@@ -18,6 +18,14 @@
  * Everything held is capped (MEV_CAP events, OPS_CAP operators, NAMES_CAP
  * names); the page says what a cap left out.
  *
+ * A page of several ranks keeps them apart (issue 31): a device is a
+ * (rank, device) slot, so each rank has its own curves, peaks, pairs and
+ * operator statistics, and its times count from its own first event: each
+ * rank's figures are those of the page of its traces alone. A rank is
+ * grouped as the Overview and the Distributed view group it: the trace's
+ * rank<r>/ directory, else the file's place on the command line (a run
+ * directory is one rank), named by its distributedInfo.rank when it has one.
+ *
  * Of a run directory: trainprof's own samples (RSS, system memory, each
  * GPU's allocated / reserved / peak) from memory_profile.json. */
 #include "analyze/page/html.h"
@@ -38,7 +46,9 @@
 #define PAIRS_LARGEST 200      /* the largest ... */
 #define PAIRS_AT_PEAK 300      /* ... and those alive at its peak */
 #define EVENTS_MAX 50000       /* events listed for range filtering, when no more */
-#define MAX_DEVICES 16
+#define MAX_DEVICES 16         /* per rank */
+#define MAX_RANKS 64           /* the page's traces at most (html_build.c) */
+#define MAX_SLOTS 256          /* (rank, device) pairs */
 #define MAX_DEPTH 512
 #define RECENT_NAMES 1024      /* a power of 2 */
 
@@ -48,7 +58,7 @@ typedef struct mev {
     int64_t thr;
     int32_t op;                /* name id of the innermost operator, -1: none */
     int32_t parent;            /* op is aten::empty*: the operator that called it (name id), else -1 */
-    int16_t dev;
+    int16_t dev;               /* the (rank, device) slot */
 } mev;
 
 typedef struct opiv { int64_t start, end, thr; uint32_t name; } opiv;
@@ -56,6 +66,10 @@ typedef struct opiv { int64_t start, end, thr; uint32_t name; } opiv;
 typedef struct opstat { uint64_t allocs, frees; int64_t alloc_bytes, free_bytes, self_inc, total_inc; } opstat;
 
 typedef struct pair { int64_t bytes, t_alloc, t_free; int32_t op, parent; int16_t dev; bool listed; } pair;
+
+/* One rank: its key (rank<r>/ of the path, else the file's place), its
+ * name (distributedInfo.rank, else the key) and its first timestamp. */
+typedef struct mrank { int64_t key, rank, t0; bool have_t0; int n_devices; } mrank;
 
 typedef struct memview {
     tpa_view_input in;
@@ -66,11 +80,15 @@ typedef struct memview {
     uint8_t *allocator;        /* per name: it starts with aten::empty (the plugin's rule) */
     uint32_t *slots; size_t n_slots;   /* name hash -> id + 1 */
     uint32_t recent[RECENT_NAMES];     /* id + 1 by tpu_hash_mark: an operator's name repeats */
-    opstat *stats[MAX_DEVICES]; uint32_t n_stats[MAX_DEVICES];  /* per device, by name id */
-    int64_t t0;                /* the earliest timestamp of the traces */
-    bool have_t0;
-    uint64_t ev_dropped, dev_dropped, ops_dropped, names_dropped;
-    char devices[MAX_DEVICES][24]; int16_t dev_type[MAX_DEVICES], dev_id[MAX_DEVICES]; int n_devices;
+    opstat *stats[MAX_SLOTS]; uint32_t n_stats[MAX_SLOTS];  /* per slot, by name id */
+    mrank ranks[MAX_RANKS]; int n_ranks;
+    int cur;                   /* the rank of the file being read; -1: past MAX_RANKS */
+    uint64_t ev_dropped, dev_dropped, ops_dropped, names_dropped, rank_dropped;
+    /* the (rank, device) slots: the device's name, type and id, the rank's index */
+    char devices[MAX_SLOTS][24]; int16_t dev_type[MAX_SLOTS], dev_id[MAX_SLOTS]; uint8_t dev_rank[MAX_SLOTS]; int n_devices;
+    /* at json: each slot's events (indices into ev, in time order), its peak */
+    uint32_t *by_slot; size_t slot_first[MAX_SLOTS + 1];
+    const mev *peaks[MAX_SLOTS];
 } memview;
 
 static void *xrealloc(void *p, size_t n)
@@ -90,6 +108,7 @@ static void *mem_begin(const tpa_view_input *in)
         tpa_html_model_init(&v->own, in->input);
         v->m = &v->own;
     }
+    v->cur = -1;               /* no file begun */
     v->n_slots = 1024;
     v->slots = calloc(v->n_slots, sizeof *v->slots);
     if (!v->slots) abort();
@@ -170,12 +189,17 @@ static int64_t arg_i64(const char *args, const char *end, const char *key, int64
     return (int64_t)d;
 }
 
-static int device_slot(memview *v, int64_t type, int64_t id)
+/* The slot of (the current rank, type, id); -1: past MAX_DEVICES of the
+ * rank or MAX_SLOTS of the page (*dev_cap tells which). */
+static int device_slot(memview *v, int64_t type, int64_t id, bool *dev_cap)
 {
     for (int i = 0; i < v->n_devices; i++)
-        if (v->dev_type[i] == type && v->dev_id[i] == id) return i;
-    if (v->n_devices == MAX_DEVICES) return -1;
+        if (v->dev_rank[i] == v->cur && v->dev_type[i] == type && v->dev_id[i] == id) return i;
+    *dev_cap = v->ranks[v->cur].n_devices == MAX_DEVICES;
+    if (*dev_cap || v->n_devices == MAX_SLOTS) return -1;
+    v->ranks[v->cur].n_devices++;
     int i = v->n_devices++;
+    v->dev_rank[i] = (uint8_t)v->cur;
     v->dev_type[i] = (int16_t)type;
     v->dev_id[i] = (int16_t)id;
     /* c10::DeviceType: 0 CPU, 1 CUDA (ROCm's too), 12 XPU, 13 MPS, 15 HPU, 19 MTIA */
@@ -192,8 +216,10 @@ static void memory_event(memview *v, const tpa_event *ev)
     const char *args = tpa_event_args(ev, NULL);
     if (!args) return;
     if (v->n_ev == MEV_CAP) { v->ev_dropped++; return; }
-    int dev = device_slot(v, arg_i64(args, end, "Device Type", 0), arg_i64(args, end, "Device Id", -1));
-    if (dev < 0) { v->dev_dropped++; return; }
+    if (v->cur < 0) { v->rank_dropped++; return; }
+    bool dev_cap = false;
+    int dev = device_slot(v, arg_i64(args, end, "Device Type", 0), arg_i64(args, end, "Device Id", -1), &dev_cap);
+    if (dev < 0) { if (dev_cap) v->dev_dropped++; else v->rank_dropped++; return; }
     if ((v->n_ev & (v->n_ev - 1)) == 0)
         v->ev = xrealloc(v->ev, (v->n_ev ? 2 * v->n_ev : 64) * sizeof *v->ev);
     mev *e = &v->ev[v->n_ev++];
@@ -210,7 +236,10 @@ static void memory_event(memview *v, const tpa_event *ev)
 static void mem_feed(void *state, const tpa_event *ev, int kind)
 {
     memview *v = state;
-    if (ev->has_ts && (!v->have_t0 || ev->ts_ns < v->t0) && ev->ph != 'M') { v->t0 = ev->ts_ns; v->have_t0 = true; }
+    if (v->cur >= 0 && ev->has_ts && ev->ph != 'M') {
+        mrank *r = &v->ranks[v->cur];
+        if (!r->have_t0 || ev->ts_ns < r->t0) { r->t0 = ev->ts_ns; r->have_t0 = true; }
+    }
     if (ev->ph == 'X') {
         if ((kind != TPA_K_CPU && kind != TPA_K_ANNOTATION && kind != TPA_K_STEP) || !ev->has_dur || ev->on_device) return;
         if (v->n_ops == OPS_CAP) { v->ops_dropped++; return; }
@@ -323,10 +352,22 @@ static void attribute(memview *v)
     if (n) qsort(ev, n, sizeof *ev, mev_ts_cmp);
 }
 
+/* The rank of the file about to be read (the Overview's rule); -1 past MAX_RANKS. */
+static int rank_index(memview *v, int file, const char *path)
+{
+    int64_t hint = tpa_html_rank_in_path(path);
+    int64_t key = v->in.run_dir ? 0 : hint >= 0 ? hint : file;
+    for (int i = 0; i < v->n_ranks; i++)
+        if (v->ranks[i].key == key) return i;
+    if (v->n_ranks == MAX_RANKS) return -1;
+    v->ranks[v->n_ranks] = (mrank){ .key = key, .rank = key };
+    return v->n_ranks++;
+}
+
 static void mem_file_begin(void *state, int file, const char *path)
 {
     memview *v = state;
-    (void)file; (void)path;
+    v->cur = rank_index(v, file, path ? path : "");
     v->file_ev0 = v->n_ev;
     v->n_ops = 0;
 }
@@ -334,9 +375,35 @@ static void mem_file_begin(void *state, int file, const char *path)
 static void mem_file_end(void *state, int file, const tpa_meta *meta)
 {
     memview *v = state;
-    (void)file; (void)meta;
+    (void)file;
+    if (v->cur >= 0 && meta && meta->has_rank) v->ranks[v->cur].rank = meta->rank;
     if (v->n_ev > v->file_ev0) attribute(v);
     v->n_ops = 0;
+}
+
+/* The first timestamp of slot d's rank: its times count from it. */
+static int64_t t0_of(const memview *v, int d)
+{
+    return v->ranks[v->dev_rank[d]].t0;
+}
+
+/* Each slot's events in time order (a stable counting sort of their
+ * indices: files are in order, each sorted by time) and its peak, the event
+ * with the highest Total Allocated (the first of equals). */
+static void index_slots(memview *v)
+{
+    v->by_slot = xrealloc(v->by_slot, (v->n_ev ? v->n_ev : 1) * sizeof *v->by_slot);
+    size_t count[MAX_SLOTS] = {0};
+    for (size_t i = 0; i < v->n_ev; i++) count[v->ev[i].dev]++;
+    v->slot_first[0] = 0;
+    for (int d = 0; d < MAX_SLOTS; d++) v->slot_first[d + 1] = v->slot_first[d] + count[d];
+    size_t at[MAX_SLOTS];
+    memcpy(at, v->slot_first, sizeof at);
+    for (size_t i = 0; i < v->n_ev; i++) {
+        const mev *e = &v->ev[i];
+        v->by_slot[at[e->dev]++] = (uint32_t)i;
+        if (!v->peaks[e->dev] || e->alloc > v->peaks[e->dev]->alloc) v->peaks[e->dev] = e;
+    }
 }
 
 /* ---- pairs, peaks, curves ------------------------------------------------------------ */
@@ -400,20 +467,18 @@ static void pair_json(const memview *v, tpu_json *j, const pair *p)
     tpu_json_int(j, p->dev);
     tpu_json_int(j, p->op);
     tpu_json_int(j, p->bytes);
-    tpu_json_int(j, p->t_alloc - v->t0);
-    if (p->t_free >= 0) tpu_json_int(j, p->t_free - v->t0);
+    int64_t t0 = t0_of(v, p->dev);
+    tpu_json_int(j, p->t_alloc - t0);
+    if (p->t_free >= 0) tpu_json_int(j, p->t_free - t0);
     else tpu_json_null(j);
     tpu_json_int(j, p->parent);
     tpu_json_end_array(j);
 }
 
-/* The peak of device d: the event with the highest Total Allocated. */
+/* The peak of slot d (index_slots): the event with the highest Total Allocated. */
 static const mev *peak_of(const memview *v, int d)
 {
-    const mev *best = NULL;
-    for (size_t i = 0; i < v->n_ev; i++)
-        if (v->ev[i].dev == d && (!best || v->ev[i].alloc > best->alloc)) best = &v->ev[i];
-    return best;
+    return v->peaks[d];
 }
 
 static bool alive_at(const pair *p, int d, int64_t t)
@@ -430,7 +495,7 @@ static void pairs_json(const memview *v, tpu_json *j)
     pair *pairs = make_pairs(v, &n);
     if (n) qsort(pairs, n, sizeof *pairs, pair_size_cmp);
     tpu_json_kv_uint(j, "n_pairs", n);
-    uint64_t per_dev[MAX_DEVICES] = {0};
+    uint64_t per_dev[MAX_SLOTS] = {0};
     for (size_t i = 0; i < n; i++) per_dev[pairs[i].dev]++;
     tpu_json_key(j, "n_pairs_device");
     tpu_json_begin_array(j);
@@ -442,7 +507,7 @@ static void pairs_json(const memview *v, tpu_json *j)
     if (n <= PAIRS_ALL) {
         for (size_t i = 0; i < n; i++) pair_json(v, j, &pairs[i]);
     } else {
-        int largest[MAX_DEVICES] = {0};
+        int largest[MAX_SLOTS] = {0};
         for (size_t i = 0; i < n; i++)
             if (largest[pairs[i].dev] < PAIRS_LARGEST) {
                 largest[pairs[i].dev]++;
@@ -482,16 +547,67 @@ static void ops_json(const memview *v, tpu_json *j, int d)
     tpu_json_end_array(j);
 }
 
-/* The device the page shows first: the first GPU (lowest type, then id), as
- * the plugin does; else the first device. */
-static int default_device(const memview *v)
+/* The device the page shows first of rank r: its first GPU (lowest type,
+ * then id), as the plugin does; else its first device; -1: it has none. */
+static int default_device(const memview *v, int r)
 {
-    int best = -1;
-    for (int d = 0; d < v->n_devices; d++)
+    int best = -1, first = -1;
+    for (int d = 0; d < v->n_devices; d++) {
+        if (v->dev_rank[d] != r) continue;
+        if (first < 0) first = d;
         if (v->dev_type[d] != 0 && (best < 0 || v->dev_type[d] < v->dev_type[best] ||
                                     (v->dev_type[d] == v->dev_type[best] && v->dev_id[d] < v->dev_id[best])))
             best = d;
-    return best < 0 ? 0 : best;
+    }
+    return best < 0 ? first : best;
+}
+
+/* The ranks with [memory] events in rank order (then by key): their
+ * indices into v->ranks; returns how many. */
+static int ranks_in_order(const memview *v, int *order)
+{
+    int n = 0;
+    for (int i = 0; i < v->n_ranks; i++) {
+        if (!v->ranks[i].n_devices) continue;
+        int k = n++;
+        for (; k > 0; k--) {   /* insertion: at most MAX_RANKS */
+            const mrank *a = &v->ranks[order[k - 1]], *b = &v->ranks[i];
+            if (a->rank < b->rank || (a->rank == b->rank && a->key < b->key)) break;
+            order[k] = order[k - 1];
+        }
+        order[k] = i;
+    }
+    return n;
+}
+
+/* Several ranks on the page: each rank with [memory] events, in rank order,
+ * its slots (devices_traced indices) and the one shown first; null for a
+ * page of one rank (the page then names none). */
+static void ranks_json(const memview *v, tpu_json *j)
+{
+    tpu_json_key(j, "ranks");
+    if (v->n_ranks < 2) { tpu_json_null(j); return; }
+    int order[MAX_RANKS];
+    int n = ranks_in_order(v, order);
+    tpu_json_begin_array(j);
+    for (int i = 0; i < n; i++) {
+        int r = order[i];
+        uint64_t events = 0;
+        tpu_json_begin_object(j);
+        tpu_json_kv_int(j, "rank", v->ranks[r].rank);
+        tpu_json_kv_int(j, "default_device", default_device(v, r));
+        tpu_json_key(j, "devices");
+        tpu_json_begin_array(j);
+        for (int d = 0; d < v->n_devices; d++)
+            if (v->dev_rank[d] == r) {
+                tpu_json_int(j, d);
+                events += v->slot_first[d + 1] - v->slot_first[d];
+            }
+        tpu_json_end_array(j);
+        tpu_json_kv_uint(j, "n_events", events);
+        tpu_json_end_object(j);
+    }
+    tpu_json_end_array(j);
 }
 
 static void names_json(const memview *v, tpu_json *j)
@@ -510,27 +626,23 @@ static void device_json(const memview *v, tpu_json *j, int d)
     tpu_json_kv_string(j, "name", v->devices[d]);
     tpu_json_kv_int(j, "type", v->dev_type[d]);
     tpu_json_kv_int(j, "id", v->dev_id[d]);
+    tpu_json_kv_int(j, "rank", v->ranks[v->dev_rank[d]].rank);
     const mev *pk = peak_of(v, d);
-    size_t n = 0;
-    int64_t lo = 0, hi = 0;
-    for (size_t i = 0; i < v->n_ev; i++)
-        if (v->ev[i].dev == d) {
-            if (!n++) lo = v->ev[i].ts;
-            hi = v->ev[i].ts;
-        }
+    const uint32_t *mine = v->by_slot + v->slot_first[d];
+    size_t n = v->slot_first[d + 1] - v->slot_first[d];
+    int64_t lo = n ? v->ev[mine[0]].ts : 0, hi = n ? v->ev[mine[n - 1]].ts : 0, t0 = t0_of(v, d);
     tpu_json_kv_uint(j, "events", n);
     if (pk) {
         tpu_json_kv_int(j, "peak_bytes", pk->alloc);
-        tpu_json_kv_int(j, "peak_t", pk->ts - v->t0);
+        tpu_json_kv_int(j, "peak_t", pk->ts - t0);
     }
     tpu_json_key(j, "curve");
     tpu_json_begin_array(j);
     int64_t width = n > 2 * CURVE_POINTS ? (hi - lo) / CURVE_POINTS + 1 : 0;
     const mev *bmin = NULL, *bmax = NULL;
     int64_t bucket = -1;
-    for (size_t i = 0; i <= v->n_ev; i++) {
-        const mev *e = i < v->n_ev ? &v->ev[i] : NULL;
-        if (e && e->dev != d) continue;
+    for (size_t i = 0; i <= n; i++) {
+        const mev *e = i < n ? &v->ev[mine[i]] : NULL;
         int64_t b = e && width ? (e->ts - lo) / width : (int64_t)i;
         if (b != bucket || !e) {  /* flush the bucket: its low and high points in time order */
             const mev *pts[2] = { bmin, bmax };
@@ -538,7 +650,7 @@ static void device_json(const memview *v, tpu_json *j, int d)
             for (int k = 0; k < 2; k++) {
                 if (!pts[k] || (k == 1 && pts[1] == pts[0])) continue;
                 tpu_json_begin_array(j);
-                tpu_json_int(j, pts[k]->ts - v->t0);
+                tpu_json_int(j, pts[k]->ts - t0);
                 tpu_json_int(j, pts[k]->alloc);
                 tpu_json_int(j, pts[k]->reserved);
                 tpu_json_end_array(j);
@@ -563,7 +675,7 @@ static void events_json(const memview *v, tpu_json *j)
     for (size_t i = 0; i < v->n_ev; i++) {
         const mev *e = &v->ev[i];
         tpu_json_begin_array(j);
-        tpu_json_int(j, e->ts - v->t0);
+        tpu_json_int(j, e->ts - t0_of(v, e->dev));
         tpu_json_int(j, e->bytes);
         tpu_json_int(j, e->op);
         tpu_json_int(j, e->dev);
@@ -580,7 +692,11 @@ static void mem_json(void *state, tpu_json *j)
     if (v->m->memory.points) tpa_html_memory_members(v->m, j);
     tpu_json_kv_uint(j, "n_events", v->n_ev);
     if (v->n_ev) {
-        tpu_json_kv_int(j, "default_device", default_device(v));
+        index_slots(v);
+        int order[MAX_RANKS];
+        ranks_in_order(v, order);
+        tpu_json_kv_int(j, "default_device", default_device(v, order[0]));  /* of the first rank */
+        ranks_json(v, j);
         names_json(v, j);
         tpu_json_key(j, "devices_traced");
         tpu_json_begin_array(j);
@@ -597,7 +713,13 @@ static void mem_json(void *state, tpu_json *j)
         tpu_json_string(j, line);
     }
     if (v->dev_dropped) {
-        snprintf(line, sizeof line, "%llu [memory] events of devices past the first %d", (unsigned long long)v->dev_dropped, MAX_DEVICES);
+        snprintf(line, sizeof line, "%llu [memory] events of devices past the first %d%s", (unsigned long long)v->dev_dropped,
+                 MAX_DEVICES, v->n_ranks > 1 ? " of a rank" : "");
+        tpu_json_string(j, line);
+    }
+    if (v->rank_dropped) {
+        snprintf(line, sizeof line, "%llu [memory] events of ranks past the first %d, or of devices past the first %d of the page",
+                 (unsigned long long)v->rank_dropped, MAX_RANKS, MAX_SLOTS);
         tpu_json_string(j, line);
     }
     if (v->ops_dropped) {
@@ -622,7 +744,8 @@ static void mem_free(void *state)
     free(v->names);
     free(v->name_len);
     free(v->allocator);
-    for (int d = 0; d < MAX_DEVICES; d++) free(v->stats[d]);
+    for (int d = 0; d < MAX_SLOTS; d++) free(v->stats[d]);
+    free(v->by_slot);
     free(v->slots);
     free(v->ev);
     free(v->ops);

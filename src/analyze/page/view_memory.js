@@ -6,6 +6,8 @@
  * with what was alive at it, the per-operator statistics and the
  * allocation/free pairs (with a size filter; an allocation of aten::empty*
  * names the operator that called it);
+ * of a page of several ranks, one rank at a time (TP.rankPicker, as the
+ * Overview), every title and label naming it (issue 31: ranks are not merged);
  * and trainprof's own samples of a run directory (RSS, system memory, each
  * GPU's allocated / reserved / peak). */
 (function () {
@@ -51,42 +53,60 @@
   const UNITS = [['B', 1], ['KiB', 1024], ['MiB', 1048576], ['GiB', 1073741824]];
   const OP_NOTE = 'Each [memory] event of this device is charged to the innermost host operator running on its thread; total increase adds its children\'s.';
 
+  /* the traced memory: several ranks one at a time (each a set of device
+   * slots of devices_traced), else all devices */
   function traced(root, d) {
     const names = d.op_names;
     const opName = i => i < 0 ? '(no operator)' : names[i];
-    const devs = d.devices_traced;
     /* as the TensorBoard plugin: an allocation of aten::empty* names the operator that called it */
     const pairOp = (op, by) => by >= 0 ? names[by] + ' (' + opName(op) + ')' : opName(op);
     const pairs = d.pairs.map(p => ({ dev: p[0], op: pairOp(p[1], p[5]), bytes: p[2], t_alloc: p[3], t_free: p[4],
       life: p[4] === null ? null : p[4] - p[3], called_by: p[5] >= 0 ? names[p[5]] : null }));
-    const devOps = k => devs[k].ops.map(r => ({ name: opName(r[0]), allocs: r[1], alloc_bytes: r[2], frees: r[3], free_bytes: r[4], self_inc: r[5], total_inc: r[6] }));
-    let dev = devs[d.default_device] ? d.default_device : 0, rng = null;
-    const sizes = devs.map(() => ({ min: '', max: '', unit: '' }));
+    const sizes = d.devices_traced.map(() => ({ min: '', max: '', unit: '' }));  /* per device, kept across ranks */
+    const ranks = d.ranks || [];
+    if (ranks.length > 1) {
+      const pick = el('div', { id: 'mem-ranks' }, root);
+      const box = el('div', {}, root);
+      TP.rankPicker(pick, ranks.map(r => r.rank), i => { box.textContent = ''; rankView(box, d, ranks[i], pairs, sizes, opName); }, 'mem-rank');
+    } else {
+      rankView(root, d, ranks[0] || null, pairs, sizes, opName);
+    }
+  }
 
-    const top = TP.card(root, 'Memory over time', 'mem-curves');
-    el('p', { class: 'note' }, top, TP.fmtNum(d.n_events) + ' [memory] events on ' + devs.length + ' device' + (devs.length > 1 ? 's' : '') +
-      '. Times are from the start of the trace. Drag across the chart to choose a time range; the tables below follow it.');
+  /* One rank's devices (r: of d.ranks; null: the page's only rank, not named). */
+  function rankView(root, d, r, pairs, sizes, opName) {
+    const devs = d.devices_traced;
+    const mineK = r ? r.devices : devs.map((dv, k) => k);
+    const devOps = k => devs[k].ops.map(r => ({ name: opName(r[0]), allocs: r[1], alloc_bytes: r[2], frees: r[3], free_bytes: r[4], self_inc: r[5], total_inc: r[6] }));
+    const start = r ? r.default_device : d.default_device;
+    let dev = devs[start] ? start : mineK[0], rng = null;
+    const rk = r ? ' (rank ' + r.rank + ')' : '', tag = r ? 'rank ' + r.rank + ' \u00b7 ' : '';
+    const nEv = r ? r.n_events : d.n_events;
+
+    const top = TP.card(root, 'Memory over time' + rk, 'mem-curves');
+    el('p', { class: 'note', id: 'mem-count' }, top, TP.fmtNum(nEv) + ' [memory] events' + (r ? ' of rank ' + r.rank : '') + ' on ' + mineK.length + ' device' + (mineK.length > 1 ? 's' : '') +
+      '. Times are from the start of ' + (r ? 'rank ' + r.rank + '\'s trace' : 'the trace') + '. Drag across the chart to choose a time range; the tables below follow it.');
     const ctl = el('div', { class: 'controls', style: 'display:flex;flex-wrap:wrap;gap:6px 16px;align-items:center;margin:6px 0' }, top);
     const dlab = el('label', {}, ctl, 'Device ');
     const dsel = el('select', { id: 'mem-device' }, dlab);
     /* CPU first, then each kind of device by its number (the plugin's order) */
-    devs.map((dv, k) => k).sort((a, b) => (devs[a].type - devs[b].type) || (devs[a].id - devs[b].id)).forEach(k => {
+    mineK.slice().sort((a, b) => (devs[a].type - devs[b].type) || (devs[a].id - devs[b].id)).forEach(k => {
       const o = el('option', { value: k }, dsel, devs[k].name + ' (' + TP.fmtNum(devs[k].events) + ' events, peak ' + TP.fmtBytes(devs[k].peak_bytes) + ')');
       if (k === dev) o.selected = true;
     });
-    if (devs.length < 2) dsel.disabled = true;
+    if (mineK.length < 2) dsel.disabled = true;
     const sel = el('div', { class: 'readout', id: 'mem-range' }, top, 'Range: whole trace.');
     const chartBox = el('div', { id: 'mem-chart' }, top);
-    const peakCard = TP.card(root, 'Peak', 'mem-peak');
+    const peakCard = TP.card(root, 'Peak' + rk, 'mem-peak');
     const peakBox = el('div', {}, peakCard);
-    const opCard = TP.card(root, 'Operators', 'mem-ops');
+    const opCard = TP.card(root, 'Operators' + rk, 'mem-ops');
     const opNote = el('p', { class: 'note' }, opCard, OP_NOTE);
     const opTable = TP.table(opCard, OP_COLS, devOps(dev), { id: 'mem-ops-table', sortBy: 'alloc_bytes', search: true, limit: 25 });
-    const pairCard = TP.card(root, 'Allocations', 'mem-pairs');
+    const pairCard = TP.card(root, 'Allocations' + rk, 'mem-pairs');
     const pairNote = el('p', { class: 'note', id: 'mem-pairs-note' }, pairCard);
     function notePairs() {
       const mine = pairs.filter(p => p.dev === dev).length;
-      pairNote.textContent = TP.fmtNum(d.n_pairs_device[dev]) + ' allocations of ' + devs[dev].name +
+      pairNote.textContent = TP.fmtNum(d.n_pairs_device[dev]) + ' allocations of ' + tag + devs[dev].name +
         ' matched to their release by device and address; listed: ' + (d.pairs_all ? 'all of them' : TP.fmtNum(mine) + ' of this device, its 200 largest and those alive at its peak') +
         '. Memory allocated before the profiler started has no allocation event. An allocation made by aten::empty, aten::empty_strided … (torch\'s malloc) ' +
         'names the operator that called it: "caller (aten::empty)". The size filter keeps the sizes from min to max, both included.';
@@ -157,16 +177,16 @@
       chartBox.textContent = '';
       peakBox.textContent = '';
       const x = dv.curve.map(p => p[0]);
-      const series = [{ label: dv.name + ' allocated', x: x, y: dv.curve.map(p => p[1]) }];
-      if (dv.curve.some(p => p[2] > 0)) series.push({ label: dv.name + ' reserved', x: x, y: dv.curve.map(p => p[2]) });
-      el('h3', {}, chartBox, dv.name);
-      TP.lineChart(chartBox, { series: series, yKind: 'bytes', xKind: 'ns', yMin: 0, steps: true, yTitle: 'memory', xTitle: 'time', onSelect: range,
-        attrs: { 'data-chart': 'mem_' + k, 'data-device': dv.name, 'data-peak': dv.peak_bytes, 'data-points': dv.curve.length },
+      const series = [{ label: tag + dv.name + ' allocated', x: x, y: dv.curve.map(p => p[1]) }];
+      if (dv.curve.some(p => p[2] > 0)) series.push({ label: tag + dv.name + ' reserved', x: x, y: dv.curve.map(p => p[2]) });
+      el('h3', {}, chartBox, tag + dv.name);
+      TP.lineChart(chartBox, { series: series, yKind: 'bytes', xKind: 'ns', yMin: 0, steps: true, yTitle: 'memory', xTitle: r ? 'time (rank ' + r.rank + ')' : 'time', onSelect: range,
+        attrs: { 'data-chart': 'mem_' + k, 'data-device': dv.name, 'data-rank': r ? r.rank : null, 'data-peak': dv.peak_bytes, 'data-points': dv.curve.length },
         readout: (s, i) => s.label + ' at ' + TP.fmtDur(s.x[i]) + ': ' + TP.fmtBytes(s.y[i]) });
       const alive = pairs.filter(p => p.dev === k && p.t_alloc <= dv.peak_t && (p.t_free === null || p.t_free > dv.peak_t));
       const s = el('div', { class: 'stats' }, peakBox);
       const add = (lab, v, id) => { const b = el('div', { class: 'stat', 'data-stat': id }, s); el('b', {}, b, v); b.appendChild(document.createTextNode(lab)); };
-      add(dv.name + ' peak allocated', TP.fmtBytes(dv.peak_bytes), 'peak_' + k);
+      add(tag + dv.name + ' peak allocated', TP.fmtBytes(dv.peak_bytes), 'peak_' + k);
       add('at', TP.fmtDur(dv.peak_t), 'peak_t_' + k);
       add('alive at the peak (listed)', TP.fmtNum(alive.length) + ' / ' + TP.fmtBytes(alive.reduce((a, p) => a + p.bytes, 0)), 'alive_' + k);
       TP.table(peakBox, PAIR_COLS, alive, { id: 'mem-peak-table-' + k, sortBy: 'bytes', limit: 10 });
