@@ -97,9 +97,11 @@ static char *json_of(tpa_tl *t)
     tpu_buf b = {0};
     tpu_json j;
     tpu_json_init(&j, &b, 0);
-    long pick[3] = {-1, -1, -1};
+    long *pick = malloc(3 * (size_t)t->n_files * sizeof *pick); /* each rank's three */
+    for (int k = 0; k < 3 * t->n_files; k++) pick[k] = -1;
     int np = t->seen ? tpa_tl_pick(t, pick) : 0;
     tpa_tl_json(t, pick, np, &j);
+    free(pick);
     return tpu_buf_detach(&b);
 }
 
