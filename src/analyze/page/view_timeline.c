@@ -82,18 +82,6 @@ void tpa_tl_file_end(tpa_tl *t, int file, const tpa_meta *meta)
     r->named = true;
 }
 
-int tpa_tl_rank_ix(const tpa_tl *t, int file)
-{
-    return file >= 0 && file < t->n_files ? t->rank_of[file] : 0;
-}
-
-int tpa_tl_n_ranks(const tpa_tl *t)
-{
-    int n = 0;
-    for (int r = 0; r < t->n_files; r++) n += t->ranks[r].n_files > 0;
-    return n;
-}
-
 static void *grow(void *p, size_t *cap, size_t need, size_t elem, size_t limit)
 {
     if (need <= *cap) return p;

@@ -152,10 +152,19 @@ void tpa_tl_file_begin(tpa_tl *t, int file, const char *path);
 void tpa_tl_file_end(tpa_tl *t, int file, const tpa_meta *meta);
 void tpa_tl_feed(tpa_tl *t, int file, const tpa_event *ev, int kind);
 void tpa_tl_free(tpa_tl *t);
-/* The rank slot of a file (an index into t->ranks). */
-int tpa_tl_rank_ix(const tpa_tl *t, int file);
+/* The rank slot of a file (an index into t->ranks). Inline: the collector
+ * and the writer both ask, and neither calls the other's file back. */
+static inline int tpa_tl_rank_ix(const tpa_tl *t, int file)
+{
+    return file >= 0 && file < t->n_files ? t->rank_of[file] : 0;
+}
 /* Ranks in use (several: each step label names its rank). */
-int tpa_tl_n_ranks(const tpa_tl *t);
+static inline int tpa_tl_n_ranks(const tpa_tl *t)
+{
+    int n = 0;
+    for (int r = 0; r < t->n_files; r++) n += t->ranks[r].n_files > 0;
+    return n;
+}
 /* Picks the steps shown, each rank's own: idx[3r..3r+2] = rank slot r's
  * slowest, median, fastest (indices into t->steps, -1 when none or the
  * same step again); idx holds 3 * t->n_files. Returns how many distinct. */
