@@ -87,7 +87,7 @@ static size_t held_in(const tpa_tl *t, const tpa_tl_step *s)
     size_t n = 0;
     for (size_t i = 0; i < t->n; i++) {
         const tpa_tl_rec *r = &t->rec[i];
-        if (r->ts < s->start + s->dur && r->ts + r->dur >= s->start) n++;
+        if (r->file == s->file && r->ts < s->start + s->dur && r->ts + r->dur >= s->start) n++;
     }
     return n;
 }
@@ -97,9 +97,11 @@ static char *json_of(tpa_tl *t)
     tpu_buf b = {0};
     tpu_json j;
     tpu_json_init(&j, &b, 0);
-    long pick[3] = {-1, -1, -1};
+    long *pick = malloc(3 * (size_t)t->n_files * sizeof *pick); /* each rank's three */
+    for (int k = 0; k < 3 * t->n_files; k++) pick[k] = -1;
     int np = t->seen ? tpa_tl_pick(t, pick) : 0;
     tpa_tl_json(t, pick, np, &j);
+    free(pick);
     return tpu_buf_detach(&b);
 }
 

@@ -17,7 +17,12 @@
   the axis not stretched by them, GPU utilization / est. SM efficiency
   tracks equal to an independent computation of the TensorBoard plugin's
   rules; forward->backward flows of a torch 2.13 trace made here equal to
-  the trace's fwdbwd flow pairs, drawn with the toggle, named on hover.
+  the trace's fwdbwd flow pairs, drawn with the toggle, named on hover;
+- issue 31 item 7, a page of the two rank traces of tests/fixtures: a rank
+  selector; for each rank chosen, the step band and the slowest / median /
+  fastest buttons are that rank's own of `trainprof steps --json` of its
+  trace, each label naming the rank; every group says "rank R"; a one-rank
+  page has no selector and no rank in its labels.
 No console error anywhere. Screenshots go to the browser artifacts (and
 docs/images/ with TP_UPDATE_IMAGES=1). Exit 77 without chromium."""
 import decimal
@@ -57,8 +62,8 @@ def drawable(events):
     return out
 
 
-def html_for(args, out):
-    p = subprocess.run([BIN, *args], capture_output=True, text=True)
+def html_for(args, out, cwd=None):
+    p = subprocess.run([os.path.abspath(BIN), *args], capture_output=True, text=True, cwd=cwd)
     check(p.returncode == 0, f"{args}: {p.stderr}")
     return out
 
@@ -174,6 +179,9 @@ def check_torch(browser, tmp):
     page.mouse.click(pos["x"], pos["y"])
     check(T["names"][evs[i][3]] in page.locator("#view-timeline .tl-detail").inner_text(), "click pins the details")
     page.mouse.move(0, 0)
+    # one rank: no selector, no rank in the step labels
+    check(page.locator("#tl-rank").count() == 0 and not any("rank" in x for x in card_data(page, "steps") or ["rank"]),
+          f"one rank: no rank named: {card_data(page, 'steps')[:3]}")
     shoot(page, "report_timeline.png")
     check(not errors, f"console errors (torch trace): {errors}")
     page.close()
@@ -368,7 +376,7 @@ def t0_of(html):
 
 
 def card_data(page, key):
-    return page.evaluate(f"JSON.parse(document.querySelector('#view-timeline .card').dataset.{key})")
+    return page.evaluate(f"JSON.parse(document.querySelector('#view-timeline .card').dataset.{key} || 'null')")
 
 
 def check_gpu_rows(browser, tmp):
@@ -521,8 +529,73 @@ def check_fwdbwd(browser, tmp):
     page.close()
 
 
+# ---- issue 31 item 7: several ranks on one page --------------------------------------------
+
+def shown_picks(st):
+    """The buttons of a rank, from `trainprof steps --json` of its trace: a
+    step is shown once, under the first of slowest, median, fastest."""
+    out, seen = [], set()
+    for name, s in picks_of(st).items():
+        if s["step"] not in seen:
+            seen.add(s["step"])
+            out.append((name, s))
+    return out
+
+
+def check_ranks(browser, tmp):
+    names = [os.path.join("tests", "fixtures", f"trace_filter__sampled_rank-{r}.json.gz") for r in (0, 1)]
+    traces = [os.path.join(SRC, n) for n in names]
+    out = os.path.join(os.path.abspath(tmp), "ranks.html")
+    html_for(["report", "--html", out, *names], out, cwd=SRC)  # the paths as a user writes them (the page shows them)
+    page, errors, T = open_view(browser, out)
+    check([r["name"] for r in T.get("ranks") or []] == ["rank 0", "rank 1"], f"ranks: {T.get('ranks')}")
+    sel = page.locator("#tl-rank")
+    check(sel.count() == 1 and sel.locator("option").all_inner_texts() == ["0", "1"], "a rank selector of ranks 0 and 1")
+    for r, trace in enumerate(traces):
+        if sel.count():
+            sel.select_option(str(r))
+            page.wait_for_timeout(100)
+        st = steps_json(trace)
+        check(page.evaluate("document.querySelector('#view-timeline .card').dataset.rank") == f"rank {r}",
+              f"rank {r} chosen")
+        # the band: this rank's steps only, each naming it
+        fmt = page.evaluate("s => s.map(d => TP.fmtDur(d))", [round(s["dur_us"] * 1000) for s in st])
+        picked = {s["step"]: n for n, s in shown_picks(st)}
+        want_band = [f"rank {r} #{s['step']}" + (f" {picked[s['step']]}" if s["step"] in picked else "") + f" {d}"
+                     for s, d in zip(st, fmt)]
+        check(card_data(page, "steps") == want_band, f"rank {r} band {card_data(page, 'steps')} vs {want_band}")
+        # the buttons: this rank's own slowest / median / fastest, in the order of the steps
+        buttons = page.locator("#view-timeline .tl-steps button").all_inner_texts()
+        want = [f"rank {r} \u00b7 {n} step #{s['step']} ({fmt[st.index(s)]})"
+                for n, s in sorted(shown_picks(st), key=lambda p: p[1]["start_us"])]
+        check(buttons == want, f"rank {r} buttons {buttons} vs {want}")
+        # the slowest button zooms to this rank's slowest step
+        slow = picks_of(st)["slowest"]
+        btn = page.locator(f"#view-timeline .tl-steps button:has-text('slowest step #{slow['step']}')")
+        check(btn.count() == 1, f"rank {r}: one slowest button")
+        if btn.count() != 1:
+            continue
+        btn.click()
+        page.wait_for_timeout(100)
+        lo, hi = view_range(page)
+        t0 = t0_of(out)
+        a, b = ns(slow["start_us"]) - t0, ns(slow["start_us"]) - t0 + round(slow["dur_us"] * 1000)
+        check(lo <= a and hi >= b and hi - lo < 1.2 * (b - a), f"rank {r}: slowest zooms to it: {lo},{hi} vs {a},{b}")
+    # the page's own picks: each rank's of its trace, not of the 4 steps merged
+    for f, trace in enumerate(traces):
+        got = {s["pick"]: s["num"] for s in T["steps"] if s.get("pick") and s["file"] == f}
+        check(got == {n: s["step"] for n, s in shown_picks(steps_json(trace))}, f"trace {f + 1} picks {got}")
+    groups = [g[0] for g in card_data(page, "groups") if "more row" not in g[0]]
+    check(groups and all(g.startswith(("rank 0 \u00b7 ", "rank 1 \u00b7 ")) for g in groups), f"groups {groups}")
+    check(any(g.startswith("rank 1 \u00b7 GPU") for g in groups), f"rank 1's GPU group: {groups}")
+    page.click("#view-timeline button:has-text('Whole')")
+    shoot(page, "report_timeline_ranks.png")
+    check(not errors, f"console errors (ranks): {errors}")
+    page.close()
+
+
 def main():
-    return run(check_torch, check_flows, check_big, check_gpu_rows, check_fwdbwd, prefix="tp_tl_")
+    return run(check_torch, check_flows, check_big, check_gpu_rows, check_fwdbwd, check_ranks, prefix="tp_tl_")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
  * events the page may draw, compacted around candidate steps when it fills
  * (see view_timeline.h), and the final choice of steps. */
 #include "analyze/page/view_timeline.h"
+#include "analyze/page/html.h"
 #include "analyze/trace/trace.h"
 
 #include <stdlib.h>
@@ -12,11 +13,20 @@ void tpa_tl_init(tpa_tl *t, const tpa_view_input *in)
     memset(t, 0, sizeof *t);
     t->n_files = in && in->n_traces > 0 ? in->n_traces : 1;
     t->paths = in ? in->traces : NULL;
-    t->max_end = malloc((size_t)t->n_files * sizeof *t->max_end);
-    t->cut = malloc((size_t)t->n_files * sizeof *t->cut);
-    if (!t->max_end || !t->cut) abort();
+    t->run_dir = in && in->run_dir;
+    size_t nf = (size_t)t->n_files;
+    t->max_end = malloc(nf * sizeof *t->max_end);
+    t->cut = malloc(nf * sizeof *t->cut);
+    t->ranks = calloc(nf, sizeof *t->ranks);
+    t->rank_of = malloc(nf * sizeof *t->rank_of);
+    t->cand_at = calloc(nf + 1, sizeof *t->cand_at);
+    if (!t->max_end || !t->cut || !t->ranks || !t->rank_of || !t->cand_at) abort();
     t->new_sorted = true;
-    for (int f = 0; f < t->n_files; f++) t->max_end[f] = t->cut[f] = INT64_MIN;
+    for (int f = 0; f < t->n_files; f++) {
+        t->max_end[f] = t->cut[f] = INT64_MIN;
+        t->rank_of[f] = f; /* a file never begun is a rank of its own */
+        t->ranks[f] = (tpa_tl_rank){.key = f, .rank = f, .n_files = 1, .first_file = f};
+    }
     t->new_lo = INT64_MAX;
     for (int f = 0; f < 64; f++) t->min_ts[f] = INT64_MAX;
     t->store_events = TPA_TL_STORE_EVENTS;
@@ -34,7 +44,42 @@ void tpa_tl_free(tpa_tl *t)
     free(t->flows);
     free(t->max_end);
     free(t->cut);
+    free(t->ranks);
+    free(t->rank_of);
+    free(t->cand);
+    free(t->cand_at);
     memset(t, 0, sizeof *t);
+}
+
+/* ---- ranks -------------------------------------------------------------------------- */
+
+/* As the Overview and Distributed views: the rank<r>/ directory of its
+ * path, else the file's place; a run directory's files are one rank. The
+ * files come in order, so an earlier file's rank is settled. */
+void tpa_tl_file_begin(tpa_tl *t, int file, const char *path)
+{
+    if (file < 0 || file >= t->n_files) return;
+    int64_t hint = path ? tpa_html_rank_in_path(path) : -1;
+    int64_t key = t->run_dir ? 0 : hint >= 0 ? hint : file;
+    int own = t->rank_of[file];
+    for (int g = 0; g < file; g++) {
+        tpa_tl_rank *r = &t->ranks[g];
+        if (!r->n_files || r->key != key || g == own) continue;
+        t->ranks[own].n_files--;
+        t->rank_of[file] = g;
+        r->n_files++;
+        return;
+    }
+    t->ranks[own].key = t->ranks[own].rank = key;
+    t->ranks[own].named = hint >= 0 && !t->run_dir;
+}
+
+void tpa_tl_file_end(tpa_tl *t, int file, const tpa_meta *meta)
+{
+    if (file < 0 || file >= t->n_files || !meta || !meta->has_rank || t->run_dir) return;
+    tpa_tl_rank *r = &t->ranks[t->rank_of[file]];
+    r->rank = meta->rank;
+    r->named = true;
 }
 
 static void *grow(void *p, size_t *cap, size_t need, size_t elem, size_t limit)
@@ -96,22 +141,37 @@ static void top_k(const tpa_tl *t, size_t *best, size_t *n, size_t k, size_t s, 
     best[i] = s;
 }
 
-static int by_value(const void *a, const void *b)
+typedef struct rank_dur { int64_t dur; int rank; } rank_dur;
+
+static int by_rank_dur(const void *a, const void *b)
 {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
+    const rank_dur *x = a, *y = b;
+    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+    return x->dur < y->dur ? -1 : x->dur > y->dur;
 }
 
-/* The median duration of all steps so far (the lower one of an even count). */
-static int64_t median_dur(const tpa_tl *t)
+/* Each rank's median step duration so far (the lower one of an even count)
+ * into med[slot]; 0 for a rank without steps. */
+static void median_durs(const tpa_tl *t, int64_t *med)
 {
-    if (!t->n_steps) return 0;
-    int64_t *d = malloc(t->n_steps * sizeof *d);
+    for (int r = 0; r < t->n_files; r++) med[r] = 0;
+    if (!t->n_steps) return;
+    rank_dur *d = malloc(t->n_steps * sizeof *d);
     if (!d) abort();
-    for (size_t i = 0; i < t->n_steps; i++) d[i] = t->steps[i].dur;
-    qsort(d, t->n_steps, sizeof *d, by_value);
-    int64_t med = d[(t->n_steps - 1) / 2];
+    for (size_t i = 0; i < t->n_steps; i++) d[i] = (rank_dur){t->steps[i].dur, tpa_tl_rank_ix(t, t->steps[i].file)};
+    qsort(d, t->n_steps, sizeof *d, by_rank_dur);
+    for (size_t a = 0, b; a < t->n_steps; a = b) {
+        for (b = a; b < t->n_steps && d[b].rank == d[a].rank; b++) {}
+        med[d[a].rank] = d[a + (b - a - 1) / 2].dur;
+    }
     free(d);
+}
+
+static int64_t *medians(const tpa_tl *t)
+{
+    int64_t *med = malloc((size_t)t->n_files * sizeof *med);
+    if (!med) abort();
+    median_durs(t, med);
     return med;
 }
 
@@ -124,24 +184,56 @@ static void add_unique(size_t *out, size_t *k, size_t s)
     out[(*k)++] = s;
 }
 
-/* The candidates kept at a compaction: the `edge` slowest and fastest steps
- * and the `mid_n` intact steps nearest the median duration of all steps so
- * far, so the kept middle follows the median as it drifts. */
-static size_t candidates(const tpa_tl *t, size_t out[CAND_MAX], size_t edge, size_t mid_n, size_t *n_edges,
-                         int64_t *median)
+/* The band of durations around a rank's median that a new step of the rank
+ * must fall in to be kept (it may be the median shown): the middle
+ * candidates' span, and at least 0.5 % of the median either side. */
+static void set_band(const tpa_tl *t, tpa_tl_rank *rk, const size_t *mid, size_t n, int64_t med)
 {
-    size_t slow[CAND_EDGE], fast[CAND_EDGE], mid[CAND_MID], ns = 0, nf = 0, nm = 0, k = 0;
-    int64_t med = median_dur(t);
-    for (size_t i = 0; i < t->n_steps; i++) {
-        top_k(t, slow, &ns, edge, i, slower, med);
-        top_k(t, fast, &nf, edge, i, faster, med);
-        if (t->steps[i].intact) top_k(t, mid, &nm, mid_n, i, nearer, med);
+    int64_t lo = med, hi = med;
+    for (size_t i = 0; i < n; i++) {
+        int64_t d = t->steps[mid[i]].dur;
+        if (d < lo) lo = d;
+        if (d > hi) hi = d;
     }
-    for (size_t i = 0; i < ns; i++) add_unique(out, &k, slow[i]);
-    for (size_t i = 0; i < nf; i++) add_unique(out, &k, fast[i]);
-    *n_edges = k;
-    for (size_t i = 0; i < nm; i++) add_unique(out, &k, mid[i]);
-    *median = med;
+    int64_t w = med / 200;
+    rk->band_lo = lo < med - w ? lo : med - w;
+    rk->band_hi = hi > med + w ? hi : med + w;
+    rk->has_band = true;
+}
+
+typedef struct rank_cand { size_t slow[CAND_EDGE], fast[CAND_EDGE], mid[CAND_MID], ns, nf, nm; } rank_cand;
+
+/* The candidates kept at a compaction, each rank's own: its `edge` slowest
+ * and fastest steps and the `mid_n` intact ones nearest the median
+ * duration of its steps so far, so the kept middle follows the median as
+ * it drifts; each rank's band from its middle ones. Into out (CAND_MAX a
+ * rank slot at most); returns how many. */
+static size_t candidates(tpa_tl *t, size_t *out, size_t edge, size_t mid_n)
+{
+    size_t nr = (size_t)t->n_files, k = 0;
+    int64_t *med = medians(t);
+    rank_cand *rc = calloc(nr, sizeof *rc);
+    if (!rc) abort();
+    for (size_t i = 0; i < t->n_steps; i++) {
+        int r = tpa_tl_rank_ix(t, t->steps[i].file);
+        rank_cand *c = &rc[r];
+        top_k(t, c->slow, &c->ns, edge, i, slower, med[r]);
+        top_k(t, c->fast, &c->nf, edge, i, faster, med[r]);
+        if (t->steps[i].intact) top_k(t, c->mid, &c->nm, mid_n, i, nearer, med[r]);
+    }
+    for (size_t r = 0; r < nr; r++) {
+        const rank_cand *c = &rc[r];
+        size_t *o = out + k, n = 0;
+        if (!c->ns) continue;
+        for (size_t i = 0; i < c->ns; i++) add_unique(o, &n, c->slow[i]);
+        for (size_t i = 0; i < c->nf; i++) add_unique(o, &n, c->fast[i]);
+        size_t n_edges = n;
+        for (size_t i = 0; i < c->nm; i++) add_unique(o, &n, c->mid[i]);
+        set_band(t, &t->ranks[r], o + n_edges, n - n_edges, med[r]);
+        k += n;
+    }
+    free(rc);
+    free(med);
     return k;
 }
 
@@ -196,29 +288,41 @@ static void keep_first(tpa_tl *t, size_t limit, int (*cmp)(const void *, const v
 
 static bool too_full(const tpa_tl *t) { return t->n > t->store_events / 2 || t->used > t->store_bytes / 2; }
 
-/* The band of durations around the median that a new step must fall in
- * to be kept (it may be the median shown): the middle candidates' span,
- * and at least 0.5 % of the median either side. */
-static void set_band(tpa_tl *t, const size_t *mid, size_t n, int64_t med)
+/* qsort_r comparator: step indexes (size_t) by file, steps the context. */
+static int by_step_file(const void *a, const void *b, void *steps)
 {
-    int64_t lo = med, hi = med;
-    for (size_t i = 0; i < n; i++) {
-        int64_t d = t->steps[mid[i]].dur;
-        if (d < lo) lo = d;
-        if (d > hi) hi = d;
-    }
-    int64_t w = med / 200;
-    t->band_lo = lo < med - w ? lo : med - w;
-    t->band_hi = hi > med + w ? hi : med + w;
-    t->has_band = true;
+    const tpa_tl_step *s = steps;
+    uint16_t x = s[*(const size_t *)a].file, y = s[*(const size_t *)b].file;
+    return x < y ? -1 : x > y;
+}
+
+/* Whether record r overlaps a candidate of its file. */
+static bool in_candidate(const tpa_tl *t, const tpa_tl_rec *r)
+{
+    for (size_t c = t->cand_at[r->file]; c < t->cand_at[r->file + 1]; c++)
+        if (overlaps(r, &t->steps[t->cand[c]])) return true;
+    return false;
+}
+
+/* The candidates, sorted by file, as the store's (tpa_tl.cand, cand_at). */
+static void set_candidates(tpa_tl *t, size_t *cand, size_t nc)
+{
+    qsort_r(cand, nc, sizeof *cand, by_step_file, t->steps);
+    free(t->cand);
+    t->cand = cand;
+    t->n_cand = nc;
+    memset(t->cand_at, 0, ((size_t)t->n_files + 1) * sizeof *t->cand_at);
+    for (size_t c = 0; c < nc; c++) /* a file past n_files (none is fed so) has none */
+        if (t->steps[cand[c]].file < t->n_files) t->cand_at[t->steps[cand[c]].file + 1]++;
+    for (int f = 0; f < t->n_files; f++) t->cand_at[f + 1] += t->cand_at[f];
 }
 
 static void keep_candidates(tpa_tl *t, size_t edge, size_t mid_n)
 {
-    size_t cand[CAND_MAX], n_edges;
-    int64_t med;
-    size_t nc = candidates(t, cand, edge, mid_n, &n_edges, &med);
-    set_band(t, cand + n_edges, nc - n_edges, med);
+    size_t *cand = malloc(((size_t)t->n_files * CAND_MAX + 1) * sizeof *cand);
+    if (!cand) abort();
+    size_t nc = candidates(t, cand, edge, mid_n);
+    set_candidates(t, cand, nc);
     bool *is_cand = calloc(t->n_steps, sizeof *is_cand), *keep = calloc(t->n ? t->n : 1, sizeof *keep);
     if (!is_cand || !keep) abort();
     for (size_t c = 0; c < nc; c++) is_cand[cand[c]] = true;
@@ -226,27 +330,22 @@ static void keep_candidates(tpa_tl *t, size_t edge, size_t mid_n)
         if (!is_cand[i]) t->steps[i].intact = false;
     for (size_t i = 0; i < t->n; i++) {
         const tpa_tl_rec *r = &t->rec[i];
-        keep[i] = r->file >= t->n_files || r->ts > t->max_end[r->file];
-        for (size_t c = 0; c < nc && !keep[i]; c++) keep[i] = overlaps(r, &t->steps[cand[c]]);
+        keep[i] = r->file >= t->n_files || r->ts > t->max_end[r->file] || in_candidate(t, r);
     }
     keep_only(t, keep);
     size_t w = 0; /* flow ends by the same rule (as instants) */
     for (size_t i = 0; i < t->n_flows; i++) {
         const tpa_tl_flow *f = &t->flows[i];
         tpa_tl_rec r = {.ts = f->ts, .file = f->file};
-        bool k = f->file >= t->n_files || f->ts > t->max_end[f->file];
-        for (size_t c = 0; c < nc && !k; c++) k = overlaps(&r, &t->steps[cand[c]]);
-        if (k) t->flows[w++] = *f;
+        if (f->file >= t->n_files || f->ts > t->max_end[f->file] || in_candidate(t, &r)) t->flows[w++] = *f;
     }
     t->n_flows = w;
     free(is_cand);
     free(keep);
-    memcpy(t->cand, cand, nc * sizeof *cand);
-    t->n_cand = nc;
     memcpy(t->cut, t->max_end, (size_t)t->n_files * sizeof *t->cut);
     t->new_lo = INT64_MAX;
     t->first_new = t->n_steps;
-    t->n_new_intact = 0;
+    for (int r = 0; r < t->n_files; r++) t->ranks[r].n_new_intact = 0;
     t->new_sorted = true;
 }
 
@@ -333,19 +432,21 @@ static void add_flow(tpa_tl *t, int file, const tpa_event *ev)
 }
 
 /* Whether step x can be no candidate at the next compaction: 3 known steps
- * come before it in each of slower and faster, and it is no middle one: its
- * duration is outside the band, or CAND_MID intact steps (candidates, or
- * read since) of the same duration come before it: they stay intact until
- * then, and are nearer any median than x. */
+ * of its rank come before it in each of slower and faster, and it is no
+ * middle one: its duration is outside its rank's band, or CAND_MID intact
+ * steps of its rank (candidates, or read since) of the same duration come
+ * before it: they stay intact until then, and are nearer any median than x. */
 static bool never_candidate(const tpa_tl *t, const tpa_tl_step *x)
 {
-    if (!t->has_band || t->n_top3 < 3) return false;
-    if (!slower(&t->steps[t->slow3[2]], x, 0) || !faster(&t->steps[t->fast3[2]], x, 0)) return false;
-    if (x->dur < t->band_lo || x->dur > t->band_hi) return true;
+    int rx = tpa_tl_rank_ix(t, x->file);
+    const tpa_tl_rank *rk = &t->ranks[rx];
+    if (!rk->has_band || rk->n_top3 < 3) return false;
+    if (!slower(&t->steps[rk->slow3[2]], x, 0) || !faster(&t->steps[rk->fast3[2]], x, 0)) return false;
+    if (x->dur < rk->band_lo || x->dur > rk->band_hi) return true;
     size_t tied = 0;
-    for (size_t c = 0; c < t->n_cand + t->n_new_intact && tied < CAND_MID; c++) {
-        const tpa_tl_step *s = &t->steps[c < t->n_cand ? t->cand[c] : t->new_intact[c - t->n_cand]];
-        tied += s->intact && s->dur == x->dur && earlier(s, x);
+    for (size_t c = 0; c < t->n_cand + rk->n_new_intact && tied < CAND_MID; c++) {
+        const tpa_tl_step *s = &t->steps[c < t->n_cand ? t->cand[c] : rk->new_intact[c - t->n_cand]];
+        tied += s->intact && s->dur == x->dur && earlier(s, x) && tpa_tl_rank_ix(t, s->file) == rx;
     }
     return tied >= CAND_MID;
 }
@@ -357,16 +458,17 @@ static void add_step(tpa_tl *t, int file, int64_t num, const tpa_event *ev)
     size_t i = t->n_steps++;
     tpa_tl_step *x = &t->steps[i];
     *x = (tpa_tl_step){num, ev->ts_ns, ev->dur_ns, (uint16_t)file, true};
+    tpa_tl_rank *rk = &t->ranks[tpa_tl_rank_ix(t, file)];
     x->intact = !never_candidate(t, x);
     t->early += !x->intact;
-    if (x->intact && t->n_new_intact < TPA_TL_NEW_INTACT) t->new_intact[t->n_new_intact++] = i;
+    if (x->intact && rk->n_new_intact < TPA_TL_NEW_INTACT) rk->new_intact[rk->n_new_intact++] = i;
     if (i > t->first_new) {
         const tpa_tl_step *prev = &t->steps[i - 1];
         if (prev->file > file || (prev->file == file && prev->start > ev->ts_ns)) t->new_sorted = false;
     }
-    size_t n_fast = t->n_top3;
-    top_k(t, t->slow3, &t->n_top3, 3, i, slower, 0);
-    top_k(t, t->fast3, &n_fast, 3, i, faster, 0);
+    size_t n_fast = rk->n_top3;
+    top_k(t, rk->slow3, &rk->n_top3, 3, i, slower, 0);
+    top_k(t, rk->fast3, &n_fast, 3, i, faster, 0);
     int64_t end = tpa_sat_add(ev->ts_ns, ev->dur_ns);
     if (file < t->n_files && end > t->max_end[file]) t->max_end[file] = end;
     if (ev->ts_ns < t->new_lo) t->new_lo = ev->ts_ns;
@@ -397,9 +499,9 @@ static bool doomed(const tpa_tl *t, int file, int64_t ts, int64_t dur)
     if (left_out_step(t, file, ts, end)) return true;
     if (ts > t->cut[file]) return false;
     if (end >= t->new_lo) return false;
-    for (size_t c = 0; c < t->n_cand; c++) {
+    for (size_t c = t->cand_at[file]; c < t->cand_at[file + 1]; c++) {
         const tpa_tl_step *s = &t->steps[t->cand[c]];
-        if (s->file == file && ts < tpa_sat_add(s->start, s->dur) && end >= s->start) return false;
+        if (ts < tpa_sat_add(s->start, s->dur) && end >= s->start) return false;
     }
     return true;
 }
@@ -468,8 +570,14 @@ static void *tl_begin(const tpa_view_input *in)
 
 static void tl_file_begin(void *state, int file, const char *path)
 {
-    (void)path;
-    ((tl_view *)state)->file = file;
+    tl_view *v = state;
+    v->file = file;
+    tpa_tl_file_begin(&v->t, file, path);
+}
+
+static void tl_file_end(void *state, int file, const tpa_meta *meta)
+{
+    tpa_tl_file_end(&((tl_view *)state)->t, file, meta);
 }
 
 static void tl_feed(void *state, const tpa_event *ev, int kind)
@@ -480,34 +588,45 @@ static void tl_feed(void *state, const tpa_event *ev, int kind)
 
 /* ---- the final choice --------------------------------------------------------------- */
 
-int tpa_tl_pick(const tpa_tl *t, long idx[3])
+int tpa_tl_pick(const tpa_tl *t, long *idx)
 {
-    idx[0] = idx[1] = idx[2] = -1;
-    size_t slow = 0, fast = 0, mid = 0, ns = 0, nf = 0, nm = 0;
-    int64_t med = median_dur(t);
+    size_t nr = (size_t)t->n_files;
+    size_t *best = malloc(3 * nr * sizeof *best), *cnt = calloc(3 * nr, sizeof *cnt);
+    int64_t *med = medians(t);
+    if (!best || !cnt) abort();
     for (size_t i = 0; i < t->n_steps; i++)
         if (t->steps[i].intact) {
-            top_k(t, &slow, &ns, 1, i, slower, med);
-            top_k(t, &fast, &nf, 1, i, faster, med);
-            top_k(t, &mid, &nm, 1, i, nearer, med);
+            size_t r = (size_t)tpa_tl_rank_ix(t, t->steps[i].file);
+            top_k(t, &best[3 * r], &cnt[3 * r], 1, i, slower, med[r]);
+            top_k(t, &best[3 * r + 1], &cnt[3 * r + 1], 1, i, nearer, med[r]);
+            top_k(t, &best[3 * r + 2], &cnt[3 * r + 2], 1, i, faster, med[r]);
         }
-    if (ns) idx[0] = (long)slow, idx[1] = (long)mid, idx[2] = (long)fast;
     int distinct = 0;
-    for (int k = 0; k < 3; k++) {
-        bool dup = false;
-        for (int m = 0; m < k; m++) dup |= idx[m] == idx[k];
-        if (idx[k] >= 0 && !dup) distinct++;
-        else if (dup) idx[k] = -1;
+    for (size_t r = 0; r < nr; r++) {
+        long *p = &idx[3 * r];
+        for (int k = 0; k < 3; k++) p[k] = cnt[3 * r] ? (long)best[3 * r + (size_t)k] : -1;
+        for (int k = 0; k < 3; k++) {
+            bool dup = false;
+            for (int m = 0; m < k; m++) dup |= p[m] == p[k];
+            if (p[k] >= 0 && !dup) distinct++;
+            else if (dup) p[k] = -1;
+        }
     }
+    free(best);
+    free(cnt);
+    free(med);
     return distinct;
 }
 
 static void tl_json(void *state, tpu_json *j)
 {
     tpa_tl *t = &((tl_view *)state)->t;
-    long pick[3] = {-1, -1, -1};
+    long *pick = malloc(3 * (size_t)t->n_files * sizeof *pick);
+    if (!pick) abort();
+    for (int k = 0; k < 3 * t->n_files; k++) pick[k] = -1;
     int np = t->seen ? tpa_tl_pick(t, pick) : 0;
     tpa_tl_json(t, pick, np, j);
+    free(pick);
 }
 
 static void tl_free(void *state)
@@ -523,6 +642,7 @@ const tpa_view_class tpa_view_timeline = {
     .begin = tl_begin,
     .file_begin = tl_file_begin,
     .feed = tl_feed,
+    .file_end = tl_file_end,
     .json = tl_json,
     .free = tl_free,
     .lane = 1,            /* fed beside the attributor (view.h) */

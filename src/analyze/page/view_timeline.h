@@ -14,6 +14,13 @@
  * step that only ties a candidate is left out on arrival. The store holds
  * what the JSON writer uses: each event's name, args text and string ids.
  * One pass, memory bounded by the store's caps.
+ *
+ * A page of several ranks (issue 31) does all of the above per rank: each
+ * rank's candidates are its own slowest, fastest and nearest its own
+ * median, so a rank whose steps are all faster than another's keeps its
+ * slowest step; the page shows each rank's three. A rank is what the
+ * Overview and Distributed views call one: the files of one rank<r>/
+ * directory, else one file (a run directory is one rank).
  */
 #ifndef TRAINPROF_ANALYZE_VIEW_TIMELINE_H
 #define TRAINPROF_ANALYZE_VIEW_TIMELINE_H
@@ -81,6 +88,18 @@ typedef struct tpa_tl_flow {
     char ph;
 } tpa_tl_flow;
 
+/* One rank of the page and its candidate-keeping state (see tpa_tl). */
+typedef struct tpa_tl_rank {
+    int64_t key;              /* rank<r>/ of its files' path, else its first file's index */
+    int64_t rank;             /* distributedInfo.rank of its trace, else key */
+    bool named;               /* the trace or its directory gives its rank */
+    int n_files;              /* 0: a slot no rank uses (its file joined an earlier rank) */
+    int first_file;
+    size_t slow3[3], fast3[3], n_top3;
+    size_t new_intact[TPA_TL_NEW_INTACT], n_new_intact; /* the first intact steps read since */
+    bool has_band; int64_t band_lo, band_hi;
+} tpa_tl_rank;
+
 typedef struct tpa_tl {
     tpa_tl_rec *rec; size_t n, cap;
     char *arena; size_t used, arena_cap;
@@ -90,21 +109,26 @@ typedef struct tpa_tl {
     tpa_tl_flow *flows; size_t n_flows, flows_cap;
     uint64_t flows_lost;      /* flow ends past TPA_TL_FLOWS */
     int64_t *max_end;         /* per file: end of the latest step seen */
+    /* the ranks: slot r is file r's until file r joins an earlier rank;
+     * rank_of[file] is the file's slot */
+    tpa_tl_rank *ranks;
+    int *rank_of;
+    bool run_dir;             /* every file is one rank's */
     /* what the last compaction kept, so feed drops at once what the next
      * one would drop: events starting before the file's cut, overlapping
-     * no candidate and no step seen since (new_lo: earliest such start) */
+     * no candidate and no step seen since (new_lo: earliest such start);
+     * cand sorted by file, file f's at cand[cand_at[f] .. cand_at[f + 1]) */
     int64_t *cut;
-    size_t cand[11]; size_t n_cand;
+    size_t *cand; size_t n_cand;
+    size_t *cand_at;
     int64_t new_lo;
     /* a new step that can be no candidate at the next compaction is left
-     * out at once (its events are not copied): 3 known steps slower and 3
-     * faster (slow3/fast3: the 3 slowest and fastest so far, indices into
-     * steps; equal durations: the earlier step counts as slower and as
-     * faster), and its duration outside the band around the median of the
-     * last compaction or tied with CAND_MID earlier candidates */
-    size_t slow3[3], fast3[3], n_top3;
-    size_t new_intact[TPA_TL_NEW_INTACT], n_new_intact; /* the first intact steps read since */
-    bool has_band; int64_t band_lo, band_hi;
+     * out at once (its events are not copied): 3 known steps of its rank
+     * slower and 3 faster (tpa_tl_rank.slow3/fast3: the rank's 3 slowest
+     * and fastest so far, indices into steps; equal durations: the earlier
+     * step counts as slower and as faster), and its duration outside the
+     * band around its rank's median of the last compaction or tied with
+     * CAND_MID earlier candidates of its rank */
     size_t first_new;         /* steps[first_new..]: read since the last compaction */
     bool new_sorted;          /* ... in order of start (then looked up by bisection) */
     uint64_t early;           /* steps left out so */
@@ -121,14 +145,33 @@ typedef struct tpa_tl {
 
 /* The collector's steps (view_timeline.c), for the writer and the tests. */
 void tpa_tl_init(tpa_tl *t, const tpa_view_input *in);
+/* Before file's events: its rank from its path (rank<r>/; a file without
+ * one, or never begun, is a rank of its own). */
+void tpa_tl_file_begin(tpa_tl *t, int file, const char *path);
+/* After them: the rank its trace gives (distributedInfo.rank) names its rank. */
+void tpa_tl_file_end(tpa_tl *t, int file, const tpa_meta *meta);
 void tpa_tl_feed(tpa_tl *t, int file, const tpa_event *ev, int kind);
 void tpa_tl_free(tpa_tl *t);
-/* Picks the steps shown: idx[0..2] = slowest, median, fastest (indices into
- * t->steps, -1 when none); returns how many distinct. */
-int tpa_tl_pick(const tpa_tl *t, long idx[3]);
+/* The rank slot of a file (an index into t->ranks). Inline: the collector
+ * and the writer both ask, and neither calls the other's file back. */
+static inline int tpa_tl_rank_ix(const tpa_tl *t, int file)
+{
+    return file >= 0 && file < t->n_files ? t->rank_of[file] : 0;
+}
+/* Ranks in use (several: each step label names its rank). */
+static inline int tpa_tl_n_ranks(const tpa_tl *t)
+{
+    int n = 0;
+    for (int r = 0; r < t->n_files; r++) n += t->ranks[r].n_files > 0;
+    return n;
+}
+/* Picks the steps shown, each rank's own: idx[3r..3r+2] = rank slot r's
+ * slowest, median, fastest (indices into t->steps, -1 when none or the
+ * same step again); idx holds 3 * t->n_files. Returns how many distinct. */
+int tpa_tl_pick(const tpa_tl *t, long *idx);
 /* The view's JSON value (view_timeline_json.c) showing the steps pick[]
  * (tpa_tl_pick's choice, np of them distinct). */
-void tpa_tl_json(tpa_tl *t, const long pick[3], int np, tpu_json *j);
+void tpa_tl_json(tpa_tl *t, const long *pick, int np, tpu_json *j);
 /* The GPU utilization and est. SM efficiency tracks (view_timeline_gpu.c)
  * of the chosen records ix[0..n) (sorted by file, then start), times from
  * t0: "gpu_tracks", one per device with kernels, with the TensorBoard
@@ -136,11 +179,17 @@ void tpa_tl_json(tpa_tl *t, const long pick[3], int np, tpu_json *j);
  * [lo[file], hi[file]) (files past the first 64: their events' span); when
  * not whole, over each of the steps pick[] (tpa_tl_pick's) instead. */
 void tpa_tl_json_gpu(const tpa_tl *t, const size_t *ix, size_t n, int64_t t0, const int64_t lo[64],
-                     const int64_t hi[64], const long pick[3], bool whole, tpu_json *j);
+                     const int64_t hi[64], const long *pick, bool whole, tpu_json *j);
 /* The forward-to-backward flows among the chosen records ix[0..n) written
  * as events (ord[k]: record ix[k]'s index in "ev", -1: not written):
  * "fwdbwd", pairs of event indexes, and "fwdbwd_left_out". */
 void tpa_tl_json_flows(const tpa_tl *t, const size_t *ix, const int64_t *ord, size_t n, tpu_json *j);
+/* Whose a file's rows are, on a page of several traces (view_timeline_gpu.c):
+ * "rank R · " when its trace or directory gives its rank (with "trace N" when
+ * the rank has several files), else "trace N · "; "" for one trace. */
+void tpa_tl_whose(const tpa_tl *t, int file, char *out, size_t cap);
+/* A rank's name: "rank R", or "trace N" (its first file) when none is given. */
+void tpa_tl_rank_name(const tpa_tl *t, int r, char *out, size_t cap);
 /* A GPU's name (view_timeline_gpu.c): process_labels "GPU n" (Kineto), else
  * a process_name "GPU..." (trainprof), else "GPU <pid>"; false for the last. */
 bool tpa_tl_gpu_name(const tpa_tl *t, uint16_t file, int64_t pid, char *out, size_t cap);

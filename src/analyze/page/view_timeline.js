@@ -159,12 +159,29 @@
       return b;
     }
     button('Whole', function () { setView(home.lo, home.hi); });
-    (T.steps || []).filter(function (s) { return s.pick; }).forEach(function (s) {
-      button(s.pick + ' step #' + s.num + ' (' + TP.fmtDur(s.dur) + ')', function () {
-        var m = s.dur * 0.04;
-        setView(s.start - m, s.start + s.dur + m);
+    /* several ranks (issue 31): their steps are not one series; the step
+     * band and the buttons show the rank chosen, each label naming it */
+    var ranks = T.ranks && T.ranks.length > 1 ? T.ranks : null, rank = 0, fileRank = {}, ready = false;
+    (ranks || []).forEach(function (r, i) { r.files.forEach(function (f) { fileRank[f] = i; }); });
+    function rankOf(file) { return ranks ? ranks[fileRank[file]].name + ' ' : ''; }
+    function shownSteps() {
+      return (T.steps || []).filter(function (s) { return !ranks || fileRank[s.file] === rank; });
+    }
+    var stepBar = TP.el('span', {'class': 'tl-steps'}, bar);
+    function setRank(i) {
+      rank = i;
+      stepBar.textContent = '';
+      shownSteps().filter(function (s) { return s.pick; }).forEach(function (s) {
+        var b = TP.el('button', {type: 'button'}, stepBar, (ranks ? rankOf(s.file) + '\u00b7 ' : '') + s.pick + ' step #' + s.num +
+          ' (' + TP.fmtDur(s.dur) + ')');
+        b.addEventListener('click', function () {
+          var m = s.dur * 0.04;
+          setView(s.start - m, s.start + s.dur + m);
+        });
       });
-    });
+      if (ready) draw();
+    }
+    setRank(0);
     var fb = fwdbwdMap(T), showFb = false;
     if (T.fwdbwd && T.fwdbwd.length) {
       var lab = TP.el('label', {'class': 'note tl-fwdbwd', style: 'margin:0 12px'}, bar);
@@ -214,16 +231,24 @@
         if (px > LABEL_W + 4) ctx.fillText(tf(t), px + 3, AXIS_H / 2);
       });
       ctx.fillText('time from trace start' + (step ? ' (ticks ' + TP.fmtDur(step) + ')' : ''), 6, AXIS_H / 2);
-      (T.steps || []).forEach(function (s) {
+      shownSteps().forEach(function (s) {
         var a = Math.max(x(s.start), LABEL_W), b = Math.min(x(s.start + s.dur), width);
         if (b <= a) return;
         ctx.fillStyle = s.pick === 'slowest' ? '#e15759' : s.pick === 'fastest' ? '#59a14f' : s.pick ? '#f28e2b' : '#c9d4e3';
         ctx.fillRect(a, AXIS_H + 1, Math.max(1, b - a - 1), STEP_H - 3);
         if (b - a > 60) {
           ctx.fillStyle = '#000';
-          ctx.fillText('#' + s.num + (s.pick ? ' ' + s.pick : '') + ' ' + TP.fmtDur(s.dur), a + 3, AXIS_H + STEP_H / 2);
+          ctx.save();
+          ctx.beginPath(); ctx.rect(a, AXIS_H, b - a - 1, STEP_H); ctx.clip();
+          ctx.fillText(stepLabel(s), a + 3, AXIS_H + STEP_H / 2);
+          ctx.restore();
         }
       });
+    }
+
+    /* a step in the band: "rank 1 #552 slowest 630.6 ms" (the rank only with several) */
+    function stepLabel(s) {
+      return rankOf(s.file) + '#' + s.num + (s.pick ? ' ' + s.pick : '') + ' ' + TP.fmtDur(s.dur);
     }
 
     function drawRow(r) {
@@ -416,6 +441,8 @@
       root.setAttribute('data-groups', JSON.stringify(L.groups.map(function (g) { return [g.title, g.rows.length, g.open]; })));
       root.setAttribute('data-tracks', JSON.stringify(L.tracks.map(function (t) { return [t.device + ' ' + t.name, mean(t)]; })));
       root.setAttribute('data-fwdbwd', String(showFb));
+      root.setAttribute('data-rank', ranks ? ranks[rank].name : '');
+      root.setAttribute('data-steps', JSON.stringify(shownSteps().map(stepLabel)));
       root.setAttribute('data-counters', JSON.stringify(L.counters.map(function (c) { return [c.info.name, fmtCounter(c.info.name, c.hi)]; })));
     }
 
@@ -449,7 +476,7 @@
           var b = Math.min(n - 1, Math.floor((at - g.start) / g.bucket));
           var a = g.start + b * g.bucket, z = b === n - 1 ? g.end : a + g.bucket;
           return t.device + ' ' + t.name + ': ' + TP.fmtPct(100 * t.segs[k].v[b]) + '\n' + TP.fmtDur(a) + ' to ' +
-            TP.fmtDur(z) + (g.step !== undefined ? ' of step #' + g.step : '') + ' (buckets of ' + TP.fmtDur(g.bucket) +
+            TP.fmtDur(z) + (g.step !== undefined ? ' of ' + rankOf(g.file) + 'step #' + g.step : '') + ' (buckets of ' + TP.fmtDur(g.bucket) +
             ', as the TensorBoard plugin)';
         }
         return '';
@@ -577,6 +604,8 @@
     };
     size();
     draw();
+    ready = true;
+    if (ranks) TP.rankPicker(head, ranks.map(function (r) { return r.rank !== null ? r.rank : r.name; }), setRank, 'tl-rank');
     var lastW = width;
     if (window.ResizeObserver) /* drawn while its tab is hidden: redraw when shown or resized */
       new ResizeObserver(function () { if (wrap.clientWidth && wrap.clientWidth !== lastW) { size(); lastW = width; draw(); } }).observe(wrap);

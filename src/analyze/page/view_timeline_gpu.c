@@ -167,9 +167,28 @@ bool tpa_tl_gpu_name(const tpa_tl *t, uint16_t file, int64_t pid, char *out, siz
 
 /* The device's name as the page's rows give it (with its trace's number
  * when the page shows several). */
+void tpa_tl_rank_name(const tpa_tl *t, int r, char *out, size_t cap)
+{
+    const tpa_tl_rank *rk = &t->ranks[r];
+    if (rk->named) snprintf(out, cap, "rank %" PRId64, rk->rank);
+    else snprintf(out, cap, "trace %d", rk->first_file + 1);
+}
+
+void tpa_tl_whose(const tpa_tl *t, int file, char *out, size_t cap)
+{
+    out[0] = '\0';
+    if (t->n_files < 2) return;
+    const tpa_tl_rank *rk = &t->ranks[tpa_tl_rank_ix(t, file)];
+    if (!rk->named) snprintf(out, cap, "trace %d \xc2\xb7 ", file + 1);
+    else if (rk->n_files > 1) snprintf(out, cap, "rank %" PRId64 " \xc2\xb7 trace %d \xc2\xb7 ", rk->rank, file + 1);
+    else snprintf(out, cap, "rank %" PRId64 " \xc2\xb7 ", rk->rank);
+}
+
 static void device_name(const tpa_tl *t, uint16_t file, int64_t pid, char *out, size_t cap)
 {
-    int n = t->n_files > 1 ? snprintf(out, cap, "trace %d \xc2\xb7 ", file + 1) : 0;
+    char whose[64];
+    tpa_tl_whose(t, file, whose, sizeof whose);
+    int n = snprintf(out, cap, "%s", whose);
     tpa_tl_gpu_name(t, file, pid, out + n, cap - (size_t)n);
 }
 
@@ -208,15 +227,30 @@ static void sweep(const tpa_tl *t, const size_t *ix, size_t a, size_t b, int64_t
     for (int d = first; d < *ng; d++) advance(&g[d], g[d].hi);
 }
 
+/* The steps of pick[] in file's events, by start (at most 3 a rank). */
+static size_t file_picks(const tpa_tl *t, const long *pick, uint16_t file, long *out)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < 3 * (size_t)t->n_files; k++) {
+        if (pick[k] < 0 || t->steps[pick[k]].file != file) continue;
+        size_t i = n++;
+        for (; i > 0 && t->steps[pick[k]].start < t->steps[out[i - 1]].start; i--) out[i] = out[i - 1];
+        out[i] = pick[k];
+    }
+    return n;
+}
+
 void tpa_tl_json_gpu(const tpa_tl *t, const size_t *ix, size_t n, int64_t t0, const int64_t lo64[64],
-                     const int64_t hi64[64], const long pick[3], bool whole, tpu_json *j)
+                     const int64_t hi64[64], const long *pick, bool whole, tpu_json *j)
 {
     track *g = calloc(TL_MAX_TRACKS, sizeof *g);
-    if (!g) abort();
+    long *order = malloc(3 * (size_t)t->n_files * sizeof *order);
+    if (!g || !order) abort();
     int ng = 0;
     bool has_sm[TL_MAX_TRACKS] = {false};
     uint64_t left = 0;
-    bool steps = !whole && pick && (pick[0] >= 0 || pick[1] >= 0 || pick[2] >= 0);
+    bool steps = false;
+    for (size_t k = 0; !whole && pick && k < 3 * (size_t)t->n_files; k++) steps |= pick[k] >= 0;
     for (size_t a = 0; a < n;) { /* one file at a time: its windows, then its devices' sweeps */
         uint16_t file = t->rec[ix[a]].file;
         size_t b = a;
@@ -231,14 +265,8 @@ void tpa_tl_json_gpu(const tpa_tl *t, const size_t *ix, size_t n, int64_t t0, co
         if (!steps) {
             sweep(t, ix, a, b, lo, hi, -1, g, &ng, has_sm, &left);
         } else { /* a page of chosen steps: each one's window, what is carried of it */
-            long order[3] = {pick[0], pick[1], pick[2]};
-            for (int x = 0; x < 3; x++) /* by start */
-                for (int y = x + 1; y < 3; y++)
-                    if (order[y] >= 0 && (order[x] < 0 || t->steps[order[y]].start < t->steps[order[x]].start)) {
-                        long tmp = order[x]; order[x] = order[y]; order[y] = tmp;
-                    }
-            for (int x = 0; x < 3; x++) {
-                if (order[x] < 0 || t->steps[order[x]].file != file) continue;
+            size_t np = file_picks(t, pick, file, order);
+            for (size_t x = 0; x < np; x++) {
                 const tpa_tl_step *s = &t->steps[order[x]];
                 sweep(t, ix, a, b, s->start, tpa_sat_add(s->start, s->dur), s->num, g, &ng, has_sm, &left);
             }
@@ -255,6 +283,7 @@ void tpa_tl_json_gpu(const tpa_tl *t, const size_t *ix, size_t n, int64_t t0, co
     tpu_json_end_array(j);
     tpu_json_kv_uint(j, "gpu_kernels_left_out", left);
     free(g);
+    free(order);
 }
 
 /* ---- forward-to-backward flows ------------------------------------------------------ */

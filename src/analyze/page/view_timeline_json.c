@@ -186,9 +186,10 @@ static void row_names(const tpa_tl *t, const row_key *k, char *group, size_t gca
         snprintf(group, gcap, "pid %" PRId64, k->pid);
     }
     if (t->n_files > 1) { /* two ranks' "GPU 0" are two groups: say whose */
-        char own[160];
+        char own[160], whose[64];
         snprintf(own, sizeof own, "%s", group);
-        snprintf(group, gcap, "trace %d \xc2\xb7 %.120s", k->file + 1, own);
+        tpa_tl_whose(t, k->file, whose, sizeof whose);
+        snprintf(group, gcap, "%s%.96s", whose, own);
     }
     size_t n = tn ? strlen(tn) : 0;
     while (n && tn[n - 1] == ' ') n--; /* Kineto writes "stream 7 " */
@@ -432,42 +433,104 @@ static void json_step(tpu_json *j, const tpa_tl_step *s, int64_t t0, const char 
     tpu_json_end_object(j);
 }
 
-static void note(char *buf, size_t cap, const tpa_tl *t, size_t carried, const long pick[3], const uint64_t left[3],
+/* The picks in order: each rank's slowest, median, fastest (slot order). */
+static size_t n_picks(const tpa_tl *t) { return 3 * (size_t)t->n_files; }
+
+static void note(char *buf, size_t cap, const tpa_tl *t, size_t carried, const long *pick, const uint64_t *left,
                  bool whole)
 {
     int n = snprintf(buf, cap, "%zu of %" PRIu64 " events carried", carried, t->seen);
     if (whole) { snprintf(buf + n, cap - (size_t)n, ": the whole trace."); return; }
-    if (pick[0] < 0 && pick[1] < 0 && pick[2] < 0) {
+    size_t shown = 0, n_ranks = 0;
+    uint64_t short_left = 0;
+    for (size_t k = 0; k < n_picks(t); k++)
+        if (pick[k] >= 0) shown++, short_left += left[k];
+    for (int r = 0; r < t->n_files; r++) n_ranks += pick[3 * r] >= 0 || pick[3 * r + 1] >= 0 || pick[3 * r + 2] >= 0;
+    if (!shown) {
         snprintf(buf + n, cap - (size_t)n, ": no steps in the trace, so the earliest events (longest first when more) "
                                            "and %" PRIu64 " later ones left out.", t->seen - carried);
         return;
     }
-    n += snprintf(buf + n, cap - (size_t)n, ": every event overlapping");
-    const char *sep = " the";
-    for (int k = 0; k < 3; k++) {
-        if (pick[k] < 0 || (size_t)n >= cap) continue;
-        n += snprintf(buf + n, cap - (size_t)n, "%s %s step (#%" PRId64 ")", sep, pick_names[k], t->steps[pick[k]].num);
-        if (left[k] && (size_t)n < cap)
-            n += snprintf(buf + n, cap - (size_t)n, " but its %" PRIu64 " shortest", left[k]);
-        sep = ",";
+    if (tpa_tl_n_ranks(t) > 1) { /* each button names its rank's step */
+        n += snprintf(buf + n, cap - (size_t)n, ": every event overlapping each rank's slowest, median and fastest step "
+                      "(%zu steps of %zu ranks)", shown, n_ranks);
+        if (short_left && (size_t)n < cap)
+            n += snprintf(buf + n, cap - (size_t)n, " but their %" PRIu64 " shortest", short_left);
+    } else {
+        n += snprintf(buf + n, cap - (size_t)n, ": every event overlapping");
+        const char *sep = " the";
+        for (size_t k = 0; k < n_picks(t); k++) {
+            if (pick[k] < 0 || (size_t)n >= cap) continue;
+            n += snprintf(buf + n, cap - (size_t)n, "%s %s step (#%" PRId64 ")", sep, pick_names[k % 3], t->steps[pick[k]].num);
+            if (left[k] && (size_t)n < cap)
+                n += snprintf(buf + n, cap - (size_t)n, " but its %" PRIu64 " shortest", left[k]);
+            sep = ",";
+        }
     }
     if ((size_t)n < cap)
-        snprintf(buf + n, cap - (size_t)n, "; the other %zu steps' events are left out%s.", t->n_steps - (size_t)(pick[0] >= 0) -
-                 (size_t)(pick[1] >= 0) - (size_t)(pick[2] >= 0), t->thinned ? " (a step too big for the store: only its longest events)" : "");
+        snprintf(buf + n, cap - (size_t)n, "; the other %zu steps' events are left out%s.", t->n_steps - shown,
+                 t->thinned ? " (a step too big for the store: only its longest events)" : "");
+}
+
+/* The ranks in use, by rank (then first file), into ord; returns how many. */
+static int rank_order(const tpa_tl *t, int *ord)
+{
+    int n = 0;
+    for (int r = 0; r < t->n_files; r++) {
+        if (!t->ranks[r].n_files) continue;
+        int i = n++;
+        for (; i > 0; i--) { /* few ranks: insertion */
+            const tpa_tl_rank *a = &t->ranks[ord[i - 1]], *b = &t->ranks[r];
+            if (a->rank < b->rank || (a->rank == b->rank && a->first_file < b->first_file)) break;
+            ord[i] = ord[i - 1];
+        }
+        ord[i] = r;
+    }
+    return n;
+}
+
+/* Several ranks: "ranks", each one's name, rank and files, in rank order
+ * (the page's rank selector); null for one. */
+static void json_ranks(const tpa_tl *t, tpu_json *j)
+{
+    tpu_json_key(j, "ranks");
+    if (tpa_tl_n_ranks(t) < 2) { tpu_json_null(j); return; }
+    int *ord = malloc((size_t)t->n_files * sizeof *ord);
+    if (!ord) abort();
+    int n = rank_order(t, ord);
+    tpu_json_begin_array(j);
+    for (int i = 0; i < n; i++) {
+        const tpa_tl_rank *rk = &t->ranks[ord[i]];
+        char name[64];
+        tpa_tl_rank_name(t, ord[i], name, sizeof name);
+        tpu_json_begin_object(j);
+        tpu_json_kv_string(j, "name", name);
+        tpu_json_key(j, "rank");
+        if (rk->named) tpu_json_int(j, rk->rank);
+        else tpu_json_null(j);
+        tpu_json_key(j, "files");
+        tpu_json_begin_array(j);
+        for (int f = 0; f < t->n_files; f++)
+            if (t->rank_of[f] == ord[i]) tpu_json_int(j, f);
+        tpu_json_end_array(j);
+        tpu_json_end_object(j);
+    }
+    tpu_json_end_array(j);
+    free(ord);
 }
 
 /* ---- the value ---------------------------------------------------------------------- */
 
-void tpa_tl_json(tpa_tl *t, const long pick[3], int np, tpu_json *j)
+void tpa_tl_json(tpa_tl *t, const long *pick, int np, tpu_json *j)
 {
     if (!t->seen) { tpu_json_null(j); return; }
     bool whole = t->compactions == 0 && t->n <= t->carry;
-    uint64_t left[3] = {0};
+    uint64_t *left = calloc(n_picks(t), sizeof *left);
     bool *mark = calloc(t->n ? t->n : 1, sizeof *mark);
-    if (!mark) abort();
+    if (!mark || !left) abort();
     if (whole) for (size_t i = 0; i < t->n; i++) mark[i] = true;
     else if (!np) mark_longest(t, mark, NULL, t->carry);
-    else for (int k = 0; k < 3; k++)
+    else for (size_t k = 0; k < n_picks(t); k++)
         if (pick[k] >= 0) left[k] = mark_longest(t, mark, &t->steps[pick[k]], t->carry / (size_t)np);
     emit e = {.t = t, .t0 = INT64_MAX};
     e.ix = malloc((t->n ? t->n : 1) * sizeof *e.ix);
@@ -500,6 +563,7 @@ void tpa_tl_json(tpa_tl *t, const long pick[3], int np, tpu_json *j)
     tpu_json_kv_int(j, "t0_ns", e.t0);
     char text[600];
     note(text, sizeof text, t, e.n, pick, left, whole);
+    json_ranks(t, j);
     tpu_json_kv_string(j, "note", text);
     tpu_json_key(j, "files");
     tpu_json_begin_array(j);
@@ -514,12 +578,13 @@ void tpa_tl_json(tpa_tl *t, const long pick[3], int np, tpu_json *j)
     tpu_json_key(j, "steps");
     tpu_json_begin_array(j);
     size_t listed = 0;
-    for (size_t i = 0; i < t->n_steps && listed < 5000; i++) {
+    for (size_t i = 0; i < t->n_steps; i++) {
         const char *p = NULL;
         uint64_t l = 0;
-        for (int k = 0; k < 3; k++)
-            if (pick[k] == (long)i) { p = pick_names[k]; l = left[k]; }
-        if (!whole && !p) continue;
+        size_t r = (size_t)tpa_tl_rank_ix(t, t->steps[i].file);
+        for (size_t k = 3 * r; k < 3 * r + 3; k++) /* a step is only its rank's pick */
+            if (pick[k] == (long)i) { p = pick_names[k % 3]; l = left[k]; }
+        if (!p && (!whole || listed >= 5000)) continue; /* the picks always */
         json_step(j, &t->steps[i], e.t0, p, l);
         listed++;
     }
@@ -534,4 +599,5 @@ void tpa_tl_json(tpa_tl *t, const long pick[3], int np, tpu_json *j)
     free(ord);
     free(e.ix);
     free(e.row_of);
+    free(left);
 }
