@@ -58,6 +58,12 @@ def shown_rows(browser, path):
     return rows, text
 
 
+def planted(caps):
+    """The planted captures are there: slow step 30, a signal at step 45 or later."""
+    return any((c["reason"], c["step"]) == ("slow_step", 30) for c in caps) and \
+        any(c["reason"] == "signal" and c["step"] >= 45 for c in caps)
+
+
 def real_run(tmp):
     """tests/integration/flight_loop (public API): 5 ms steps, step 30 slow
     (a slow_step capture), SIGUSR1 at step 45 (a signal capture), SIGTERM
@@ -83,18 +89,24 @@ def real_run(tmp):
 def main():
     sync_playwright = browser_or_skip()
     tmp = tempfile.mkdtemp(prefix="tp_captures_view_")
-    run = real_run(tmp)
+    for attempt in range(3):
+        run = real_run(tmp)
+        caps = json.load(open(os.path.join(run, "captures.json")))["captures"] if run else []
+        if run is None or planted(caps):
+            break
+        # a step the load made slow just before step 30 armed a capture whose
+        # window covers step 30 (a traced step is not checked): run it again
+        print(f"note: run {attempt + 1}: step 30 inside another capture's window: {[(c['reason'], c['step']) for c in caps]}")
     with sync_playwright() as p:
         browser = launch(p)
         if run:
             caps = json.load(open(os.path.join(run, "captures.json")))["captures"]
             # A loaded machine can make another step really slow: the recorder
-            # is right to catch it, so more slow_step captures are allowed.
+            # is right to catch it, so more slow_step captures are allowed (and
+            # the run is made again when one's window hid step 30: see planted()).
             reasons = [c["reason"] for c in caps]
-            check(caps and (caps[0]["reason"], caps[0]["step"]) == ("slow_step", 30)
-                  and reasons.count("signal") == 1 and set(reasons) == {"slow_step", "signal"}
-                  and [c["step"] for c in caps if c["reason"] == "signal"][0] >= 45,
-                  f"the loop's captures: a slow step 30, then a signal at step 45 or later: {caps}")
+            check(planted(caps) and reasons.count("signal") == 1 and set(reasons) == {"slow_step", "signal"},
+                  f"the loop's captures: a slow step 30 and a signal at step 45 or later: {caps}")
             os.makedirs(os.path.join(tmp, "elsewhere"))
             for page_path in (os.path.join(run, "report.html"), os.path.join(tmp, "elsewhere", "cli.html")):
                 if page_path.endswith("cli.html"):

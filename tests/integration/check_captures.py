@@ -95,12 +95,21 @@ def wait_entries(run_dir, n, timeout=15):
 
 
 def slow_step(tmp):
-    p = subprocess.run([LOOP, "--profiling.log_dir", tmp, *BASE, "--steps", "40", "--step_ms", "10",
-                        "--slow", "30", "--profiling.capture_slow_step", "5"],
-                       capture_output=True, text=True, timeout=120)
-    check(p.returncode == 0, f"slow: exit {p.returncode} {p.stderr[-1500:]}")
-    run_dir = glob.glob(os.path.join(tmp, "*"))[0]
-    doc = index(run_dir)
+    for attempt in range(3):
+        log_dir = os.path.join(tmp, f"try{attempt}")
+        p = subprocess.run([LOOP, "--profiling.log_dir", log_dir, *BASE, "--steps", "40", "--step_ms", "10",
+                            "--slow", "30", "--profiling.capture_slow_step", "5"],
+                           capture_output=True, text=True, timeout=120)
+        check(p.returncode == 0, f"slow: exit {p.returncode} {p.stderr[-1500:]}")
+        run_dir = glob.glob(os.path.join(log_dir, "*"))[0]
+        doc = index(run_dir)
+        # A step the load made slow (rightly captured) arms a capture window,
+        # and a step inside one is not checked: when that window covered
+        # step 30, the run says nothing about it: made again.
+        masked = [c for c in doc["captures"] if c["reason"] == "slow_step" and 20 <= c["step"] < 30]
+        if not masked or any(c["step"] == 30 for c in doc["captures"]):
+            break
+        print(f"note: run {attempt + 1}: step 30 inside the window of {[c['step'] for c in masked]}: again")
     check(doc["pid"] > 0 and doc["capture_steps"] == 10, f"slow: header {doc}")
     slow = [c for c in doc["captures"] if c["reason"] == "slow_step"]
     hit = [c for c in slow if c["step"] == 30]
