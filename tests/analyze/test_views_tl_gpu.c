@@ -152,13 +152,19 @@ static void check_as_steps(const char *path, const char *js, bool want_rule)
     CHECK(rule == want_rule && nw > 0);
     ng = page_steps(js, got, gp);
     want_picks(want, nw, wp);
-    CHECK_EQ_INT(ng, nw);
-    for (size_t i = 0; i < ng && i < nw; i++) {
-        if (got[i].num != want[i].num || got[i].dur != want[i].dur)
+    /* a page carrying the whole trace lists every step; else (the small
+     * store of TP_SMALL_LIMITS) the picks only, each one of steps --json */
+    bool whole = strstr(js, "\"whole\":true") != NULL;
+    if (whole) CHECK_EQ_INT(ng, nw);
+    for (size_t i = 0, k = 0; i < ng; i++, k++) {
+        while (!whole && k < nw && want[k].num != got[i].num) k++;
+        CHECK(k < nw);
+        if (k >= nw) break;
+        if (got[i].num != want[k].num || got[i].dur != want[k].dur)
             fprintf(stderr, "  %s: page #%" PRId64 " %" PRId64 " ns, steps --json #%" PRId64 " %" PRId64 " ns\n",
-                    strrchr(path, '/') + 1, got[i].num, got[i].dur, want[i].num, want[i].dur);
-        CHECK_EQ_INT(got[i].num, want[i].num);
-        CHECK_EQ_INT(got[i].dur, want[i].dur);
+                    strrchr(path, '/') + 1, got[i].num, got[i].dur, want[k].num, want[k].dur);
+        CHECK_EQ_INT(got[i].num, want[k].num);
+        CHECK_EQ_INT(got[i].dur, want[k].dur);
     }
     for (int k = 0; k < 3; k++) CHECK_EQ_INT(gp[k], wp[k]);
     char total[48];
