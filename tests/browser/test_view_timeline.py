@@ -497,7 +497,12 @@ def check_gpu_steps(browser, tmp):
               f"{name}: the rule said on the view")
         # the slowest button zooms to the slowest step's whole span (its GPU work included)
         slow = picks_of(st)["slowest"]
-        page.click(f"#view-timeline .tl-steps button:has-text('slowest step #{slow['step']}')")
+        btn = page.locator(f"#view-timeline .tl-steps button:has-text('slowest step #{slow['step']}')")
+        check(btn.count() == 1, f"{name}: one slowest button, #{slow['step']}")
+        if btn.count() != 1:
+            page.close()
+            continue
+        btn.click()
         page.wait_for_timeout(100)
         lo, hi = view_range(page)
         t0 = t0_of(out)
