@@ -16,7 +16,9 @@
   independent count of the folding rule) in a closed group a click opens,
   the axis not stretched by them, GPU utilization / est. SM efficiency
   tracks equal to an independent computation of the TensorBoard plugin's
-  rules; forward->backward flows of a torch 2.13 trace made here equal to
+  rules; the step band, buttons and picks equal `trainprof steps --json`
+  (the plugin's GPU rule, issue 31 item 1) and the view names the rule;
+  forward->backward flows of a torch 2.13 trace made here equal to
   the trace's fwdbwd flow pairs, drawn with the toggle, named on hover;
 - issue 31 item 7, a page of the two rank traces of tests/fixtures: a rank
   selector; for each rank chosen, the step band and the slowest / median /
@@ -137,6 +139,9 @@ def check_torch(browser, tmp):
     want = {k: s["step"] for k, s in picks_of(st).items()}
     picks = {s["pick"]: s["num"] for s in T["steps"] if s.get("pick")}
     check(picks == want, f"picks {picks} vs {want}")
+    # a host-only trace: its ProfilerStep spans, no rule note (issue 31 item 1)
+    check(T.get("step_rule") == "host" and page.locator("#view-timeline .tl-rule").count() == 0,
+          f"host-only: no rule note: {T.get('step_note')!r}")
     canvas = page.locator("#view-timeline canvas")
     box = canvas.bounding_box()
     lo, hi = view_range(page)
@@ -452,9 +457,60 @@ def check_gpu_rows(browser, tmp):
         if name.startswith("ns_"):
             check(len(T["fwdbwd"]) // 2 == sum(1 for e in events if e.get("cat") == "fwdbwd" and e["ph"] == "s"),
                   f"{name}: forward-backward pairs {len(T['fwdbwd']) // 2}")
-            page.check("#view-timeline .tl-fwdbwd input")
+            # off at first, as the plugin's trace view (drawn on selection): the count in the label
+            check(card_data(page, "fwdbwd") is False, f"{name}: forward-backward arrows off at first")
+            label = page.locator("#view-timeline .tl-fwdbwd").inner_text()
+            check(f"({len(T['fwdbwd']) // 2})" in label, f"{name}: the toggle's label counts them: {label}")
         if shot:
             shoot(page, shot)
+        check(not errors, f"console errors ({name}): {errors}")
+        page.close()
+
+
+# ---- issue 31 item 1: steps on GPU traces by the TensorBoard plugin's rule ------------------
+
+def check_gpu_steps(browser, tmp):
+    """The band, the buttons and the picks on GPU traces are the steps of
+    `trainprof steps --json` (the plugin's rule: each step runs to the end
+    of the GPU work it launched), and the view says which rule it used."""
+    fix = os.path.join(SRC, "tests", "fixtures")
+    for name in ("ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
+                 "trace_diff__control__control.json.gz", "trace_diff__test__test.json.gz"):
+        trace = os.path.join(fix, name)
+        out = html_for(["report", "--html", os.path.join(tmp, "steps_" + name + ".html"), trace],
+                       os.path.join(tmp, "steps_" + name + ".html"))
+        page, errors, T = open_view(browser, out)
+        st = steps_json(trace)
+        check(st, f"{name}: steps --json has steps")
+        fmt = page.evaluate("s => s.map(d => TP.fmtDur(d))", [round(s["dur_us"] * 1000) for s in st])
+        picked = {s["step"]: n for n, s in shown_picks(st)}
+        want_band = [f"#{s['step']}" + (f" {picked[s['step']]}" if s["step"] in picked else "") + f" {d}"
+                     for s, d in zip(st, fmt)]
+        check(card_data(page, "steps") == want_band, f"{name}: band {card_data(page, 'steps')} vs {want_band}")
+        buttons = page.locator("#view-timeline .tl-steps button").all_inner_texts()
+        want = [f"{n} step #{s['step']} ({fmt[st.index(s)]})" for n, s in sorted(shown_picks(st), key=lambda p: p[1]["start_us"])]
+        check(buttons == want, f"{name}: buttons {buttons} vs {want}")
+        check({s["num"]: s["dur"] for s in T["steps"]} == {s["step"]: round(s["dur_us"] * 1000) for s in st},
+              f"{name}: page steps {T['steps']} vs {st}")
+        rule = page.locator("#view-timeline .tl-rule")
+        check(rule.count() == 1 and "as the TensorBoard plugin counts them" in rule.inner_text(),
+              f"{name}: the rule said on the view")
+        # the slowest button zooms to the slowest step's whole span (its GPU work included)
+        slow = picks_of(st)["slowest"]
+        btn = page.locator(f"#view-timeline .tl-steps button:has-text('slowest step #{slow['step']}')")
+        check(btn.count() == 1, f"{name}: one slowest button, #{slow['step']}")
+        if btn.count() != 1:
+            page.close()
+            continue
+        btn.click()
+        page.wait_for_timeout(100)
+        lo, hi = view_range(page)
+        t0 = t0_of(out)
+        a = ns(slow["start_us"]) - t0
+        b = a + round(slow["dur_us"] * 1000)
+        check(lo <= a and hi >= b and hi - lo < 1.2 * (b - a), f"{name}: slowest zooms to it: {lo},{hi} vs {a},{b}")
+        if name.startswith("ns_"):
+            shoot(page, "report_timeline_steps.png")
         check(not errors, f"console errors ({name}): {errors}")
         page.close()
 
@@ -595,7 +651,8 @@ def check_ranks(browser, tmp):
 
 
 def main():
-    return run(check_torch, check_flows, check_big, check_gpu_rows, check_fwdbwd, check_ranks, prefix="tp_tl_")
+    return run(check_torch, check_flows, check_big, check_gpu_rows, check_gpu_steps, check_fwdbwd, check_ranks,
+               prefix="tp_tl_")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
  * (see view_timeline.h), and the final choice of steps. */
 #include "analyze/page/view_timeline.h"
 #include "analyze/page/html.h"
+#include "analyze/stats/stats.h"
 #include "analyze/trace/trace.h"
 
 #include <stdlib.h>
@@ -33,6 +34,7 @@ void tpa_tl_init(tpa_tl *t, const tpa_view_input *in)
     t->store_bytes = TPA_TL_STORE_BYTES;
     t->carry = TPA_TL_CARRY;
     t->max_flows = TPA_TL_FLOWS;
+    t->dev = tpa_devsteps_new(); /* NULL: host spans kept */
 }
 
 void tpa_tl_free(tpa_tl *t)
@@ -48,6 +50,7 @@ void tpa_tl_free(tpa_tl *t)
     free(t->rank_of);
     free(t->cand);
     free(t->cand_at);
+    tpa_devsteps_free(t->dev);
     memset(t, 0, sizeof *t);
 }
 
@@ -58,6 +61,9 @@ void tpa_tl_free(tpa_tl *t)
  * files come in order, so an earlier file's rank is settled. */
 void tpa_tl_file_begin(tpa_tl *t, int file, const char *path)
 {
+    if (t->dev) tpa_devsteps_clear(t->dev);
+    t->dev_over = false;
+    t->compactions_at_begin = t->compactions;
     if (file < 0 || file >= t->n_files) return;
     int64_t hint = path ? tpa_html_rank_in_path(path) : -1;
     int64_t key = t->run_dir ? 0 : hint >= 0 ? hint : file;
@@ -74,8 +80,11 @@ void tpa_tl_file_begin(tpa_tl *t, int file, const char *path)
     t->ranks[own].named = hint >= 0 && !t->run_dir;
 }
 
+static void apply_rule(tpa_tl *t, int file);
+
 void tpa_tl_file_end(tpa_tl *t, int file, const tpa_meta *meta)
 {
+    apply_rule(t, file);
     if (file < 0 || file >= t->n_files || !meta || !meta->has_rank || t->run_dir) return;
     tpa_tl_rank *r = &t->ranks[t->rank_of[file]];
     r->rank = meta->rank;
@@ -158,10 +167,12 @@ static void median_durs(const tpa_tl *t, int64_t *med)
     if (!t->n_steps) return;
     rank_dur *d = malloc(t->n_steps * sizeof *d);
     if (!d) abort();
-    for (size_t i = 0; i < t->n_steps; i++) d[i] = (rank_dur){t->steps[i].dur, tpa_tl_rank_ix(t, t->steps[i].file)};
-    qsort(d, t->n_steps, sizeof *d, by_rank_dur);
-    for (size_t a = 0, b; a < t->n_steps; a = b) {
-        for (b = a; b < t->n_steps && d[b].rank == d[a].rank; b++) {}
+    size_t n = 0; /* the steps the GPU rule left out are no steps */
+    for (size_t i = 0; i < t->n_steps; i++)
+        if (!t->steps[i].gone) d[n++] = (rank_dur){t->steps[i].dur, tpa_tl_rank_ix(t, t->steps[i].file)};
+    qsort(d, n, sizeof *d, by_rank_dur);
+    for (size_t a = 0, b; a < n; a = b) {
+        for (b = a; b < n && d[b].rank == d[a].rank; b++) {}
         med[d[a].rank] = d[a + (b - a - 1) / 2].dur;
     }
     free(d);
@@ -215,6 +226,7 @@ static size_t candidates(tpa_tl *t, size_t *out, size_t edge, size_t mid_n)
     rank_cand *rc = calloc(nr, sizeof *rc);
     if (!rc) abort();
     for (size_t i = 0; i < t->n_steps; i++) {
+        if (t->steps[i].gone) continue;
         int r = tpa_tl_rank_ix(t, t->steps[i].file);
         rank_cand *c = &rc[r];
         top_k(t, c->slow, &c->ns, edge, i, slower, med[r]);
@@ -379,6 +391,69 @@ static void compact(tpa_tl *t)
     }
 }
 
+/* ---- the GPU step rule ------------------------------------------------------------- */
+
+static int by_step_start(const void *a, const void *b, void *steps)
+{
+    const tpa_tl_step *s = steps, *x = &s[*(const size_t *)a], *y = &s[*(const size_t *)b];
+    return x->start != y->start ? (x->start < y->start ? -1 : 1) : (x->num > y->num) - (x->num < y->num);
+}
+
+/* A rank's 3 slowest and fastest steps again (durations changed); its
+ * band is dropped, so no new step is left out on arrival until the next
+ * compaction makes it again. */
+static void rerank(tpa_tl *t, int r)
+{
+    tpa_tl_rank *rk = &t->ranks[r];
+    rk->n_top3 = 0;
+    rk->has_band = false;
+    for (size_t i = 0; i < t->n_steps; i++) {
+        if (t->steps[i].gone || tpa_tl_rank_ix(t, t->steps[i].file) != r) continue;
+        size_t n_fast = rk->n_top3;
+        top_k(t, rk->slow3, &rk->n_top3, 3, i, slower, 0);
+        top_k(t, rk->fast3, &n_fast, 3, i, faster, 0);
+    }
+}
+
+/* At a file's end: its steps (the last ones read) get the plugin's spans
+ * when they launched device work (stats' rule, as `trainprof steps`). */
+static void apply_rule(tpa_tl *t, int file)
+{
+    if (!t->dev || file < 0 || file >= t->n_files) return;
+    size_t a = t->n_steps;
+    while (a > 0 && t->steps[a - 1].file == file) a--;
+    size_t n = t->n_steps - a;
+    if (!n) { tpa_devsteps_clear(t->dev); t->dev_over = false; return; }
+    if (t->dev_over) { t->files_over++; t->dev_over = false; return; }
+    size_t *ix = malloc(n * sizeof *ix);
+    tpa_step *st = malloc(n * sizeof *st);
+    if (!ix || !st) abort();
+    for (size_t k = 0; k < n; k++) ix[k] = a + k;
+    qsort_r(ix, n, sizeof *ix, by_step_start, t->steps);
+    for (size_t k = 0; k < n; k++) {
+        const tpa_tl_step *s = &t->steps[ix[k]];
+        st[k] = (tpa_step){.num = s->num, .start_ns = s->start, .dur_ns = s->dur};
+    }
+    bool applied = false;
+    size_t dropped = 0, keep = tpa_devsteps_apply(t->dev, st, n, &applied, &dropped);
+    if (!applied) {
+        t->files_host++;
+    } else {
+        t->files_rule++;
+        t->rule_dropped += dropped;
+        t->chose_by_host |= t->compactions > t->compactions_at_begin;
+        for (size_t k = 0; k < n; k++) {
+            tpa_tl_step *s = &t->steps[ix[k]];
+            s->start = st[k].start_ns;
+            s->dur = st[k].dur_ns;
+            if (k >= keep) s->gone = true, s->intact = false;
+        }
+        rerank(t, tpa_tl_rank_ix(t, file));
+    }
+    free(ix);
+    free(st);
+}
+
 /* ---- feed --------------------------------------------------------------------------- */
 
 static bool named(const tpa_event *ev, const char *s)
@@ -457,7 +532,7 @@ static void add_step(tpa_tl *t, int file, int64_t num, const tpa_event *ev)
     t->steps = grow(t->steps, &t->steps_cap, t->n_steps + 1, sizeof *t->steps, 0);
     size_t i = t->n_steps++;
     tpa_tl_step *x = &t->steps[i];
-    *x = (tpa_tl_step){num, ev->ts_ns, ev->dur_ns, (uint16_t)file, true};
+    *x = (tpa_tl_step){num, ev->ts_ns, ev->dur_ns, (uint16_t)file, true, false};
     tpa_tl_rank *rk = &t->ranks[tpa_tl_rank_ix(t, file)];
     x->intact = !never_candidate(t, x);
     t->early += !x->intact;
@@ -509,6 +584,10 @@ static bool doomed(const tpa_tl *t, int file, int64_t ts, int64_t dur)
 void tpa_tl_feed(tpa_tl *t, int file, const tpa_event *ev, int kind)
 {
     if (ev->ph == 'M') { add_meta(t, file, ev); return; }
+    if (kind >= TPA_K_RUNTIME && kind != TPA_K_GPU_ANNOTATION && t->dev && !t->dev_over) {
+        tpa_devsteps_note(t->dev, ev, kind); /* the GPU step rule's (stats'), kept to a cap */
+        if (tpa_devsteps_records(t->dev) > TPA_TL_DEV_RECORDS) { t->dev_over = true; tpa_devsteps_clear(t->dev); }
+    }
     if (ev->ph == 's' || ev->ph == 'f') { add_flow(t, file, ev); return; }
     char ph = ev->ph == 'I' ? 'i' : ev->ph;
     if (!ev->has_ts || (ph != 'X' && ph != 'i' && ph != 'C')) return;

@@ -21,6 +21,18 @@
  * slowest step; the page shows each rank's three. A rank is what the
  * Overview and Distributed views call one: the files of one rank<r>/
  * directory, else one file (a run directory is one rank).
+ *
+ * Steps on a GPU trace follow the TensorBoard plugin's rule, as `trainprof
+ * steps`, `report --json` and the Overview do (issue 31): while a file is
+ * read its launching runtime calls and device records are noted (stats'
+ * tpa_devsteps, 24 bytes each, at most TPA_TL_DEV_RECORDS a file, freed at
+ * its end); at the file's end its steps get the rule's spans and
+ * durations, the trailing ones the rule leaves out are marked gone, and
+ * its rank's candidate state is made again from them. Compactions before
+ * a file's end choose candidates by host span (the device work of a step
+ * is known only once read); what was chosen so is said on the page. A
+ * trace that fits the store (no compaction) shows exactly the steps of
+ * `trainprof steps`.
  */
 #ifndef TRAINPROF_ANALYZE_VIEW_TIMELINE_H
 #define TRAINPROF_ANALYZE_VIEW_TIMELINE_H
@@ -39,7 +51,8 @@
 #define TPA_TL_FLOWS (1u << 16)
 #endif
 #define TPA_TL_NEW_INTACT 64u           /* steps read since a compaction looked at for ties */
-#define TPA_TL_MAX_STEPS (1u << 20)      /* steps remembered (24 bytes each) */
+#define TPA_TL_MAX_STEPS (1u << 20)      /* steps remembered (32 bytes each) */
+#define TPA_TL_DEV_RECORDS (1u << 22)    /* a trace's launches and device records held for the GPU step rule */
 #define TPA_TL_RAW_MAX 4096u             /* longer events keep their name, not their args */
 #define TPA_TL_ID_MAX 63u                /* string pid / tid bytes kept (the row label's) */
 #define TPA_TL_NAME_MAX 4096u            /* longer names are cut (in bytes) */
@@ -66,9 +79,10 @@ static inline size_t tpa_tl_rec_bytes(const tpa_tl_rec *r)
 }
 
 typedef struct tpa_tl_step {
-    int64_t num, start, dur;
+    int64_t num, start, dur;  /* the host span; on a GPU trace, once its file is read, the plugin's (below) */
     uint16_t file;
     bool intact;              /* no compaction dropped events in its span */
+    bool gone;                /* left out by the plugin's rule (its kernels were not recorded) */
 } tpa_tl_step;
 
 enum { TPA_TL_PROCESS_NAME, TPA_TL_THREAD_NAME, TPA_TL_PROCESS_LABELS };
@@ -139,6 +153,17 @@ typedef struct tpa_tl {
     uint64_t thinned;         /* of dropped: the shortest events of candidate steps */
     bool no_steps_cut; int64_t cutoff;  /* no steps: keep the earliest events */
     int64_t min_ts[64];       /* per file (first 64), min ts seen, for the clock note */
+    /* the GPU step rule: the current file's records (NULL: could not
+     * allocate, host spans kept); files whose steps follow it, that have
+     * steps on host spans only, that had too many device records for it
+     * (host spans kept, said on the page); steps it left out, all files;
+     * whether a compaction chose candidates before a ruled file's end */
+    struct tpa_devsteps *dev;
+    bool dev_over;
+    int files_rule, files_host, files_over;
+    uint64_t rule_dropped;
+    bool chose_by_host;
+    int compactions_at_begin; /* compactions before the current file */
     /* limits (tests shrink them) */
     size_t store_events, store_bytes, carry, max_flows;
 } tpa_tl;

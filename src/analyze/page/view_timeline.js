@@ -137,6 +137,8 @@
     var root = TP.card(section, 'Timeline', 'tl-card');
     var head = TP.el('div', {'class': 'tl-head'}, root);
     TP.el('p', {'class': 'note tl-note'}, head, T.note);
+    /* which rule the steps follow (the plugin's on a GPU trace, as the Overview says) */
+    if (T.step_note) TP.el('p', {'class': 'note tl-rule'}, head, T.step_note);
     var files = (T.files || []).filter(function (f) { return f; });
     if (files.length) {
       var p = TP.el('p', {'class': 'note tl-open'}, head, 'The whole trace' + (files.length > 1 ? 's' : '') + ': ');

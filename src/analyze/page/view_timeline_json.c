@@ -433,6 +433,14 @@ static void json_step(tpu_json *j, const tpa_tl_step *s, int64_t t0, const char 
     tpu_json_end_object(j);
 }
 
+/* Steps whose events were all kept (those a pick can be). */
+static size_t intact_steps(const tpa_tl *t)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->n_steps; i++) n += t->steps[i].intact;
+    return n;
+}
+
 /* The picks in order: each rank's slowest, median, fastest (slot order). */
 static size_t n_picks(const tpa_tl *t) { return 3 * (size_t)t->n_files; }
 
@@ -468,8 +476,37 @@ static void note(char *buf, size_t cap, const tpa_tl *t, size_t carried, const l
         }
     }
     if ((size_t)n < cap)
-        snprintf(buf + n, cap - (size_t)n, "; the other %zu steps' events are left out%s.", t->n_steps - shown,
+        snprintf(buf + n, cap - (size_t)n, "; the other %zu steps' events are left out%s.", t->n_steps - (size_t)t->rule_dropped - shown,
                  t->thinned ? " (a step too big for the store: only its longest events)" : "");
+}
+
+/* Which rule the steps follow (issue 31), as the Overview's step note
+ * says it: "" on host-only traces (their ProfilerStep#N spans, unchanged). */
+static void rule_note(char *buf, size_t cap, const tpa_tl *t, const long *pick)
+{
+    buf[0] = '\0';
+    int n = 0;
+    if (t->files_rule) {
+        int with = t->files_rule + t->files_host + t->files_over;
+        n = snprintf(buf, cap, "Steps%s as the TensorBoard plugin counts them on a GPU trace, as `trainprof steps` and "
+                     "the Overview: each step runs to the end of the GPU work it launched, the next starts after it",
+                     with > 1 && with > t->files_rule ? " of the GPU traces" : "");
+        if (t->rule_dropped && (size_t)n < cap)
+            n += snprintf(buf + n, cap - (size_t)n, " (the last %" PRIu64 " step%s left out: the profiler stopped before %s "
+                          "kernels were recorded)", t->rule_dropped, t->rule_dropped == 1 ? "" : "s",
+                          t->rule_dropped == 1 ? "its" : "their");
+        if ((size_t)n < cap) n += snprintf(buf + n, cap - (size_t)n, ".");
+    }
+    if (t->files_over && (size_t)n < cap)
+        n += snprintf(buf + n, cap - (size_t)n, "%s%d trace%s had more than %u launches and device records to hold for "
+                      "the GPU rule: %s steps are their host ProfilerStep spans.", n ? " " : "", t->files_over,
+                      t->files_over == 1 ? "" : "s", TPA_TL_DEV_RECORDS, t->files_over == 1 ? "its" : "their");
+    bool any = false;
+    for (int k = 0; k < 3 * t->n_files; k++) any |= pick[k] >= 0;
+    if (t->chose_by_host && any && (size_t)n < cap)
+        snprintf(buf + n, cap - (size_t)n, "%sThe trace is too big to carry whole and a step's GPU work is known only once "
+                 "read, so the steps kept were chosen by their host spans while reading: the slowest, median and fastest "
+                 "shown are those of the %zu steps kept whole, by the plugin's durations.", n ? " " : "", intact_steps(t));
 }
 
 /* The ranks in use, by rank (then first file), into ord; returns how many. */
@@ -565,6 +602,10 @@ void tpa_tl_json(tpa_tl *t, const long *pick, int np, tpu_json *j)
     note(text, sizeof text, t, e.n, pick, left, whole);
     json_ranks(t, j);
     tpu_json_kv_string(j, "note", text);
+    char rule[800];
+    rule_note(rule, sizeof rule, t, pick);
+    tpu_json_kv_string(j, "step_rule", t->files_rule ? "gpu" : "host");
+    tpu_json_kv_string(j, "step_note", rule);
     tpu_json_key(j, "files");
     tpu_json_begin_array(j);
     for (int f = 0; f < t->n_files; f++) tpu_json_string(j, t->paths && t->paths[f] ? t->paths[f] : "");
@@ -584,12 +625,13 @@ void tpa_tl_json(tpa_tl *t, const long *pick, int np, tpu_json *j)
         size_t r = (size_t)tpa_tl_rank_ix(t, t->steps[i].file);
         for (size_t k = 3 * r; k < 3 * r + 3; k++) /* a step is only its rank's pick */
             if (pick[k] == (long)i) { p = pick_names[k % 3]; l = left[k]; }
+        if (t->steps[i].gone) continue; /* the GPU rule left it out, as `trainprof steps` */
         if (!p && (!whole || listed >= 5000)) continue; /* the picks always */
         json_step(j, &t->steps[i], e.t0, p, l);
         listed++;
     }
     tpu_json_end_array(j);
-    tpu_json_kv_uint(j, "steps_total", t->n_steps + t->steps_lost);
+    tpu_json_kv_uint(j, "steps_total", t->n_steps - t->rule_dropped + t->steps_lost);
     json_rows(&e, j);
     json_events(&e, j);
     json_counters(&e, j);

@@ -159,6 +159,24 @@ int64_t tpa_steps_mean(const tpa_steps_result *res, int part);
  * -1 without GPU work or steps. */
 double tpa_steps_util_stat(const tpa_steps_result *res, int stat);
 
+/* The plugin's GPU step rule (steps_device.c) on a caller's own steps, for
+ * the report page's Timeline, which finds its steps while it reads: note
+ * every event of one trace (kind: its tpa_classify), then apply to its
+ * steps (sorted by start, not overlapping): start_ns / dur_ns become the
+ * rule's, exactly as tpa_steps_result's with device_rule; returns how many
+ * of the first steps are kept (*n_dropped trailing steps the rule leaves
+ * out), or n with *applied false when no step launched device work. Holds
+ * 24 bytes per launching runtime call and per device record until applied
+ * (tpa_devsteps_records says how many). apply empties d for the next trace. */
+typedef struct tpa_devsteps tpa_devsteps;
+tpa_devsteps *tpa_devsteps_new(void);
+void tpa_devsteps_note(tpa_devsteps *d, const tpa_event *ev, int kind);
+size_t tpa_devsteps_records(const tpa_devsteps *d);
+size_t tpa_devsteps_apply(tpa_devsteps *d, tpa_step *steps, size_t n, bool *applied, size_t *n_dropped);
+/* Forgets what was noted (the next trace starts empty). */
+void tpa_devsteps_clear(tpa_devsteps *d);
+void tpa_devsteps_free(tpa_devsteps *d);
+
 /* ---- operators in table order ------------------------------------------ */
 /* report: sort groups ops by table (host first, then devices) then by key. */
 bool tpa_sort_key_valid(const char *key);

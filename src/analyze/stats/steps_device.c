@@ -169,3 +169,28 @@ size_t tpa__ds_apply(tpa_devsteps *d, tpa_step *steps, size_t n, bool *applied, 
     tpa__ds_free(d);
     return keep;
 }
+
+/* ---- the same for a caller outside stats (stats.h) ------------------------- */
+
+tpa_devsteps *tpa_devsteps_new(void)
+{
+    return calloc(1, sizeof(tpa_devsteps));
+}
+
+void tpa_devsteps_note(tpa_devsteps *d, const tpa_event *ev, int kind) { tpa__ds_note(d, ev, kind); }
+
+size_t tpa_devsteps_records(const tpa_devsteps *d) { return d->n_rt + d->n_dev; }
+
+size_t tpa_devsteps_apply(tpa_devsteps *d, tpa_step *steps, size_t n, bool *applied, size_t *n_dropped)
+{
+    return tpa__ds_apply(d, steps, n, applied, n_dropped);
+}
+
+void tpa_devsteps_clear(tpa_devsteps *d) { tpa__ds_free(d); }
+
+void tpa_devsteps_free(tpa_devsteps *d)
+{
+    if (!d) return;
+    tpa__ds_free(d);
+    free(d);
+}
