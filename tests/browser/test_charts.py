@@ -38,7 +38,9 @@ CHARTS_JS = """() => {
     out.push({ chart: svg.dataset.chart || svg.id || '?',
       x: Array.from(svg.querySelectorAll('text.xtick')).map(t => t.textContent),
       y: Array.from(svg.querySelectorAll('text.ytick')).map(t => t.textContent),
-      boxes: texts.map(t => { const b = t.getBBox(); return [t.textContent, b.x, b.y, b.width, b.height]; }) });
+      boxes: texts.map(t => { const b = t.getBBox(); return [t.textContent, b.x, b.y, b.width, b.height]; }),
+      lonely: Array.from(svg.querySelectorAll('polyline.series[data-n="1"]')).map(l => l.dataset.series)
+        .filter(n => !Array.from(svg.querySelectorAll('circle.dot')).some(c => c.dataset.series === n)) });
   }
   return out;
 }"""
@@ -104,6 +106,7 @@ def check_page(browser, path, what):
             check_ticks(f"{what} {key}", c["chart"], "x", c["x"])
             check_ticks(f"{what} {key}", c["chart"], "y", c["y"])
             check_overlaps(f"{what} {key}", c["chart"], c["boxes"])
+            check(not c["lonely"], f"{what} {key} {c['chart']}: a series of one point draws nothing {c['lonely']}")
     check(not errors, f"{what}: {errors}")
     print(f"{what}: {n} charts in {len(keys)} views")
     return page
@@ -161,7 +164,9 @@ def timeline_rows(browser, tmp):
 def main():
     tmp = tempfile.mkdtemp(prefix="tp_charts_")
     pages = [("trace_filter rank 0", os.path.join(SRC, "tests", "fixtures", "trace_filter__sampled_rank-0.json.gz")),
-             ("run directory", run_dir(tmp))]
+             ("run directory", run_dir(tmp)),
+             ("ns_resolution one step", os.path.join(SRC, "tests", "fixtures",
+                                                     "ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"))]
     ns = os.path.join(FIX, "kineto", "ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz")
     if os.path.exists(ns):
         pages.append(("ns_resolution", ns))
@@ -180,6 +185,14 @@ def main():
                     lo = page.evaluate("(() => { const s = document.querySelector('svg[data-chart=\"step_ms\"]');"
                                        " return s ? Array.from(s.querySelectorAll('text.ytick')).map(t => t.textContent) : null; })()")
                     check(lo and parse_tick(lo[0]) and parse_tick(lo[0])[0] == 0, f"a flat step time's axis starts at {lo}")
+                if what == "ns_resolution one step":
+                    # a trace of one GPU step (the plugin's rule leaves its last out): its one point
+                    # drawn, its one tick naming it (not 40, 60, ... 160, steps that are not there)
+                    xt = page.evaluate("Array.from(document.querySelectorAll('svg[data-chart=\"step_ms\"] text.xtick'))"
+                                       ".map(t => t.textContent)")
+                    check(xt == ["101"], f"one step's x ticks: {xt}")
+                    h3 = page.evaluate("Array.from(document.querySelectorAll('#view-overview h3')).map(h => h.textContent)")
+                    check("Run total (1 step, 101 ms)" in h3, f"one step's total: {h3}")
                 if what == "ns_resolution":
                     note = page.evaluate("(document.getElementById('stepnote') || {}).textContent || ''")
                     check("TensorBoard plugin" in note, f"the Overview does not say which step rule: {note!r}")

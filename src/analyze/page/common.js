@@ -216,7 +216,9 @@ const TP = (function () {
     /* a flat series (all within 20 % of the axis top) would zoom its noise
      * into a V: the axis starts at 0 */
     if (o.yMin === undefined && y0 > 0 && top - y0 < 0.2 * top) y0 = 0;
-    const f = frame(parent, Object.assign({}, o, { x0: x0, x1: x1, y0: y0, y1: top }));
+    /* one x (a trace of one step): its one tick, the point in the middle
+     * (rounded ticks around it would name steps that are not there) */
+    const f = frame(parent, Object.assign({}, o, { x0: x0, x1: x1, y0: y0, y1: top }, x1 === x0 && !o.xticks ? { xticks: [x0] } : {}));
     const cy = v => f.sy(Math.min(v, f.y1));
     const svg = f.svg;
     for (const w of o.windows || []) {
@@ -242,6 +244,9 @@ const TP = (function () {
       });
       el('svg:polyline', { points: pts.join(' '), fill: 'none', stroke: col,
         'stroke-width': 1.6, class: 'series', 'data-series': s.label, 'data-n': idx.length }, svg);
+      /* a line of one point draws nothing: a dot */
+      if (idx.length === 1)
+        el('svg:circle', { cx: f.sx(s.x[idx[0]]), cy: cy(s.y[idx[0]]), r: 3.5, fill: col, class: 'dot', 'data-series': s.label }, svg);
       let marked = 0;
       for (const i of idx) {
         if (s.y[i] <= f.y1) continue;
