@@ -1,8 +1,9 @@
 """Charts a person reads at a glance (issue 31), in headless Debian chromium:
 in every chart of every view of the pages below, the tick values of an axis
 are a round step (1, 2 or 5 x 10^k) in one unit, no two texts of a chart lie
-over each other, a flat series' axis starts at 0, and the memory curve is
-drawn as steps. The pages: a Kineto GPU trace (tests/fixtures), kineto's
+over each other, a flat series' axis starts at 0, a series of one point is
+drawn, and the memory curve is drawn as steps; no table of any view scrolls
+sideways in a 1,400 px window. The pages: a Kineto GPU trace (tests/fixtures), kineto's
 ns_resolution trace (when $TP_FIXTURES has it: also the Overview says which
 step rule it used) and a hand-made run directory whose step time is flat.
 """
@@ -44,6 +45,10 @@ CHARTS_JS = """() => {
   }
   return out;
 }"""
+
+WIDE_JS = """() => Array.from(document.querySelectorAll('main>section.view:not([hidden]) .tp-table-wrap'))
+  .filter(w => w.offsetParent && w.scrollWidth > w.clientWidth + 1)
+  .map(w => [(w.querySelector('table') || {}).id || '?', w.scrollWidth, w.clientWidth])"""
 
 UNITS = ("ns", "us", "\u00b5s", "ms", "s", "min", "h", "B", "KiB", "MiB", "GiB", "TiB", "%")
 
@@ -101,6 +106,10 @@ def check_page(browser, path, what):
     n = 0
     for key in keys:
         page.click(f'#tabs button[data-view="{key}"]')
+        # tables use the window's width: none scrolls sideways at 1,400 px (issue 31: the
+        # launch-configuration table hid Min, Max, % time, Blk/SM and Occ. behind a scroll)
+        for t, sw, cw in page.evaluate(WIDE_JS):
+            check(False, f"{what} {key}: table {t} is {sw} px wide in a {cw} px box")
         for c in page.evaluate(CHARTS_JS):
             n += 1
             check_ticks(f"{what} {key}", c["chart"], "x", c["x"])

@@ -2,8 +2,9 @@
 /* common.js - the report page's framework: the view registry, the tabs, and
  * the helpers every view draws with (formatting, nice ticks, tables, charts).
  *
- * A view registers itself with TP.view({key, title, order, render}); the
- * page gives it one tab and one <section>, and calls render(root, D[key], D)
+ * A view registers itself with TP.view({key, title, order, render, wide}); the
+ * page gives it one tab and one <section> (wide: as wide as the window, up to
+ * 1,600 px, for tables of many columns), and calls render(root, D[key], D)
  * when D[key] is not null. A view that throws shows its error in its own tab;
  * the others still draw. Every string from a trace is data: it only ever
  * reaches the page through textContent or an attribute value.
@@ -539,8 +540,8 @@ const TP = (function () {
   }
 
   /* ---- table ------------------------------------------------------------------------ */
-  /* columns [{key, label, fmt, align: 'l'|'r', title}], rows [objects];
-   * opts {sortBy, desc (default true), search, limit, id, onRow(row, tr)}.
+  /* columns [{key, label, fmt, align: 'l'|'r', title, maxWidth (px)}], rows [objects];
+   * opts {sortBy, desc (default true), search, limit, id, onRow(row, tr), textWidth}.
    * Click a header to sort; the search box filters on every text column;
    * onRow, when given, is called with a clicked row's object. Numeric cells
    * never wrap; a text cell longer than its column (max 330 px) ends in an
@@ -565,13 +566,14 @@ const TP = (function () {
       return th;
     });
     /* text columns with long values share ~440 px (opts.textWidth; one
-     * alone: 330 px, the stylesheet's td.l), so the numeric columns stay
-     * on screen */
+     * alone: 330 px, the stylesheet's td.l; a column's own maxWidth first),
+     * so the numeric columns stay on screen */
     function textWidths(list) {
       const long = columns.map(c => c.align === 'l' && list.some(r => typeof r[c.key] === 'string' && r[c.key].length > 40));
       const n = long.filter(Boolean).length;
       const budget = opts.textWidth || 440;
-      return long.map(l => l && n > 1 ? Math.max(Math.min(160, budget / n), Math.floor(budget / n)) + 'px' : null);
+      return long.map((l, i) => columns[i].maxWidth ? columns[i].maxWidth + 'px' :
+        l && n > 1 ? Math.max(Math.min(160, budget / n), Math.floor(budget / n)) + 'px' : null);
     }
     function draw() {
       let list = data;
@@ -630,7 +632,7 @@ const TP = (function () {
     for (const v of views) {
       const data = D[v.key];
       const b = el('button', { type: 'button', role: 'tab', 'data-view': v.key }, tabs, v.title);
-      const sec = el('section', { class: 'view', id: 'view-' + v.key, 'data-view': v.key }, main);
+      const sec = el('section', { class: v.wide ? 'view wide' : 'view', id: 'view-' + v.key, 'data-view': v.key }, main);
       b.addEventListener('click', () => select(v.key));
       if (data === null || data === undefined) {
         b.classList.add('missing');

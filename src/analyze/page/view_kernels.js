@@ -53,20 +53,23 @@
 
     const c2 = TP.card(root, 'By kernel, launching operator and launch configuration', 'kernels-config');
     el('p', { class: 'note' }, c2, 'The launching operator is the innermost operator around the runtime call that launched the kernel (matched by correlation id).');
-    TP.table(c2, [{ key: 'name', label: 'Kernel', align: 'l', fmt: TP.shortName, title: 'without return type, namespaces and arguments; the full name on hover' }, { key: 'op', label: 'Operator', align: 'l' },
+    TP.table(c2, [{ key: 'name', label: 'Kernel', align: 'l', fmt: TP.shortName, title: 'without return type, namespaces and arguments; the full name on hover', maxWidth: 290 },
+      { key: 'op', label: 'Operator', align: 'l', maxWidth: 230 },
       { key: 'grid', label: 'Grid', fmt: dim, align: 'l' }, { key: 'block', label: 'Block', fmt: dim, align: 'l' },
-      /* short headers (full words in their tooltips): fifteen columns fit the card without scrolling sideways */
+      /* short headers (full words in their tooltips), the view as wide as the
+       * window (up to 1,600 px) and the two names capped: fourteen columns
+       * fit a 1,400 px window without scrolling sideways */
       { key: 'regs', label: 'Regs', title: 'registers per thread' },
       { key: 'shmem', label: 'Smem', title: 'shared memory per block', fmt: v => v === null ? '-' : TP.fmtBytes(v) }]
       .concat(STATS.map(c => c.key === 'share' ? Object.assign({}, c, { label: '% time', title: c.label }) : c),
       [{ key: 'blocks_per_sm', label: 'Blk/SM', title: 'blocks per SM', fmt: num2 },
         { key: 'occupancy', label: 'Occ.', title: 'est. achieved occupancy %, weighted by duration', fmt: occ }]),
-    byCfg, { sortBy: 'total', search: true, limit: 100, id: 'kernels-by-config', textWidth: 270 });
+    byCfg, { sortBy: 'total', search: true, limit: 100, id: 'kernels-by-config' });
     leftOut(c2, d.by_config);
   }
 
   TP.view({
-    key: 'kernels', title: 'Kernels', order: 30,
+    key: 'kernels', title: 'Kernels', order: 30, wide: true,
     missing: 'no device kernels in the traces (a CPU-only profile)',
     render: render
   });
