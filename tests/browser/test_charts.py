@@ -40,6 +40,7 @@ CHARTS_JS = """() => {
       x: Array.from(svg.querySelectorAll('text.xtick')).map(t => t.textContent),
       y: Array.from(svg.querySelectorAll('text.ytick')).map(t => t.textContent),
       boxes: texts.map(t => { const b = t.getBBox(); return [t.textContent, b.x, b.y, b.width, b.height]; }),
+      columns: +svg.dataset.columns || 0,
       lonely: Array.from(svg.querySelectorAll('polyline.series[data-n="1"]')).map(l => l.dataset.series)
         .filter(n => !Array.from(svg.querySelectorAll('circle.dot')).some(c => c.dataset.series === n)) });
   }
@@ -115,6 +116,8 @@ def check_page(browser, path, what):
             check_ticks(f"{what} {key}", c["chart"], "x", c["x"])
             check_ticks(f"{what} {key}", c["chart"], "y", c["y"])
             check_overlaps(f"{what} {key}", c["chart"], c["boxes"])
+            check(not c["columns"] or c["columns"] < 12 or len(c["x"]) >= 5,
+                  f"{what} {key} {c['chart']}: {c['columns']} columns, x ticks {c['x']}")
             check(not c["lonely"], f"{what} {key} {c['chart']}: a series of one point draws nothing {c['lonely']}")
     check(not errors, f"{what}: {errors}")
     print(f"{what}: {n} charts in {len(keys)} views")
@@ -127,6 +130,22 @@ def run_dir(tmp):
     os.makedirs(run)
     rows = [{"step": i, "total_batch_time": (0.9 if i == 0 else 0.1 + 0.0005 * (i % 3)), "samples_per_second": 640.0,
              "operations": {"forward": {"time": 0.05}}} for i in range(40)]
+    return write_run(run, rows)
+
+
+def long_run_dir(tmp):
+    """300 steps as the C example's (scripts/run-example.sh): every other step of
+    the first 40 waits 4x longer for data, so 20 points lie above the step time's
+    axis a few px apart, and the zone columns (means of 2 steps) are 150."""
+    run = os.path.join(tmp, "long_run")
+    os.makedirs(run)
+    rows = [{"step": i, "total_batch_time": (0.002 if i < 40 and i % 2 else 0.0005), "samples_per_second": 1e5,
+             "operations": {"forward": {"time": 0.0003}, "data_wait": {"time": 0.0015 if i < 40 and i % 2 else 0.0001}}}
+            for i in range(300)]
+    return write_run(run, rows)
+
+
+def write_run(run, rows):
     with open(os.path.join(run, "timing_profile.json"), "w") as f:
         json.dump(rows, f)
     with open(os.path.join(run, "operations.json"), "w") as f:
@@ -174,6 +193,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="tp_charts_")
     pages = [("trace_filter rank 0", os.path.join(SRC, "tests", "fixtures", "trace_filter__sampled_rank-0.json.gz")),
              ("run directory", run_dir(tmp)),
+             ("run directory of 300 steps", long_run_dir(tmp)),
              ("ns_resolution one step", os.path.join(SRC, "tests", "fixtures",
                                                      "ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"))]
     ns = os.path.join(FIX, "kineto", "ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz")

@@ -248,19 +248,26 @@ const TP = (function () {
       /* a line of one point draws nothing: a dot */
       if (idx.length === 1)
         el('svg:circle', { cx: f.sx(s.x[idx[0]]), cy: cy(s.y[idx[0]]), r: 3.5, fill: col, class: 'dot', 'data-series': s.label }, svg);
-      let marked = 0;
+      let marked = 0, freeFrom = -Infinity;
       for (const i of idx) {
         if (s.y[i] <= f.y1) continue;
         const g = el('svg:g', { class: 'clipped', 'data-x': s.x[i], 'data-y': s.y[i] }, svg);
-        el('svg:rect', { x: f.sx(s.x[i]) - 3, y: T - 4, width: 6, height: 4, class: 'clip' }, g);
-        if (marked++ < 8) el('svg:text', { x: f.sx(s.x[i]) + 5, y: T + 8, class: 'lbl' }, g, (o.fmt || o.yfmt || fmtNum)(s.y[i]));
+        const text = (o.fmt || o.yfmt || fmtNum)(s.y[i]), x = f.sx(s.x[i]);
+        el('svg:rect', { x: x - 3, y: T - 4, width: 6, height: 4, class: 'clip' }, g)
+          .appendChild(el('svg:title', {}, null, text));
+        /* a value is written where it does not run into the one before it
+         * (about 6.5 px a character); else it is on hover */
+        if (marked >= 8 || x + 5 < freeFrom) continue;
+        el('svg:text', { x: x + 5, y: T + 8, class: 'lbl' }, g, text);
+        freeFrom = x + 5 + text.length * 6.5 + 4;
+        marked++;
       }
       if (marked) clipped = true;
       items.push({ color: col, label: s.label });
     });
     if (o.windows && o.windows.length) items.push({ color: '#ffd86b', label: o.windowLabel || 'traced steps' });
     legend(parent, items);
-    if (clipped) el('p', { class: 'note' }, parent, 'Points above the axis (e.g. a warm-up step) are marked red at the top, with their value.');
+    if (clipped) el('p', { class: 'note' }, parent, 'Points above the axis (e.g. a warm-up step) are marked red at the top, with their value (on hover where the values would overlap).');
     const ro = el('div', { class: 'readout' }, parent);
     const px2x = ev => { const r = svg.getBoundingClientRect(); const px = (ev.clientX - r.left) * W / r.width; return f.x0 + (px - L) / (W - L - R) * (f.x1 - f.x0); };
     svg.addEventListener('mousemove', ev => {
@@ -529,7 +536,8 @@ const TP = (function () {
   function columnTicks(cols) {
     const n = cols.length;
     let step = 1;
-    for (let mag = 1; step < n / 12; mag *= 10) step = [1, 2, 5, 10].map(m => m * mag).find(v => v >= n / 12);
+    /* none of 1, 2, 5, 10 x mag is enough (over 120 columns): the next magnitude */
+    for (let mag = 1; step < n / 12; mag *= 10) step = [1, 2, 5, 10].map(m => m * mag).find(v => v >= n / 12) || 10 * mag;
     const num = cols.map(Number);
     let first = 0;
     if (num.every(Number.isFinite)) while (first < Math.min(n, step) && num[first] % step !== 0) first++;
