@@ -7,6 +7,7 @@ sideways in a 1,400 px window. The pages: a Kineto GPU trace (tests/fixtures), k
 ns_resolution trace (when $TP_FIXTURES has it: also the Overview says which
 step rule it used) and a hand-made run directory whose step time is flat.
 """
+import collections
 import json
 import os
 import subprocess
@@ -99,6 +100,26 @@ def check_overlaps(what, chart, boxes):
                 return
 
 
+# per kernels table: [label shown, full name, whether the cell cuts it]
+KERNEL_CELLS_JS = """id => Array.from(document.querySelectorAll('#' + id + ' tbody td.l:first-child'))
+  .map(td => [td.textContent, td.title, td.scrollWidth > td.clientWidth + 1])"""
+
+
+def check_kernel_labels(page, what):
+    """Issue 31: kernel names are shortened as a GPU engineer reads them and never
+    two kernels read the same: the tables' labels fit their column (no CSS cut
+    hiding the template arguments that differ) and one label is one kernel."""
+    for tid in ("kernels-by-name", "kernels-by-config"):
+        cells = page.evaluate(KERNEL_CELLS_JS, tid)
+        cut = [c[0] for c in cells if c[2]]
+        check(not cut, f"{what} {tid}: {len(cut)} of {len(cells)} kernel labels cut by their column: {cut[:3]}")
+        names = collections.defaultdict(set)
+        for text, full, _ in cells:
+            names[text].add(full)
+        same = {t: n for t, n in names.items() if len(n) > 1}
+        check(not same, f"{what} {tid}: kernels with one label: {list(same.items())[:2]}")
+
+
 def check_page(browser, path, what):
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     errors = watch_errors(page)
@@ -111,6 +132,8 @@ def check_page(browser, path, what):
         # launch-configuration table hid Min, Max, % time, Blk/SM and Occ. behind a scroll)
         for t, sw, cw in page.evaluate(WIDE_JS):
             check(False, f"{what} {key}: table {t} is {sw} px wide in a {cw} px box")
+        if key == "kernels":
+            check_kernel_labels(page, what)
         for c in page.evaluate(CHARTS_JS):
             n += 1
             check_ticks(f"{what} {key}", c["chart"], "x", c["x"])
