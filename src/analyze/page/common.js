@@ -443,6 +443,16 @@ const TP = (function () {
     return out;
   }
 
+  /* A table column's formatter of kernel names: each distinct name of names
+   * as chartLabels shortens it to chars (a column's max-width over 8.4 px, a
+   * wide glyph at 12.5 px), so a cell is never cut by its column and no two
+   * kernels read the same; any other value as shortName writes it. */
+  function nameLabeler(names, chars) {
+    const distinct = Array.from(new Set(names.map(String)));
+    const labels = chartLabels(distinct, chars), m = new Map(distinct.map((n, i) => [n, labels[i]]));
+    return v => m.has(String(v)) ? m.get(String(v)) : shortName(v);
+  }
+
   function barChart(parent, o) {
     const n = o.labels.length;
     if (!n) return null;
@@ -666,7 +676,7 @@ const TP = (function () {
     document.documentElement.dataset.renderedMs = performance.now().toFixed(0);  /* for the benchmark */
   }
 
-  return { view, el, card, start, midTrunc, shortName, fitName, chartLabels, fmtNum, fmtDur, durUnit, fmtBytes, bytesUnit, fmtPct, niceTicks, kindTicks, tickFormat, dsSeries, dsRange, table, barChart, lineChart, stackedBars, legend, COLORS, W, H };
+  return { view, el, card, start, midTrunc, shortName, fitName, chartLabels, nameLabeler, fmtNum, fmtDur, durUnit, fmtBytes, bytesUnit, fmtPct, niceTicks, kindTicks, tickFormat, dsSeries, dsRange, table, barChart, lineChart, stackedBars, legend, COLORS, W, H };
 })();
 
 /* A rank selector for a page of several ranks (issue 31: their steps are

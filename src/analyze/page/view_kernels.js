@@ -23,15 +23,6 @@
     return rows.map(r => Object.assign({}, r, { share: total ? 100 * r.total / total : 0, tc: r.tensor_cores ? 'yes' : 'no' }));
   }
 
-  /* a table's kernel labels: each distinct name shortened to what its column
-   * shows (chars: its max-width over 8.4 px, a wide glyph at 12.5 px) as the charts do (TP.chartLabels: the distinguishing
-   * template arguments kept, never two names one label); the full name on hover */
-  function labeler(rows, chars) {
-    const names = Array.from(new Set(rows.map(r => r.name)));
-    const labels = TP.chartLabels(names, chars), m = new Map(names.map((n, i) => [n, labels[i]]));
-    return v => m.has(v) ? m.get(v) : TP.shortName(v);
-  }
-
   function leftOut(parent, t) {
     if (t.left_out)
       el('p', { class: 'note', 'data-left-out': t.left_out }, parent, t.left_out + ' more rows are left out of this page (' + TP.fmtNum(t.left_out_calls) + ' calls, ' + dur(t.left_out_total) + '); the ' + t.rows.length + ' with the largest total are listed.');
@@ -54,8 +45,9 @@
       TP.barChart(TP.card(root, 'Top kernels by total time', 'kernels-chart'), { labels: topRows.map(r => r.name), series: [{ label: 'total', values: topRows.map(r => r.total) }], fmt: dur, kind: 'ns', attrs: { 'data-chart': 'kernels-top' } });
 
     const c1 = TP.card(root, 'By kernel name', 'kernels-name');
-    /* the wide view's room goes to the names: look-alike kernels cut at 330 px read the same */
-    TP.table(c1, [{ key: 'name', label: 'Kernel', align: 'l', fmt: labeler(byName, 66), title: 'without return type, namespaces and arguments; the full name on hover', maxWidth: 560 }, { key: 'kind', label: 'Kind', align: 'l' }].concat(STATS,
+    /* the wide view's room goes to the names, each label fitting its column
+     * (TP.nameLabeler): look-alike kernels cut at 330 px read the same */
+    TP.table(c1, [{ key: 'name', label: 'Kernel', align: 'l', fmt: TP.nameLabeler(byName.map(r => r.name), 66), title: 'without return type, namespaces and arguments; the full name on hover', maxWidth: 560 }, { key: 'kind', label: 'Kind', align: 'l' }].concat(STATS,
       [{ key: 'occupancy', label: 'Est. occupancy', fmt: occ, title: 'est. achieved occupancy %, weighted by duration' },
         { key: 'blocks_per_sm', label: 'Blocks/SM', fmt: num2 }, { key: 'tc', label: 'Tensor cores used', align: 'l', title: 'the kernel\u2019s name is one of tensor-core kernels (the TensorBoard plugin\u2019s list, and newer kernels)' }]),
     byName, { sortBy: 'total', search: true, limit: 100, id: 'kernels-by-name' });
@@ -63,7 +55,7 @@
 
     const c2 = TP.card(root, 'By kernel, launching operator and launch configuration', 'kernels-config');
     el('p', { class: 'note' }, c2, 'The launching operator is the innermost operator around the runtime call that launched the kernel (matched by correlation id).');
-    TP.table(c2, [{ key: 'name', label: 'Kernel', align: 'l', fmt: labeler(byCfg, 39), title: 'without return type, namespaces and arguments; the full name on hover', maxWidth: 330 },
+    TP.table(c2, [{ key: 'name', label: 'Kernel', align: 'l', fmt: TP.nameLabeler(byCfg.map(r => r.name), 39), title: 'without return type, namespaces and arguments; the full name on hover', maxWidth: 330 },
       { key: 'op', label: 'Operator', align: 'l', maxWidth: 200 },
       { key: 'grid', label: 'Grid', fmt: dim, align: 'l' }, { key: 'block', label: 'Block', fmt: dim, align: 'l' },
       /* short headers (full words in their tooltips), the view as wide as the
