@@ -3,7 +3,8 @@ in every chart of every view of the pages below, the tick values of an axis
 are a round step (1, 2 or 5 x 10^k) in one unit, no two texts of a chart lie
 over each other, a flat series' axis starts at 0, a series of one point is
 drawn, and the memory curve is drawn as steps; no table of any view scrolls
-sideways in a 1,400 px window. The pages: a Kineto GPU trace (tests/fixtures), kineto's
+sideways in a 1,400 px window; kernel labels fit their column and never
+read the same; a page of several files names them all. The pages: a Kineto GPU trace (tests/fixtures), kineto's
 ns_resolution trace (when $TP_FIXTURES has it: also the Overview says which
 step rule it used) and a hand-made run directory whose step time is flat.
 """
@@ -212,6 +213,19 @@ def timeline_rows(browser, tmp):
     page.close()
 
 
+def several_files(browser, tmp):
+    """A page of two trace files names both under its title (it named the first only,
+    under '2 traces')."""
+    fx = [os.path.join(SRC, "tests", "fixtures", f"trace_filter__sampled_rank-{r}.json.gz") for r in (0, 1)]
+    out = os.path.join(tmp, "two.html")
+    subprocess.run([BIN, "report", "--html", out] + fx, check=True, capture_output=True)
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto("file://" + os.path.abspath(out), wait_until="load")
+    sub = page.evaluate("document.getElementById('subtitle').textContent")
+    check(all(f in sub for f in fx) and sub.endswith("(traces)"), f"the subtitle of two files: {sub!r}")
+    page.close()
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="tp_charts_")
     pages = [("trace_filter rank 0", os.path.join(SRC, "tests", "fixtures", "trace_filter__sampled_rank-0.json.gz")),
@@ -228,6 +242,7 @@ def main():
         browser = launch(p)
         try:
             timeline_rows(browser, tmp)
+            several_files(browser, tmp)
             for what, src in pages:
                 out = os.path.join(tmp, "page.html")
                 subprocess.run([BIN, "report", "--html", out, src], check=True, capture_output=True)

@@ -642,7 +642,10 @@ const TP = (function () {
     const D = JSON.parse(document.getElementById('trainprof-data').textContent);
     const meta = D.meta || {};
     document.getElementById('title').textContent = 'trainprof report: ' + (meta.title || '');
-    document.getElementById('subtitle').textContent = (meta.input || '') + (meta.kind ? ' (' + meta.kind + ')' : '');
+    /* several trace files: each is named (the input is only the first of them) */
+    const files = meta.kind === 'traces' && (meta.traces || []).length > 1 && meta.traces[0] === meta.input ? meta.traces : null;
+    const input = files ? files.slice(0, 4).join(', ') + (files.length > 4 ? ' and ' + (files.length - 4) + ' more' : '') : meta.input || '';
+    document.getElementById('subtitle').textContent = input + (meta.kind ? ' (' + meta.kind + ')' : '');
     const tabs = document.getElementById('tabs'), main = document.getElementById('views');
     const missing = meta.missing || {};
     let first = null;
