@@ -11,6 +11,7 @@ step rule it used) and a hand-made run directory whose step time is flat.
 import collections
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -166,7 +167,10 @@ def long_run_dir(tmp):
     rows = [{"step": i, "total_batch_time": (0.002 if i < 40 and i % 2 else 0.0005), "samples_per_second": 1e5,
              "operations": {"forward": {"time": 0.0003}, "data_wait": {"time": 0.0015 if i < 40 and i % 2 else 0.0001}}}
             for i in range(300)]
-    return write_run(run, rows)
+    run = write_run(run, rows)
+    os.makedirs(os.path.join(run, "profiler_traces"))
+    shutil.copy(os.path.join(SRC, "tests", "fixtures", "mlp_adam.pt.trace.json"), os.path.join(run, "profiler_traces"))
+    return run
 
 
 def write_run(run, rows):
@@ -252,6 +256,12 @@ def main():
                     lo = page.evaluate("(() => { const s = document.querySelector('svg[data-chart=\"step_ms\"]');"
                                        " return s ? Array.from(s.querySelectorAll('text.ytick')).map(t => t.textContent) : null; })()")
                     check(lo and parse_tick(lo[0]) and parse_tick(lo[0])[0] == 0, f"a flat step time's axis starts at {lo}")
+                if what == "run directory of 300 steps":
+                    # the Operators of a run directory are its traces': said, beside the whole run's zones
+                    page.click('#tabs button[data-view="operators"]')
+                    note = page.evaluate("(document.getElementById('ops-scope') || {}).textContent || ''")
+                    check("traced steps only" in note, f"a run directory's Operators do not say they are the traced steps': {note!r}")
+                    page.click('#tabs button[data-view="overview"]')
                 if what == "ns_resolution one step":
                     # a trace of one GPU step (the plugin's rule leaves its last out): its one point
                     # drawn, its one tick naming it (not 40, 60, ... 160, steps that are not there)
