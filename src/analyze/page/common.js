@@ -558,7 +558,7 @@ const TP = (function () {
   }
 
   /* ---- table ------------------------------------------------------------------------ */
-  /* columns [{key, label, fmt, align: 'l'|'r', title, maxWidth (px)}], rows [objects];
+  /* columns [{key, label, fmt, align: 'l'|'r', title, maxWidth (px, or a CSS length)}], rows [objects];
    * opts {sortBy, desc (default true), search, limit, id, onRow(row, tr), textWidth}.
    * Click a header to sort; the search box filters on every text column;
    * onRow, when given, is called with a clicked row's object. Numeric cells
@@ -590,7 +590,7 @@ const TP = (function () {
       const long = columns.map(c => c.align === 'l' && list.some(r => typeof r[c.key] === 'string' && r[c.key].length > 40));
       const n = long.filter(Boolean).length;
       const budget = opts.textWidth || 440;
-      return long.map((l, i) => columns[i].maxWidth ? columns[i].maxWidth + 'px' :
+      return long.map((l, i) => columns[i].maxWidth ? (typeof columns[i].maxWidth === 'number' ? columns[i].maxWidth + 'px' : columns[i].maxWidth) :
         l && n > 1 ? Math.max(Math.min(160, budget / n), Math.floor(budget / n)) + 'px' : null);
     }
     function draw() {
