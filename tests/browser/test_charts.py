@@ -1,13 +1,17 @@
 """Charts a person reads at a glance (issue 31), in headless Debian chromium:
 in every chart of every view of the pages below, the tick values of an axis
 are a round step (1, 2 or 5 x 10^k) in one unit, no two texts of a chart lie
-over each other, a flat series' axis starts at 0, and the memory curve is
-drawn as steps. The pages: a Kineto GPU trace (tests/fixtures), kineto's
+over each other, a flat series' axis starts at 0, a series of one point is
+drawn, and the memory curve is drawn as steps; no table of any view scrolls
+sideways in a 1,400 px window; kernel labels fit their column and never
+read the same; a page of several files names them all. The pages: a Kineto GPU trace (tests/fixtures), kineto's
 ns_resolution trace (when $TP_FIXTURES has it: also the Overview says which
 step rule it used) and a hand-made run directory whose step time is flat.
 """
+import collections
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -38,10 +42,17 @@ CHARTS_JS = """() => {
     out.push({ chart: svg.dataset.chart || svg.id || '?',
       x: Array.from(svg.querySelectorAll('text.xtick')).map(t => t.textContent),
       y: Array.from(svg.querySelectorAll('text.ytick')).map(t => t.textContent),
-      boxes: texts.map(t => { const b = t.getBBox(); return [t.textContent, b.x, b.y, b.width, b.height]; }) });
+      boxes: texts.map(t => { const b = t.getBBox(); return [t.textContent, b.x, b.y, b.width, b.height]; }),
+      columns: +svg.dataset.columns || 0,
+      lonely: Array.from(svg.querySelectorAll('polyline.series[data-n="1"]')).map(l => l.dataset.series)
+        .filter(n => !Array.from(svg.querySelectorAll('circle.dot')).some(c => c.dataset.series === n)) });
   }
   return out;
 }"""
+
+WIDE_JS = """() => Array.from(document.querySelectorAll('main>section.view:not([hidden]) .tp-table-wrap'))
+  .filter(w => w.offsetParent && w.scrollWidth > w.clientWidth + 1)
+  .map(w => [(w.querySelector('table') || {}).id || '?', w.scrollWidth, w.clientWidth])"""
 
 UNITS = ("ns", "us", "\u00b5s", "ms", "s", "min", "h", "B", "KiB", "MiB", "GiB", "TiB", "%")
 
@@ -91,6 +102,26 @@ def check_overlaps(what, chart, boxes):
                 return
 
 
+# per kernels table: [label shown, full name, whether the cell cuts it]
+KERNEL_CELLS_JS = """id => Array.from(document.querySelectorAll('#' + id + ' tbody td.l:first-child'))
+  .map(td => [td.textContent, td.title, td.scrollWidth > td.clientWidth + 1])"""
+
+
+def check_kernel_labels(page, what):
+    """Issue 31: kernel names are shortened as a GPU engineer reads them and never
+    two kernels read the same: the tables' labels fit their column (no CSS cut
+    hiding the template arguments that differ) and one label is one kernel."""
+    for tid in ("kernels-by-name", "kernels-by-config"):
+        cells = page.evaluate(KERNEL_CELLS_JS, tid)
+        cut = [c[0] for c in cells if c[2]]
+        check(not cut, f"{what} {tid}: {len(cut)} of {len(cells)} kernel labels cut by their column: {cut[:3]}")
+        names = collections.defaultdict(set)
+        for text, full, _ in cells:
+            names[text].add(full)
+        same = {t: n for t, n in names.items() if len(n) > 1}
+        check(not same, f"{what} {tid}: kernels with one label: {list(same.items())[:2]}")
+
+
 def check_page(browser, path, what):
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     errors = watch_errors(page)
@@ -99,11 +130,20 @@ def check_page(browser, path, what):
     n = 0
     for key in keys:
         page.click(f'#tabs button[data-view="{key}"]')
+        # tables use the window's width: none scrolls sideways at 1,400 px (issue 31: the
+        # launch-configuration table hid Min, Max, % time, Blk/SM and Occ. behind a scroll)
+        for t, sw, cw in page.evaluate(WIDE_JS):
+            check(False, f"{what} {key}: table {t} is {sw} px wide in a {cw} px box")
+        if key == "kernels":
+            check_kernel_labels(page, what)
         for c in page.evaluate(CHARTS_JS):
             n += 1
             check_ticks(f"{what} {key}", c["chart"], "x", c["x"])
             check_ticks(f"{what} {key}", c["chart"], "y", c["y"])
             check_overlaps(f"{what} {key}", c["chart"], c["boxes"])
+            check(not c["columns"] or c["columns"] < 12 or len(c["x"]) >= 5,
+                  f"{what} {key} {c['chart']}: {c['columns']} columns, x ticks {c['x']}")
+            check(not c["lonely"], f"{what} {key} {c['chart']}: a series of one point draws nothing {c['lonely']}")
     check(not errors, f"{what}: {errors}")
     print(f"{what}: {n} charts in {len(keys)} views")
     return page
@@ -115,6 +155,25 @@ def run_dir(tmp):
     os.makedirs(run)
     rows = [{"step": i, "total_batch_time": (0.9 if i == 0 else 0.1 + 0.0005 * (i % 3)), "samples_per_second": 640.0,
              "operations": {"forward": {"time": 0.05}}} for i in range(40)]
+    return write_run(run, rows)
+
+
+def long_run_dir(tmp):
+    """300 steps as the C example's (scripts/run-example.sh): every other step of
+    the first 40 waits 4x longer for data, so 20 points lie above the step time's
+    axis a few px apart, and the zone columns (means of 2 steps) are 150."""
+    run = os.path.join(tmp, "long_run")
+    os.makedirs(run)
+    rows = [{"step": i, "total_batch_time": (0.002 if i < 40 and i % 2 else 0.0005), "samples_per_second": 1e5,
+             "operations": {"forward": {"time": 0.0003}, "data_wait": {"time": 0.0015 if i < 40 and i % 2 else 0.0001}}}
+            for i in range(300)]
+    run = write_run(run, rows)
+    os.makedirs(os.path.join(run, "profiler_traces"))
+    shutil.copy(os.path.join(SRC, "tests", "fixtures", "mlp_adam.pt.trace.json"), os.path.join(run, "profiler_traces"))
+    return run
+
+
+def write_run(run, rows):
     with open(os.path.join(run, "timing_profile.json"), "w") as f:
         json.dump(rows, f)
     with open(os.path.join(run, "operations.json"), "w") as f:
@@ -158,10 +217,26 @@ def timeline_rows(browser, tmp):
     page.close()
 
 
+def several_files(browser, tmp):
+    """A page of two trace files names both under its title (it named the first only,
+    under '2 traces')."""
+    fx = [os.path.join(SRC, "tests", "fixtures", f"trace_filter__sampled_rank-{r}.json.gz") for r in (0, 1)]
+    out = os.path.join(tmp, "two.html")
+    subprocess.run([BIN, "report", "--html", out] + fx, check=True, capture_output=True)
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto("file://" + os.path.abspath(out), wait_until="load")
+    sub = page.evaluate("document.getElementById('subtitle').textContent")
+    check(all(f in sub for f in fx) and sub.endswith("(traces)"), f"the subtitle of two files: {sub!r}")
+    page.close()
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="tp_charts_")
     pages = [("trace_filter rank 0", os.path.join(SRC, "tests", "fixtures", "trace_filter__sampled_rank-0.json.gz")),
-             ("run directory", run_dir(tmp))]
+             ("run directory", run_dir(tmp)),
+             ("run directory of 300 steps", long_run_dir(tmp)),
+             ("ns_resolution one step", os.path.join(SRC, "tests", "fixtures",
+                                                     "ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"))]
     ns = os.path.join(FIX, "kineto", "ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz")
     if os.path.exists(ns):
         pages.append(("ns_resolution", ns))
@@ -171,6 +246,7 @@ def main():
         browser = launch(p)
         try:
             timeline_rows(browser, tmp)
+            several_files(browser, tmp)
             for what, src in pages:
                 out = os.path.join(tmp, "page.html")
                 subprocess.run([BIN, "report", "--html", out, src], check=True, capture_output=True)
@@ -180,6 +256,20 @@ def main():
                     lo = page.evaluate("(() => { const s = document.querySelector('svg[data-chart=\"step_ms\"]');"
                                        " return s ? Array.from(s.querySelectorAll('text.ytick')).map(t => t.textContent) : null; })()")
                     check(lo and parse_tick(lo[0]) and parse_tick(lo[0])[0] == 0, f"a flat step time's axis starts at {lo}")
+                if what == "run directory of 300 steps":
+                    # the Operators of a run directory are its traces': said, beside the whole run's zones
+                    page.click('#tabs button[data-view="operators"]')
+                    note = page.evaluate("(document.getElementById('ops-scope') || {}).textContent || ''")
+                    check("traced steps only" in note, f"a run directory's Operators do not say they are the traced steps': {note!r}")
+                    page.click('#tabs button[data-view="overview"]')
+                if what == "ns_resolution one step":
+                    # a trace of one GPU step (the plugin's rule leaves its last out): its one point
+                    # drawn, its one tick naming it (not 40, 60, ... 160, steps that are not there)
+                    xt = page.evaluate("Array.from(document.querySelectorAll('svg[data-chart=\"step_ms\"] text.xtick'))"
+                                       ".map(t => t.textContent)")
+                    check(xt == ["101"], f"one step's x ticks: {xt}")
+                    h3 = page.evaluate("Array.from(document.querySelectorAll('#view-overview h3')).map(h => h.textContent)")
+                    check("Run total (1 step, 101 ms)" in h3, f"one step's total: {h3}")
                 if what == "ns_resolution":
                     note = page.evaluate("(document.getElementById('stepnote') || {}).textContent || ''")
                     check("TensorBoard plugin" in note, f"the Overview does not say which step rule: {note!r}")

@@ -4,7 +4,8 @@ runs (tests/fixtures: trace_diff control vs test, steps 1009-1011): no console e
 headline, the run table, the step breakdown, the step pairs, the operators
 by impact (those in one run only included, marked) and the findings that
 moved equal `trainprof diff --json --top 0` of the same runs as the page
-shows them; the search box filters the operators; the other views say why
+shows them; kernels are labelled as the Kernels view labels them (no
+return type, never cut by their column, no two operators one label); the search box filters the operators; the other views say why
 they are not on this page; --fail-if-slower still gates. Exit 77 without
 chromium."""
 import json
@@ -19,6 +20,11 @@ from view_checks import check, run, shoot, table  # noqa: E402
 BIN = os.environ.get("TRAINPROF_BIN", "build/trainprof")
 SRC = os.environ.get("TP_SOURCE_DIR", ".")
 FIX = os.path.join(SRC, "tests", "fixtures")  # the repository's copies (see its README.md)
+# per operator row: [text shown, full name (title), whether the column cuts it]
+CELLS_JS = """() => Array.from(document.querySelectorAll('#diff-ops-table tbody td.l:first-child'))
+  .map(td => [td.textContent, td.title, td.scrollWidth > td.clientWidth + 1])"""
+
+
 def diff_page(browser, tmp):
     a = os.path.join(FIX, "trace_diff__control__control.json.gz")
     b = os.path.join(FIX, "trace_diff__test__test.json.gz")
@@ -49,6 +55,20 @@ def diff_page(browser, tmp):
           "step pair chart points")
     # operators: the page's order by impact is diff's order; values as shown
     ops = table(page, "#diff-ops-table")
+    # a row's full name is its first cell's title (kernels are shown by their label)
+    cells = page.evaluate(CELLS_JS)
+    for row, (label, full, cut) in zip(ops, cells):
+        row[0] = full
+    kernels = [c for c, r in zip(cells, ops) if r[1] == "gpu"]
+    check(kernels, "the fixtures have kernels among the operators shown")
+    cut = [c[0] for c in kernels if c[2]]
+    check(not cut, f"{len(cut)} of {len(kernels)} kernel names cut by their column: {cut[:3]}")
+    seen = {}
+    for label, full, _ in cells:
+        seen.setdefault(label, set()).add(full)
+    same = {k: v for k, v in seen.items() if len(v) > 1}
+    check(not same, f"operators with one label: {list(same.items())[:2]}")
+    check(all(not c[0].startswith("void ") for c in kernels), f"kernel labels keep the return type: {kernels[:2]}")
     check(len(ops) == min(50, len(cli["ops"])), f"{len(ops)} operator rows shown")
     names = [o["name"] for o in cli["ops"]]
     for i, row in enumerate(ops):
@@ -71,6 +91,8 @@ def diff_page(browser, tmp):
     target = only[-1]["name"]
     page.fill("#diff-ops .tp-search", target)
     found = table(page, "#diff-ops-table")
+    for row, c in zip(found, page.evaluate(CELLS_JS)):
+        row[0] = c[1]
     check(any(r[0] == target and r[2] in ("B only (new)", "A only (gone)") for r in found), f"search {target!r}: {found[:3]}")
     page.fill("#diff-ops .tp-search", "")
     # step breakdown and findings

@@ -16,7 +16,8 @@ Debian chromium via playwright), with no console error:
    U+2028) show as text.
 Also (issue 31): the tensor-core columns of Operators and Kernels on a GPU
 trace, hidden on a CPU one; the Modules view's device self column and its
-module timeline (one bar per module call, nested).
+module timeline (one bar per module call, nested; its lanes named by the
+threads' names, as on the Timeline).
 Screenshots go to <build>/browser-artifacts/; with TP_UPDATE_IMAGES=1 the
 ones docs/REPORT.md shows are copied to docs/images/report_*.png.
 """
@@ -221,6 +222,13 @@ def torch_page(browser, tmp):
         any(bx <= cx + 0.01 and cx + cw <= bx + bw + 0.01 and cy > by_ for bx, by_, bw in by["Block_0"])
         for cx, cy, cw in by["Conv2d_0"])
     check(ok, f"module timeline: Conv2d_0's bars are not inside and below Block_0's: {by['Block_0']} {by['Conv2d_0']}")
+    # its lanes are named as the Timeline names the thread (the trace's thread name), not "pid P tid T"
+    lanes = page.evaluate("Array.from(document.querySelectorAll('svg[data-chart=\"modules-timeline\"] text.lane'))"
+                          ".map(t => [t.textContent, +t.dataset.pid, +t.dataset.tid])")
+    rows = page.evaluate("JSON.parse(document.getElementById('trainprof-data').textContent).timeline.rows")
+    named = {(r["pid"], r["tid"]): r["label"] for r in rows if r["kind"] == "thread"}
+    check(lanes and all((p_, t_) in named and text == f"{named[(p_, t_)]} \u00b7 pid {p_}" for text, p_, t_ in lanes),
+          f"module timeline lanes {lanes} are not the threads' names {named}")
     page.evaluate("document.getElementById('modules-timeline-card').scrollIntoView()")
     shoot(page, "view_ops_modules_timeline.png")
     page.click('#modules-tree tr[data-depth="0"] button')

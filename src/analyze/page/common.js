@@ -2,8 +2,9 @@
 /* common.js - the report page's framework: the view registry, the tabs, and
  * the helpers every view draws with (formatting, nice ticks, tables, charts).
  *
- * A view registers itself with TP.view({key, title, order, render}); the
- * page gives it one tab and one <section>, and calls render(root, D[key], D)
+ * A view registers itself with TP.view({key, title, order, render, wide}); the
+ * page gives it one tab and one <section> (wide: as wide as the window, up to
+ * 1,600 px, for tables of many columns), and calls render(root, D[key], D)
  * when D[key] is not null. A view that throws shows its error in its own tab;
  * the others still draw. Every string from a trace is data: it only ever
  * reaches the page through textContent or an attribute value.
@@ -216,7 +217,9 @@ const TP = (function () {
     /* a flat series (all within 20 % of the axis top) would zoom its noise
      * into a V: the axis starts at 0 */
     if (o.yMin === undefined && y0 > 0 && top - y0 < 0.2 * top) y0 = 0;
-    const f = frame(parent, Object.assign({}, o, { x0: x0, x1: x1, y0: y0, y1: top }));
+    /* one x (a trace of one step): its one tick, the point in the middle
+     * (rounded ticks around it would name steps that are not there) */
+    const f = frame(parent, Object.assign({}, o, { x0: x0, x1: x1, y0: y0, y1: top }, x1 === x0 && !o.xticks ? { xticks: [x0] } : {}));
     const cy = v => f.sy(Math.min(v, f.y1));
     const svg = f.svg;
     for (const w of o.windows || []) {
@@ -242,19 +245,29 @@ const TP = (function () {
       });
       el('svg:polyline', { points: pts.join(' '), fill: 'none', stroke: col,
         'stroke-width': 1.6, class: 'series', 'data-series': s.label, 'data-n': idx.length }, svg);
-      let marked = 0;
+      /* a line of one point draws nothing: a dot */
+      if (idx.length === 1)
+        el('svg:circle', { cx: f.sx(s.x[idx[0]]), cy: cy(s.y[idx[0]]), r: 3.5, fill: col, class: 'dot', 'data-series': s.label }, svg);
+      let marked = 0, freeFrom = -Infinity;
       for (const i of idx) {
         if (s.y[i] <= f.y1) continue;
         const g = el('svg:g', { class: 'clipped', 'data-x': s.x[i], 'data-y': s.y[i] }, svg);
-        el('svg:rect', { x: f.sx(s.x[i]) - 3, y: T - 4, width: 6, height: 4, class: 'clip' }, g);
-        if (marked++ < 8) el('svg:text', { x: f.sx(s.x[i]) + 5, y: T + 8, class: 'lbl' }, g, (o.fmt || o.yfmt || fmtNum)(s.y[i]));
+        const text = (o.fmt || o.yfmt || fmtNum)(s.y[i]), x = f.sx(s.x[i]);
+        el('svg:rect', { x: x - 3, y: T - 4, width: 6, height: 4, class: 'clip' }, g)
+          .appendChild(el('svg:title', {}, null, text));
+        /* a value is written where it does not run into the one before it
+         * (about 6.5 px a character); else it is on hover */
+        if (marked >= 8 || x + 5 < freeFrom) continue;
+        el('svg:text', { x: x + 5, y: T + 8, class: 'lbl' }, g, text);
+        freeFrom = x + 5 + text.length * 6.5 + 4;
+        marked++;
       }
       if (marked) clipped = true;
       items.push({ color: col, label: s.label });
     });
     if (o.windows && o.windows.length) items.push({ color: '#ffd86b', label: o.windowLabel || 'traced steps' });
     legend(parent, items);
-    if (clipped) el('p', { class: 'note' }, parent, 'Points above the axis (e.g. a warm-up step) are marked red at the top, with their value.');
+    if (clipped) el('p', { class: 'note' }, parent, 'Points above the axis (e.g. a warm-up step) are marked red at the top, with their value (on hover where the values would overlap).');
     const ro = el('div', { class: 'readout' }, parent);
     const px2x = ev => { const r = svg.getBoundingClientRect(); const px = (ev.clientX - r.left) * W / r.width; return f.x0 + (px - L) / (W - L - R) * (f.x1 - f.x0); };
     svg.addEventListener('mousemove', ev => {
@@ -430,6 +443,16 @@ const TP = (function () {
     return out;
   }
 
+  /* A table column's formatter of kernel names: each distinct name of names
+   * as chartLabels shortens it to chars (a column's max-width over 8.4 px, a
+   * wide glyph at 12.5 px), so a cell is never cut by its column and no two
+   * kernels read the same; any other value as shortName writes it. */
+  function nameLabeler(names, chars) {
+    const distinct = Array.from(new Set(names.map(String)));
+    const labels = chartLabels(distinct, chars), m = new Map(distinct.map((n, i) => [n, labels[i]]));
+    return v => m.has(String(v)) ? m.get(String(v)) : shortName(v);
+  }
+
   function barChart(parent, o) {
     const n = o.labels.length;
     if (!n) return null;
@@ -523,7 +546,8 @@ const TP = (function () {
   function columnTicks(cols) {
     const n = cols.length;
     let step = 1;
-    for (let mag = 1; step < n / 12; mag *= 10) step = [1, 2, 5, 10].map(m => m * mag).find(v => v >= n / 12);
+    /* none of 1, 2, 5, 10 x mag is enough (over 120 columns): the next magnitude */
+    for (let mag = 1; step < n / 12; mag *= 10) step = [1, 2, 5, 10].map(m => m * mag).find(v => v >= n / 12) || 10 * mag;
     const num = cols.map(Number);
     let first = 0;
     if (num.every(Number.isFinite)) while (first < Math.min(n, step) && num[first] % step !== 0) first++;
@@ -534,8 +558,8 @@ const TP = (function () {
   }
 
   /* ---- table ------------------------------------------------------------------------ */
-  /* columns [{key, label, fmt, align: 'l'|'r', title}], rows [objects];
-   * opts {sortBy, desc (default true), search, limit, id, onRow(row, tr)}.
+  /* columns [{key, label, fmt, align: 'l'|'r', title, maxWidth (px, or a CSS length)}], rows [objects];
+   * opts {sortBy, desc (default true), search, limit, id, onRow(row, tr), textWidth}.
    * Click a header to sort; the search box filters on every text column;
    * onRow, when given, is called with a clicked row's object. Numeric cells
    * never wrap; a text cell longer than its column (max 330 px) ends in an
@@ -560,13 +584,14 @@ const TP = (function () {
       return th;
     });
     /* text columns with long values share ~440 px (opts.textWidth; one
-     * alone: 330 px, the stylesheet's td.l), so the numeric columns stay
-     * on screen */
+     * alone: 330 px, the stylesheet's td.l; a column's own maxWidth first),
+     * so the numeric columns stay on screen */
     function textWidths(list) {
       const long = columns.map(c => c.align === 'l' && list.some(r => typeof r[c.key] === 'string' && r[c.key].length > 40));
       const n = long.filter(Boolean).length;
       const budget = opts.textWidth || 440;
-      return long.map(l => l && n > 1 ? Math.max(Math.min(160, budget / n), Math.floor(budget / n)) + 'px' : null);
+      return long.map((l, i) => columns[i].maxWidth ? (typeof columns[i].maxWidth === 'number' ? columns[i].maxWidth + 'px' : columns[i].maxWidth) :
+        l && n > 1 ? Math.max(Math.min(160, budget / n), Math.floor(budget / n)) + 'px' : null);
     }
     function draw() {
       let list = data;
@@ -617,7 +642,10 @@ const TP = (function () {
     const D = JSON.parse(document.getElementById('trainprof-data').textContent);
     const meta = D.meta || {};
     document.getElementById('title').textContent = 'trainprof report: ' + (meta.title || '');
-    document.getElementById('subtitle').textContent = (meta.input || '') + (meta.kind ? ' (' + meta.kind + ')' : '');
+    /* several trace files: each is named (the input is only the first of them) */
+    const files = meta.kind === 'traces' && (meta.traces || []).length > 1 && meta.traces[0] === meta.input ? meta.traces : null;
+    const input = files ? files.slice(0, 4).join(', ') + (files.length > 4 ? ' and ' + (files.length - 4) + ' more' : '') : meta.input || '';
+    document.getElementById('subtitle').textContent = input + (meta.kind ? ' (' + meta.kind + ')' : '');
     const tabs = document.getElementById('tabs'), main = document.getElementById('views');
     const missing = meta.missing || {};
     let first = null;
@@ -625,7 +653,7 @@ const TP = (function () {
     for (const v of views) {
       const data = D[v.key];
       const b = el('button', { type: 'button', role: 'tab', 'data-view': v.key }, tabs, v.title);
-      const sec = el('section', { class: 'view', id: 'view-' + v.key, 'data-view': v.key }, main);
+      const sec = el('section', { class: v.wide ? 'view wide' : 'view', id: 'view-' + v.key, 'data-view': v.key }, main);
       b.addEventListener('click', () => select(v.key));
       if (data === null || data === undefined) {
         b.classList.add('missing');
@@ -651,7 +679,7 @@ const TP = (function () {
     document.documentElement.dataset.renderedMs = performance.now().toFixed(0);  /* for the benchmark */
   }
 
-  return { view, el, card, start, midTrunc, shortName, fitName, chartLabels, fmtNum, fmtDur, durUnit, fmtBytes, bytesUnit, fmtPct, niceTicks, kindTicks, tickFormat, dsSeries, dsRange, table, barChart, lineChart, stackedBars, legend, COLORS, W, H };
+  return { view, el, card, start, midTrunc, shortName, fitName, chartLabels, nameLabeler, fmtNum, fmtDur, durUnit, fmtBytes, bytesUnit, fmtPct, niceTicks, kindTicks, tickFormat, dsSeries, dsRange, table, barChart, lineChart, stackedBars, legend, COLORS, W, H };
 })();
 
 /* A rank selector for a page of several ranks (issue 31: their steps are

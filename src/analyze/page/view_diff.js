@@ -73,8 +73,11 @@
     var root = TP.card(card, 'Operators by impact (|total B \u2212 total A|)', 'diff-ops');
     if (X.ops_total > X.ops.length)
       TP.el('p', {'class': 'note'}, root, 'The ' + X.ops.length + ' most changed of ' + X.ops_total + ' operators.');
+    /* kernels as the Kernels view labels them (330 px: 39 characters), so two
+     * look-alike kernels never read the same; host operators as written */
+    var kname = TP.nameLabeler(X.ops.filter(function (o) { return o.kind === 'gpu'; }).map(function (o) { return o.name; }), 39);
     TP.table(root, [
-      {key: 'name', label: 'Operator', align: 'l'},
+      {key: 'name', label: 'Operator', align: 'l', maxWidth: 330, fmt: function (v, r) { return r.kind === 'gpu' ? kname(v) : v; }},
       {key: 'kind', label: 'Where', align: 'l'},
       {key: 'status', label: 'In', align: 'l'},
       {key: 'calls_a', label: 'Calls A', fmt: num, align: 'r'},

@@ -45,7 +45,9 @@
       TP.barChart(TP.card(root, 'Top kernels by total time', 'kernels-chart'), { labels: topRows.map(r => r.name), series: [{ label: 'total', values: topRows.map(r => r.total) }], fmt: dur, kind: 'ns', attrs: { 'data-chart': 'kernels-top' } });
 
     const c1 = TP.card(root, 'By kernel name', 'kernels-name');
-    TP.table(c1, [{ key: 'name', label: 'Kernel', align: 'l', fmt: TP.shortName, title: 'without return type, namespaces and arguments; the full name on hover' }, { key: 'kind', label: 'Kind', align: 'l' }].concat(STATS,
+    /* the wide view's room goes to the names, each label fitting its column
+     * (TP.nameLabeler): look-alike kernels cut at 330 px read the same */
+    TP.table(c1, [{ key: 'name', label: 'Kernel', align: 'l', fmt: TP.nameLabeler(byName.map(r => r.name), 66), title: 'without return type, namespaces and arguments; the full name on hover', maxWidth: 'min(560px, calc(100vw - 840px))' }, { key: 'kind', label: 'Kind', align: 'l' }].concat(STATS,
       [{ key: 'occupancy', label: 'Est. occupancy', fmt: occ, title: 'est. achieved occupancy %, weighted by duration' },
         { key: 'blocks_per_sm', label: 'Blocks/SM', fmt: num2 }, { key: 'tc', label: 'Tensor cores used', align: 'l', title: 'the kernel\u2019s name is one of tensor-core kernels (the TensorBoard plugin\u2019s list, and newer kernels)' }]),
     byName, { sortBy: 'total', search: true, limit: 100, id: 'kernels-by-name' });
@@ -53,20 +55,24 @@
 
     const c2 = TP.card(root, 'By kernel, launching operator and launch configuration', 'kernels-config');
     el('p', { class: 'note' }, c2, 'The launching operator is the innermost operator around the runtime call that launched the kernel (matched by correlation id).');
-    TP.table(c2, [{ key: 'name', label: 'Kernel', align: 'l', fmt: TP.shortName, title: 'without return type, namespaces and arguments; the full name on hover' }, { key: 'op', label: 'Operator', align: 'l' },
+    TP.table(c2, [{ key: 'name', label: 'Kernel', align: 'l', fmt: TP.nameLabeler(byCfg.map(r => r.name), 39), title: 'without return type, namespaces and arguments; the full name on hover', maxWidth: 'min(330px, calc((100vw - 880px) * .6))' },
+      { key: 'op', label: 'Operator', align: 'l', maxWidth: 'min(200px, calc((100vw - 880px) * .4))' },
       { key: 'grid', label: 'Grid', fmt: dim, align: 'l' }, { key: 'block', label: 'Block', fmt: dim, align: 'l' },
-      /* short headers (full words in their tooltips): fifteen columns fit the card without scrolling sideways */
+      /* short headers (full words in their tooltips), the view as wide as the
+       * window (up to 1,600 px) and the two names capped (narrower in a
+       * narrower window: the other columns take up to 800 px): fourteen
+       * columns fit a 1,200 px window without scrolling sideways */
       { key: 'regs', label: 'Regs', title: 'registers per thread' },
       { key: 'shmem', label: 'Smem', title: 'shared memory per block', fmt: v => v === null ? '-' : TP.fmtBytes(v) }]
       .concat(STATS.map(c => c.key === 'share' ? Object.assign({}, c, { label: '% time', title: c.label }) : c),
       [{ key: 'blocks_per_sm', label: 'Blk/SM', title: 'blocks per SM', fmt: num2 },
         { key: 'occupancy', label: 'Occ.', title: 'est. achieved occupancy %, weighted by duration', fmt: occ }]),
-    byCfg, { sortBy: 'total', search: true, limit: 100, id: 'kernels-by-config', textWidth: 270 });
+    byCfg, { sortBy: 'total', search: true, limit: 100, id: 'kernels-by-config' });
     leftOut(c2, d.by_config);
   }
 
   TP.view({
-    key: 'kernels', title: 'Kernels', order: 30,
+    key: 'kernels', title: 'Kernels', order: 30, wide: true,
     missing: 'no device kernels in the traces (a CPU-only profile)',
     render: render
   });

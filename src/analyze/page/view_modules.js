@@ -64,7 +64,7 @@
   /* The module timeline: one lane per thread, a row per nesting depth, each
    * call a bar (its module's colour; name, duration and start on hover;
    * the name inside when it fits). Drag to zoom, double-click to reset. */
-  function timeline(parent, t) {
+  function timeline(parent, t, laneName) {
     const mods = new Map(t.modules.map(m => [m[0], { parent: m[1], name: m[2] }]));
     const depthOf = id => { let d = 0; for (let m = mods.get(id); m && m.parent && d < 64; m = mods.get(m.parent)) d++; return d; };
     const colorOf = new Map();
@@ -93,7 +93,7 @@
         el('svg:text', { x: sx(v), y: H - axisH + 15, 'text-anchor': 'middle', class: 'xtick' }, svg, fmt(v));
       }
       el('svg:line', { x1: L, x2: W - R, y1: H - axisH, y2: H - axisH, class: 'axis' }, svg);
-      t.lanes.forEach((ln, i) => el('svg:text', { x: 4, y: laneY[i] - 4, class: 'lbl' }, svg, 'pid ' + ln[0] + ' tid ' + ln[1]));
+      t.lanes.forEach((ln, i) => el('svg:text', { x: 4, y: laneY[i] - 4, class: 'lbl lane', 'data-pid': ln[0], 'data-tid': ln[1] }, svg, laneName(ln[0], ln[1])));
       const g = el('svg:g', {}, svg);
       for (const c of calls) {
         if (c.start + c.dur < a || c.start > b) continue;
@@ -122,7 +122,17 @@
     return calls;
   }
 
-  function render(root, d) {
+  /* A thread as the Timeline names it (the trace's thread name, the last it
+   * was given), with its pid; "pid P tid T" where the Timeline has no row of it. */
+  function laneNamer(D) {
+    const rows = (D && D.timeline && D.timeline.rows) || [];
+    return (pid, tid) => {
+      const r = rows.find(x => x.kind === 'thread' && x.pid === pid && x.tid === tid);
+      return r ? r.label + ' \u00b7 pid ' + pid : 'pid ' + pid + ' tid ' + tid;
+    };
+  }
+
+  function render(root, d, D) {
     if (d.modules.length) {
       const c = TP.card(root, 'Module tree', 'modules-card');
       el('p', { class: 'note' }, c, 'nn.Module calls (with_modules=True frames, or Lightning\u2019s [pl][module] ranges): host time is the module\u2019s forward on the CPU thread, device time the kernels its operators launched. Modules of the same name at the same place in the tree are one row.');
@@ -139,7 +149,7 @@
       el('p', { class: 'note', 'data-calls': t.calls.length, 'data-all-calls': t.all_calls }, c, 'Each nn.Module call is a bar on the thread that ran it, nested as the calls nest (time from the first call shown). ' +
         (t.calls.length < t.all_calls ? 'The first ' + TP.fmtNum(t.calls.length) + ' of ' + TP.fmtNum(t.all_calls) + ' module calls are drawn (the page carries at most that many). ' : 'All ' + TP.fmtNum(t.all_calls) + ' module calls are drawn. ') +
         'Drag across the chart to zoom in, double-click to zoom out.');
-      timeline(c, t);
+      timeline(c, t, laneNamer(D));
     }
     if (d.hooks.length) {
       const c = TP.card(root, 'Lightning hooks', 'hooks-card');

@@ -76,9 +76,13 @@
       ' with the largest host total are listed): together ' + TP.fmtNum(o.calls || 0) + ' calls, host total ' + dur(o.total || 0) + ', host self ' + dur(o.self || 0) + '.');
   }
 
-  function render(root, d) {
+  function render(root, d, D) {
     const top = TP.card(root, 'Operators', 'ops-summary');
     const names = d.by_name.rows.length + (d.by_name.left_out || 0);
+    /* a run directory's page has the whole run too (zones, findings): these
+     * shares are of the traced steps only, and a reader must not mix them up */
+    if (D && D.meta && D.meta.kind === 'run directory')
+      el('p', { class: 'note', id: 'ops-scope' }, top, 'Of the run’s traces (profiler_traces/): the traced steps only. The whole run’s zones (operations.json) are on the Overview.');
     el('p', { class: 'note' }, top, TP.fmtNum(names) + ' names from ' + TP.fmtNum(d.spans) + ' host spans. Counts and times follow torch\u2019s key_averages(): self time is a span\u2019s duration minus the spans directly inside it on its thread, and a span whose parent has the same name and no other child is not counted (' +
       TP.fmtNum(d.folded) + ' such spans).' + (d.device_events ? ' Device time: ' + TP.fmtNum(d.device_events) + ' kernels, copies and sets, ' + TP.fmtNum(d.device_by_correlation) +
       ' attributed through their runtime call\u2019s correlation id' + (d.device_by_external_id ? ', ' + TP.fmtNum(d.device_by_external_id) + ' by External id' : '') +

@@ -103,7 +103,7 @@
       attrs: { 'data-chart': 'categories', 'data-points': ds.points, 'data-rank': rank !== undefined ? rank : null }
     });
     if (ds.width > 1) el('p', { class: 'note' }, c, 'Each bar is the mean of ' + ds.width + ' consecutive steps.');
-    el('h3', {}, c, (rank !== undefined ? 'Rank ' + rank + ' total (' : 'Run total (') + TP.fmtNum(cat.n_steps) + ' steps, ' + TP.fmtDur(cat.steps_ns) + ')');
+    el('h3', {}, c, (rank !== undefined ? 'Rank ' + rank + ' total (' : 'Run total (') + TP.fmtNum(cat.n_steps) + (cat.n_steps === 1 ? ' step, ' : ' steps, ') + TP.fmtDur(cat.steps_ns) + ')');
     const order = cat.names.map((n, i) => i).filter(i => cat.total_ns[i] > 0);
     TP.barChart(c, {
       labels: order.map(i => cat.names[i]),
