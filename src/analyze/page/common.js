@@ -440,6 +440,15 @@ const TP = (function () {
         ix.forEach((i, k) => { const tag = ' (' + (k + 1) + ')'; out[i] = midTrunc(out[i], n - tag.length) + tag; });
       }
     }
+    /* numbered per group, two groups cut to one text can still meet: then
+     * each label of theirs ends in its own index, which no other has */
+    const count = new Map();
+    out.forEach(l => count.set(l, (count.get(l) || 0) + 1));
+    out.forEach((l, i) => {
+      if (count.get(l) < 2) return;
+      const tag = ' #' + (i + 1);
+      out[i] = midTrunc(l.replace(/ \(\d+\)$/, ''), n - tag.length) + tag;
+    });
     return out;
   }
 

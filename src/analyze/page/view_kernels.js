@@ -44,10 +44,15 @@
     if (topRows.length)
       TP.barChart(TP.card(root, 'Top kernels by total time', 'kernels-chart'), { labels: topRows.map(r => r.name), series: [{ label: 'total', values: topRows.map(r => r.total) }], fmt: dur, kind: 'ns', attrs: { 'data-chart': 'kernels-top' } });
 
+    /* a name column's characters at this window's width, by the same rule as
+     * its CSS max-width below (8.4 px a glyph): a label fitted to 560 px and
+     * cut by a 360 px column would read like its look-alikes again */
+    const vw = document.documentElement.clientWidth || 1400;
+    const chars = px => Math.max(12, Math.floor(px / 8.4));
     const c1 = TP.card(root, 'By kernel name', 'kernels-name');
     /* the wide view's room goes to the names, each label fitting its column
      * (TP.nameLabeler): look-alike kernels cut at 330 px read the same */
-    TP.table(c1, [{ key: 'name', label: 'Kernel', align: 'l', fmt: TP.nameLabeler(byName.map(r => r.name), 66), title: 'without return type, namespaces and arguments; the full name on hover', maxWidth: 'min(560px, calc(100vw - 840px))' }, { key: 'kind', label: 'Kind', align: 'l' }].concat(STATS,
+    TP.table(c1, [{ key: 'name', label: 'Kernel', align: 'l', fmt: TP.nameLabeler(byName.map(r => r.name), chars(Math.min(560, vw - 840))), title: 'without return type, namespaces and arguments; the full name on hover', maxWidth: 'min(560px, calc(100vw - 840px))' }, { key: 'kind', label: 'Kind', align: 'l' }].concat(STATS,
       [{ key: 'occupancy', label: 'Est. occupancy', fmt: occ, title: 'est. achieved occupancy %, weighted by duration' },
         { key: 'blocks_per_sm', label: 'Blocks/SM', fmt: num2 }, { key: 'tc', label: 'Tensor cores used', align: 'l', title: 'the kernel\u2019s name is one of tensor-core kernels (the TensorBoard plugin\u2019s list, and newer kernels)' }]),
     byName, { sortBy: 'total', search: true, limit: 100, id: 'kernels-by-name' });
@@ -55,7 +60,7 @@
 
     const c2 = TP.card(root, 'By kernel, launching operator and launch configuration', 'kernels-config');
     el('p', { class: 'note' }, c2, 'The launching operator is the innermost operator around the runtime call that launched the kernel (matched by correlation id).');
-    TP.table(c2, [{ key: 'name', label: 'Kernel', align: 'l', fmt: TP.nameLabeler(byCfg.map(r => r.name), 39), title: 'without return type, namespaces and arguments; the full name on hover', maxWidth: 'min(330px, calc((100vw - 880px) * .6))' },
+    TP.table(c2, [{ key: 'name', label: 'Kernel', align: 'l', fmt: TP.nameLabeler(byCfg.map(r => r.name), chars(Math.min(330, (vw - 880) * .6))), title: 'without return type, namespaces and arguments; the full name on hover', maxWidth: 'min(330px, calc((100vw - 880px) * .6))' },
       { key: 'op', label: 'Operator', align: 'l', maxWidth: 'min(200px, calc((100vw - 880px) * .4))' },
       { key: 'grid', label: 'Grid', fmt: dim, align: 'l' }, { key: 'block', label: 'Block', fmt: dim, align: 'l' },
       /* short headers (full words in their tooltips), the view as wide as the
