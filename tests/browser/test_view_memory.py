@@ -281,6 +281,11 @@ def check_device(page, mem, want, devs, dname, label):
     peak = page.query_selector(f'[data-stat="peak_{k}"] b')
     check(peak is not None and peak.text_content() == page.evaluate(f"TP.fmtBytes({want[dname]['peak']})"),
           f"{label} {dname}: peak stat {peak and peak.text_content()}")
+    # every tile one value in one unit (a count and a size were one tile: "13 / 2.62 MiB")
+    tiles = page.evaluate("Array.from(document.querySelectorAll('#view-memory .stat b')).map(b => b.textContent)")
+    check(tiles and not any(" / " in t for t in tiles), f"{label} {dname}: tiles {tiles}")
+    n_alive = page.text_content(f'[data-stat="alive_{k}"] b') if page.query_selector(f'[data-stat="alive_{k}"] b') else None
+    check(n_alive is not None and n_alive.replace(",", "").isdigit(), f"{label} {dname}: allocations alive at the peak {n_alive!r}")
 
 
 def test_devices(browser, tmp):

@@ -188,7 +188,9 @@
       const add = (lab, v, id) => { const b = el('div', { class: 'stat', 'data-stat': id }, s); el('b', {}, b, v); b.appendChild(document.createTextNode(lab)); };
       add(tag + dv.name + ' peak allocated', TP.fmtBytes(dv.peak_bytes), 'peak_' + k);
       add('at', TP.fmtDur(dv.peak_t), 'peak_t_' + k);
-      add('alive at the peak (listed)', TP.fmtNum(alive.length) + ' / ' + TP.fmtBytes(alive.reduce((a, p) => a + p.bytes, 0)), 'alive_' + k);
+      /* a count and a size: two tiles, each in its own unit */
+      add('allocations alive at the peak (listed)', TP.fmtNum(alive.length), 'alive_' + k);
+      add('held by them', TP.fmtBytes(alive.reduce((a, p) => a + p.bytes, 0)), 'alive_bytes_' + k);
       TP.table(peakBox, PAIR_COLS, alive, { id: 'mem-peak-table-' + k, sortBy: 'bytes', limit: 10 });
       /* the size filter as this device last had it (the plugin keeps one per device) */
       const largest = pairs.reduce((m, p) => p.dev === k && p.bytes > m ? p.bytes : m, 0);
