@@ -70,8 +70,8 @@ def html_of(trace, out):
     return out
 
 
-def open_view(browser, path, key):
-    page = browser.new_page(viewport={"width": 1200, "height": 1000})
+def open_view(browser, path, key, width=1200):
+    page = browser.new_page(viewport={"width": width, "height": 1000})
     errors = watch_errors(page)
     page.goto("file://" + os.path.abspath(path), wait_until="load")
     page.click(f'#tabs button[data-view="{key}"]')
@@ -308,7 +308,8 @@ def gpu_page(browser, tmp, name):
             for o in t["ops"]:
                 c, s = dev.get(o["name"], (0, 0))
                 dev[o["name"]] = (c + o["calls"], s + o["total_us"])
-    page, errors = open_view(browser, path, "kernels")
+    # the window: the Kernels view uses it all (browser_charts checks 1,200 px too)
+    page, errors = open_view(browser, path, "kernels", width=1400)
     shoot(page, "view_ops_kernels.png")
     check_layout(page, name + " kernels")
     head = header(page, "kernels-by-name")

@@ -435,7 +435,7 @@ const TP = (function () {
       for (const ix of dups) {
         const same = ix.every(i => String(names[i]) === String(names[ix[0]]));  /* nothing to tell apart but their order */
         if (w === 1 && !same) { around(ix).forEach((l, k) => { out[ix[k]] = l; }); continue; }
-        if (w === 2 && !same) { for (const i of ix) out[i] = midTrunc(String(names[i]), n); continue; }
+        if (w === 2 && !same) { for (const i of ix) out[i] = midTrunc(shortName(names[i]), n); continue; }
         if (w < 3) continue;
         ix.forEach((i, k) => { const tag = ' (' + (k + 1) + ')'; out[i] = midTrunc(out[i], n - tag.length) + tag; });
       }
