@@ -100,6 +100,12 @@ double tpa_html_step_quantile(const tpa_html_model *m, double q);
 double tpa_html_slow_share(const tpa_html_model *m, double med);
 /* r of the last "rank<r>/" directory in path (a job directory's rank), or -1. */
 int64_t tpa_html_rank_in_path(const char *path);
+/* Which rank the page's file number `file` at path belongs to, the one rule
+ * of every view that keeps ranks apart (Overview, Memory, Timeline): every
+ * file of a run directory is one rank (0); else the rank<r>/ directory of
+ * its path; else the file is a rank of its own (its number). The trace's
+ * distributedInfo.rank, read at the file's end, only names it. */
+int64_t tpa_html_rank_key(bool run_dir, int file, const char *path);
 
 /* Memory findings (growth across steps, reserved >> allocated) into m. */
 void tpa_html_memory_findings(tpa_html_model *m);

@@ -306,3 +306,9 @@ int64_t tpa_html_rank_in_path(const char *path)
     }
     return hint;
 }
+
+int64_t tpa_html_rank_key(bool run_dir, int file, const char *path)
+{
+    int64_t hint = path ? tpa_html_rank_in_path(path) : -1;
+    return run_dir ? 0 : hint >= 0 ? hint : file;
+}

@@ -352,11 +352,10 @@ static void attribute(memview *v)
     if (n) qsort(ev, n, sizeof *ev, mev_ts_cmp);
 }
 
-/* The rank of the file about to be read (the Overview's rule); -1 past MAX_RANKS. */
+/* The rank of the file about to be read (tpa_html_rank_key); -1 past MAX_RANKS. */
 static int rank_index(memview *v, int file, const char *path)
 {
-    int64_t hint = tpa_html_rank_in_path(path);
-    int64_t key = v->in.run_dir ? 0 : hint >= 0 ? hint : file;
+    int64_t key = tpa_html_rank_key(v->in.run_dir, file, path);
     for (int i = 0; i < v->n_ranks; i++)
         if (v->ranks[i].key == key) return i;
     if (v->n_ranks == MAX_RANKS) return -1;

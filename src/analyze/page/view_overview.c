@@ -102,8 +102,7 @@ static void *ov_begin(const tpa_view_input *in)
 static void ov_file_begin(void *state, int file, const char *path)
 {
     overview *o = state;
-    int64_t hint = tpa_html_rank_in_path(path);
-    o->cur_rank = o->in.run_dir ? 0 : hint >= 0 ? hint : file;
+    o->cur_rank = tpa_html_rank_key(o->in.run_dir, file, path);
     o->run = tpa_diagnose_begin(&o->cur, path);
     snprintf(o->last_path, sizeof o->last_path, "%s", path);
 }

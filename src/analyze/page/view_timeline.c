@@ -65,8 +65,7 @@ void tpa_tl_file_begin(tpa_tl *t, int file, const char *path)
     t->dev_over = false;
     t->compactions_at_begin = t->compactions;
     if (file < 0 || file >= t->n_files) return;
-    int64_t hint = path ? tpa_html_rank_in_path(path) : -1;
-    int64_t key = t->run_dir ? 0 : hint >= 0 ? hint : file;
+    int64_t key = tpa_html_rank_key(t->run_dir, file, path);
     int own = t->rank_of[file];
     for (int g = 0; g < file; g++) {
         tpa_tl_rank *r = &t->ranks[g];
@@ -77,7 +76,7 @@ void tpa_tl_file_begin(tpa_tl *t, int file, const char *path)
         return;
     }
     t->ranks[own].key = t->ranks[own].rank = key;
-    t->ranks[own].named = hint >= 0 && !t->run_dir;
+    t->ranks[own].named = !t->run_dir && path && tpa_html_rank_in_path(path) >= 0;
 }
 
 static void apply_rule(tpa_tl *t, int file);
