@@ -10,6 +10,7 @@
 
 #include "analyze/page/view_timeline.h"
 #include "tp_test.h"
+#include "views_test_helpers.h"
 
 #define US 1000LL
 #define MS 1000000LL
@@ -79,30 +80,6 @@ static void small_store(tpa_tl *t, size_t events)
     t->store_events = events;
     t->store_bytes = 64 << 10;
     t->carry = 120;
-}
-
-/* Events of the trace overlapping step s that the store still holds. */
-static size_t held_in(const tpa_tl *t, const tpa_tl_step *s)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < t->n; i++) {
-        const tpa_tl_rec *r = &t->rec[i];
-        if (r->file == s->file && r->ts < s->start + s->dur && r->ts + r->dur >= s->start) n++;
-    }
-    return n;
-}
-
-static char *json_of(tpa_tl *t)
-{
-    tpu_buf b = {0};
-    tpu_json j;
-    tpu_json_init(&j, &b, 0);
-    long *pick = malloc(3 * (size_t)t->n_files * sizeof *pick); /* each rank's three */
-    for (int k = 0; k < 3 * t->n_files; k++) pick[k] = -1;
-    int np = t->seen ? tpa_tl_pick(t, pick) : 0;
-    tpa_tl_json(t, pick, np, &j);
-    free(pick);
-    return tpu_buf_detach(&b);
 }
 
 static void check_picks(tpa_tl *t, int steps)

@@ -10,6 +10,7 @@
 #include "analyze/text/render.h"
 #include "analyze/page/view.h"
 #include "tp_test.h"
+#include "views_test_helpers.h"
 
 /* the repository's copies (tests/fixtures/README.md): the test needs nothing beside the checkout */
 #define FIXTURES TP_SOURCE_DIR "/tests/fixtures/"
@@ -19,25 +20,7 @@
 static char *run_view(const tpa_view_class *vc, const char *const *files, int n, bool job_dir)
 {
     tpa_view_input in = {.input = files[0], .job_dir = job_dir, .traces = files, .n_traces = n};
-    void *st = vc->begin(&in);
-    for (int f = 0; f < n; f++) {
-        tpa_error err;
-        tpa_reader *r = tpa_reader_open(files[f], &err);
-        CHECK(r != NULL);
-        if (!r) continue;
-        if (vc->file_begin) vc->file_begin(st, f, files[f]);
-        tpa_event ev;
-        while (tpa_reader_next(r, &ev, &err) > 0)
-            if (vc->feed) vc->feed(st, &ev, tpa_classify(&ev));
-        if (vc->file_end) vc->file_end(st, f, tpa_reader_meta(r));
-        tpa_reader_close(r);
-    }
-    tpu_buf b = {0};
-    tpu_json j;
-    tpu_json_init(&j, &b, 0);
-    vc->json(st, &j);
-    vc->free(st);
-    return tpu_buf_detach(&b);
+    return feed_view_json(vc, vc->begin(&in), files, n);
 }
 
 /* `trainprof ranks --json` of the same files, through the file map. */

@@ -14,6 +14,7 @@
 #include "analyze/stats/stats.h"
 #include "analyze/text/render.h"
 #include "tp_test.h"
+#include "views_test_helpers.h"
 
 /* the repository's copies (tests/fixtures/README.md) */
 #define FIXTURES TP_SOURCE_DIR "/tests/fixtures/"
@@ -21,44 +22,6 @@
 #define CONTROL FIXTURES "trace_diff__control__control.json.gz"
 #define TEST FIXTURES "trace_diff__test__test.json.gz"
 
-#define MAX_ST 64
-
-typedef struct step_ref { int64_t num, start, dur; } step_ref;
-
-/* "12.345" (us, as steps --json writes them) in ns. */
-static int64_t us_ns(const char *p)
-{
-    char *end;
-    int64_t v = strtoll(p, &end, 10) * 1000;
-    if (*end == '.') {
-        int64_t scale = 100;
-        for (const char *q = end + 1; *q >= '0' && *q <= '9' && scale; q++, scale /= 10) v += (*q - '0') * scale;
-    }
-    return v;
-}
-
-/* The steps of `trainprof steps --json` of one trace (the CLI's own renderer). */
-static size_t steps_json(const char *path, step_ref *out, bool *device_rule)
-{
-    tpa_steps_result res;
-    tpa_error err;
-    CHECK(tpa_steps_file(path, &res, &err) == 0);
-    *device_rule = res.device_rule;
-    char *text = NULL;
-    size_t len = 0, n = 0;
-    FILE *f = open_memstream(&text, &len);
-    tpa_render_steps_json(f, &res);
-    fclose(f);
-    tpa_steps_free(&res);
-    for (const char *p = text; (p = strstr(p, "{\"step\": ")) != NULL && n < MAX_ST; p++) {
-        out[n].num = strtoll(p + 9, NULL, 10);
-        out[n].start = us_ns(strstr(p, "\"start_us\": ") + 12);
-        out[n].dur = us_ns(strstr(p, "\"dur_us\": ") + 10);
-        n++;
-    }
-    free(text);
-    return n;
-}
 
 /* The page's steps, in its order: num and dur; pick[k] = step number of
  * pick k (slowest, median, fastest) or -1. */
@@ -84,31 +47,6 @@ static size_t page_steps(const char *js, step_ref *out, int64_t pick[3])
     return n;
 }
 
-/* The picks from steps --json by the view's rules (of equal durations the
- * earlier step; a step picked once, first as the slowest, then the median). */
-static void want_picks(const step_ref *st, size_t n, int64_t want[3])
-{
-    int64_t d[MAX_ST];
-    for (size_t i = 0; i < n; i++) d[i] = st[i].dur;
-    for (size_t i = 1; i < n; i++)
-        for (size_t k = i; k > 0 && d[k] < d[k - 1]; k--) { int64_t x = d[k]; d[k] = d[k - 1]; d[k - 1] = x; }
-    int64_t med = n ? d[(n - 1) / 2] : 0;
-    size_t b[3] = {0, 0, 0};
-    for (size_t i = 1; i < n; i++) {
-        const step_ref *x = &st[i];
-        if (x->dur > st[b[0]].dur || (x->dur == st[b[0]].dur && x->start < st[b[0]].start)) b[0] = i;
-        int64_t dx = llabs(x->dur - med), db = llabs(st[b[1]].dur - med);
-        if (dx < db || (dx == db && (x->dur < st[b[1]].dur || (x->dur == st[b[1]].dur && x->start < st[b[1]].start))))
-            b[1] = i;
-        if (x->dur < st[b[2]].dur || (x->dur == st[b[2]].dur && x->start < st[b[2]].start)) b[2] = i;
-    }
-    for (int k = 0; k < 3; k++) {
-        want[k] = n ? st[b[k]].num : -1;
-        for (int m = 0; m < k; m++)
-            if (n && b[m] == b[k]) want[k] = -1;
-    }
-}
-
 /* What the page builder does: the file once, every event to the view;
  * store_events 0: the view's own limits. */
 static char *run_view(const char *path, size_t store_events)
@@ -124,22 +62,7 @@ static char *run_view(const char *path, size_t store_events)
         t->store_bytes = 64 << 10;
         t->carry = store_events / 2;
     }
-    tpa_error err;
-    tpa_reader *r = tpa_reader_open(path, &err);
-    CHECK(r != NULL);
-    if (r) {
-        vc->file_begin(st, 0, path);
-        tpa_event ev;
-        while (tpa_reader_next(r, &ev, &err) > 0) vc->feed(st, &ev, tpa_classify(&ev));
-        vc->file_end(st, 0, tpa_reader_meta(r));
-        tpa_reader_close(r);
-    }
-    tpu_buf b = {0};
-    tpu_json j;
-    tpu_json_init(&j, &b, 0);
-    vc->json(st, &j);
-    vc->free(st);
-    return tpu_buf_detach(&b);
+    return feed_view_json(vc, st, files, 1);
 }
 
 /* The page's steps and picks are those of `trainprof steps --json`, ns for ns. */

@@ -13,6 +13,7 @@
 #include "analyze/stats/stats.h"
 #include "analyze/text/render.h"
 #include "tp_test.h"
+#include "views_test_helpers.h"
 
 /* the repository's copies (tests/fixtures/README.md) */
 #define FIXTURES TP_SOURCE_DIR "/tests/fixtures/"
@@ -63,94 +64,6 @@ static void step_at(gen *g, int k, int64_t start, int64_t dur)
     emit(g, name, start, dur, 0);
 }
 
-/* Events of step s's trace overlapping it that the store still holds. */
-static size_t held_in(const tpa_tl *t, const tpa_tl_step *s)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < t->n; i++) {
-        const tpa_tl_rec *r = &t->rec[i];
-        if (r->file == s->file && r->ts < s->start + s->dur && r->ts + r->dur >= s->start) n++;
-    }
-    return n;
-}
-
-static char *json_of(tpa_tl *t)
-{
-    tpu_buf b = {0};
-    tpu_json j;
-    tpu_json_init(&j, &b, 0);
-    long *pick = malloc(3 * (size_t)t->n_files * sizeof *pick); /* each rank's three */
-    for (int k = 0; k < 3 * t->n_files; k++) pick[k] = -1;
-    int np = t->seen ? tpa_tl_pick(t, pick) : 0;
-    tpa_tl_json(t, pick, np, &j);
-    free(pick);
-    return tpu_buf_detach(&b);
-}
-
-enum { MAX_ST = 64 };
-
-typedef struct step_ref { int64_t num, start, dur; } step_ref;
-
-/* "1682725898079292.000" (us, 3 decimals) as ns. */
-static int64_t us_ns(const char *p)
-{
-    char *end;
-    int64_t v = strtoll(p, &end, 10) * 1000;
-    if (*end == '.') {
-        int64_t scale = 100;
-        for (const char *q = end + 1; *q >= '0' && *q <= '9' && scale; q++, scale /= 10) v += (*q - '0') * scale;
-    }
-    return v;
-}
-
-/* The steps of `trainprof steps --json` of one trace (the CLI's own renderer). */
-static size_t steps_json(const char *path, step_ref *out)
-{
-    tpa_steps_result res;
-    tpa_error err;
-    CHECK(tpa_steps_file(path, &res, &err) == 0);
-    char *text = NULL;
-    size_t len = 0, n = 0;
-    FILE *f = open_memstream(&text, &len);
-    tpa_render_steps_json(f, &res);
-    fclose(f);
-    tpa_steps_free(&res);
-    for (const char *p = text; (p = strstr(p, "{\"step\": ")) != NULL && n < MAX_ST; p++) {
-        out[n].num = strtoll(p + 9, NULL, 10);
-        out[n].start = us_ns(strstr(p, "\"start_us\": ") + 12);
-        out[n].dur = us_ns(strstr(p, "\"dur_us\": ") + 10);
-        n++;
-    }
-    free(text);
-    return n;
-}
-
-/* The page's picks of a rank from its steps, as the view's rules say (of
- * equal durations the earlier step; a step picked once, first as the
- * slowest, then as the median): want[0..2] = step numbers or -1. */
-static void want_picks(const step_ref *st, size_t n, int64_t want[3])
-{
-    int64_t d[MAX_ST];
-    for (size_t i = 0; i < n; i++) d[i] = st[i].dur;
-    for (size_t i = 1; i < n; i++) /* sort */
-        for (size_t k = i; k > 0 && d[k] < d[k - 1]; k--) { int64_t x = d[k]; d[k] = d[k - 1]; d[k - 1] = x; }
-    int64_t med = n ? d[(n - 1) / 2] : 0;
-    size_t b[3] = {0, 0, 0};
-    for (size_t i = 1; i < n; i++) {
-        const step_ref *x = &st[i];
-        if (x->dur > st[b[0]].dur || (x->dur == st[b[0]].dur && x->start < st[b[0]].start)) b[0] = i;
-        int64_t dx = llabs(x->dur - med), db = llabs(st[b[1]].dur - med);
-        if (dx < db || (dx == db && (x->dur < st[b[1]].dur || (x->dur == st[b[1]].dur && x->start < st[b[1]].start))))
-            b[1] = i;
-        if (x->dur < st[b[2]].dur || (x->dur == st[b[2]].dur && x->start < st[b[2]].start)) b[2] = i;
-    }
-    for (int k = 0; k < 3; k++) {
-        want[k] = n ? st[b[k]].num : -1;
-        for (int m = 0; m < k; m++)
-            if (n && b[m] == b[k]) want[k] = -1;
-    }
-}
-
 static const char *const pick_name[3] = {"slowest", "median", "fastest"};
 
 /* The step numbers the page's "steps" picks for trace `file`: got[0..2]. */
@@ -177,7 +90,7 @@ static void check_rank_picks(const char *js, const char *const *paths, int n)
 {
     for (int f = 0; f < n; f++) {
         step_ref st[MAX_ST];
-        size_t ns = steps_json(paths[f], st);
+        size_t ns = steps_json(paths[f], st, NULL);
         CHECK(ns >= 2);
         int64_t want[3], got[3];
         want_picks(st, ns, want);
@@ -190,29 +103,10 @@ static void check_rank_picks(const char *js, const char *const *paths, int n)
     }
 }
 
-/* What the page builder does: every file once, every event to the view. */
 static char *run_view(const char *const *files, int n)
 {
-    const tpa_view_class *vc = &tpa_view_timeline;
     tpa_view_input in = {.input = files[0], .traces = files, .n_traces = n};
-    void *st = vc->begin(&in);
-    for (int f = 0; f < n; f++) {
-        tpa_error err;
-        tpa_reader *r = tpa_reader_open(files[f], &err);
-        CHECK(r != NULL);
-        if (!r) continue;
-        if (vc->file_begin) vc->file_begin(st, f, files[f]);
-        tpa_event ev;
-        while (tpa_reader_next(r, &ev, &err) > 0) vc->feed(st, &ev, tpa_classify(&ev));
-        if (vc->file_end) vc->file_end(st, f, tpa_reader_meta(r));
-        tpa_reader_close(r);
-    }
-    tpu_buf b = {0};
-    tpu_json j;
-    tpu_json_init(&j, &b, 0);
-    vc->json(st, &j);
-    vc->free(st);
-    return tpu_buf_detach(&b);
+    return feed_view_json(&tpa_view_timeline, tpa_view_timeline.begin(&in), files, n);
 }
 
 static const char *const rank_files[2] = {FIXTURES "trace_filter__sampled_rank-0.json.gz",
