@@ -208,6 +208,7 @@ static void open_window(tpi_collector *c, int64_t cycle)
                    tpi_wall_ns());
     memset(&c->win, 0, sizeof c->win);
     c->win.index = (int)c->window_count;
+    c->win.capture = cycle <= -2 ? (int)(-2 - cycle) : 0; /* update_window's capture cycles */
     c->win.first_step = c->step;
     c->win.last_step = c->step;
     /* fits: tp_session_open refused paths that could not (check_trace_paths) */

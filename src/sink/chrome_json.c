@@ -413,6 +413,8 @@ static void metadata(chrome_sink *c, const tpi_window *w, uint64_t dropped)
     tpu_json_kv_string(&j, "clock", tpi_clock_get()->source);
     tpu_json_kv_uint(&j, "dropped_events", dropped);
     tpu_json_kv_int(&j, "window", w->index);
+    if (w->capture > 0)
+        tpu_json_kv_int(&j, "capture", w->capture); /* a capture's window, not the schedule's */
     tpu_json_kv_uint(&j, "first_step", w->first_step);
     tpu_json_kv_uint(&j, "last_step", w->last_step);
     tpu_json_key(&j, "schedule");

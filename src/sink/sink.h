@@ -115,7 +115,8 @@ typedef struct tpi_step_info {
 } tpi_step_info;
 
 typedef struct tpi_window {
-    int index;               /* 0-based active cycle */
+    int index;               /* 0-based, in the order the windows opened */
+    int capture;             /* 0: the schedule's window; K: follows capture K (captures.json) */
     uint64_t first_step, last_step;
     char stem[1024];         /* full path without extension: run_dir/profiler_traces/<stem> */
 } tpi_window;

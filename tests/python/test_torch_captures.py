@@ -52,6 +52,8 @@ def test_slow_step_window_has_torch_operators(tmp_path):
     assert 16 in windows, sorted(windows)
     doc = windows[16]
     assert doc["trainprof"]["last_step"] == 20
+    assert doc["trainprof"]["capture"] == slow[0]["index"]  # which capture it follows
+    assert "capture" not in windows[2]["trainprof"]  # the schedule's window (wait 1, warmup 1)
     assert doc["trainprof"].get("torch_ops", {}).get("events", 0) > 0, doc["trainprof"]
     names = {e.get("name", "") for e in doc["traceEvents"]}
     assert any(n.startswith("aten::") for n in names), sorted(names)[:40]

@@ -11,7 +11,7 @@ import torch.nn as nn  # noqa: E402
 
 import trainprof  # noqa: E402
 import trainprof.torch as tpt  # noqa: E402
-from tp_pyhelpers import load, only_run_dir, operations, traces  # noqa: E402
+from tp_pyhelpers import load, only_run_dir, operations, schedule_traces, traces  # noqa: E402
 
 
 def test_cuda_memory_on_cpu_only_torch_is_empty():
@@ -75,7 +75,7 @@ def test_torch_ops_in_windows_only(tmp_path, capsys):
     assert active == [4, 5, 9, 10]
     assert recording == active
     run_dir = only_run_dir(tmp_path)
-    files = traces(run_dir)
+    files = schedule_traces(run_dir)
     assert len(files) == 2
     assert not glob.glob(os.path.join(run_dir, ".torch_ops_*"))  # merged, then removed
     for path in files:
@@ -121,7 +121,7 @@ def test_torch_ops_off_leaves_torch_profiler_alone(tmp_path):
     _train(p, 4, enabled)
     p.close()
     assert not any(enabled)
-    (path,) = traces(only_run_dir(tmp_path))
+    (path,) = schedule_traces(only_run_dir(tmp_path))
     doc = load(path)
     assert "torch_ops" not in doc["trainprof"]
     assert not any(e.get("name", "").startswith("aten::") for e in doc["traceEvents"])
@@ -132,7 +132,7 @@ def test_torch_ops_with_gzip_traces(tmp_path):
                            gzip=True)
     _train(p, 3, [])
     p.close()
-    (path,) = traces(only_run_dir(tmp_path))
+    (path,) = schedule_traces(only_run_dir(tmp_path))
     assert path.endswith(".gz")
     assert any(e.get("name", "").startswith("aten::") for e in load(path)["traceEvents"])
 
@@ -141,7 +141,7 @@ def test_torch_ops_window_cut_short_by_close(tmp_path):
     p = trainprof.Profiler(log_dir=str(tmp_path), torch_ops=True, wait=1, warmup=0, active=10)
     _train(p, 4, [])  # steps 1..3 of a 10-step window, then close
     p.close()
-    (path,) = traces(only_run_dir(tmp_path))
+    (path,) = schedule_traces(only_run_dir(tmp_path))
     doc = load(path)
     assert doc["trainprof"]["torch_ops"]["events"] > 0
     assert any(e.get("name", "").startswith("aten::") for e in doc["traceEvents"])
@@ -167,7 +167,7 @@ def test_torch_ops_close_is_quiet_with_metrics_none(tmp_path, capsys):
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err == ""
     run_dir = only_run_dir(tmp_path)
-    windows = sorted(load(t)["trainprof"]["first_step"] for t in traces(run_dir)
+    windows = sorted(load(t)["trainprof"]["first_step"] for t in schedule_traces(run_dir)
                      if "torch_ops" in load(t)["trainprof"])
     assert windows[:6] == list(range(6))  # back-to-back one-step windows, each its own
     assert not glob.glob(os.path.join(run_dir, ".torch_ops_*"))

@@ -27,6 +27,13 @@ def traces(run_dir):
     return sorted(glob.glob(os.path.join(run_dir, "profiler_traces", "*.pt.trace.json*")))
 
 
+def schedule_traces(run_dir):
+    """The schedule's windows only: with torch_ops, a slow step (a loaded
+    machine makes one) adds a capture's window, whose metadata says
+    "capture" (docs/CAPTURES.md)."""
+    return [p for p in traces(run_dir) if "capture" not in load(p)["trainprof"]]
+
+
 def operations(run_dir):
     return {o["name"]: o for o in load(os.path.join(run_dir, "operations.json"))}
 
