@@ -132,6 +132,13 @@ def check_torch(browser, tmp):
     alloc = [c for c in T["counters"] if c["name"] == "memory allocated (CPU)"]
     check(len(alloc) == 1 and alloc[0]["v"] == [e["args"]["Total Allocated"] for e in sorted(mem, key=lambda e: e["ts"])],
           "memory allocated counter equals the [memory] events")
+    # a series at zero throughout (a CPU trace's reserved memory) is named, not drawn
+    zero = sorted({c["name"] for c in T["counters"] if not any(c["v"])})
+    drawn = [n for n, _ in json.loads(page.locator("#view-timeline .card").get_attribute("data-counters"))]
+    note = page.locator("#view-timeline .tl-zero")
+    check("memory reserved (CPU)" in zero and not set(zero) & set(drawn) and
+          "memory allocated (CPU)" in drawn and note.count() == 1 and
+          all(n in note.inner_text() for n in zero), f"zero series {zero}, drawn {drawn}")
     # steps: those of `trainprof steps --json`, and the picks
     st = steps_json(trace)
     page_steps = {s["num"]: s["dur"] for s in T["steps"]}

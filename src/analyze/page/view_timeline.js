@@ -71,17 +71,21 @@
         ' (nothing to read: instants only, bookkeeping, or under 0.1 % busy)';
       groups.push(more);
     }
-    var counters = (T.counters || []).map(function (c) {
+    /* a series at zero throughout (a CPU trace's "memory reserved") is
+     * named in a note, not drawn as a flat row */
+    var counters = [], zero = [];
+    (T.counters || []).forEach(function (c) {
       var lo = Infinity, hi = -Infinity;
       c.v.forEach(function (v) { if (v < lo) lo = v; if (v > hi) hi = v; });
-      return {info: {name: c.name, kind: 'counter'}, c: c, lo: Math.min(lo, 0), hi: hi, h: COUNTER_H};
+      if (lo === 0 && hi === 0) { zero.push(c.name); return; }
+      counters.push({info: {name: c.name, kind: 'counter'}, c: c, lo: Math.min(lo, 0), hi: hi, h: COUNTER_H});
     });
     var lane = new Int32Array(n), byIndex = [];
     rows.forEach(function (r) {
       byIndex[r.index] = r;
       for (var k = 0; k < r.ev.length; k++) lane[r.ev[k]] = r.lane[k];
     });
-    var L = {all: rows, groups: groups, counters: counters, lane: lane, byIndex: byIndex};
+    var L = {all: rows, groups: groups, counters: counters, zero: zero, lane: lane, byIndex: byIndex};
     place(L);
     return L;
   }
@@ -150,8 +154,12 @@
       TP.el('b', null, p, 'speedscope.app');
       p.appendChild(document.createTextNode(' (drag the file onto the page; nothing is uploaded).'));
     }
-    var bar = TP.el('div', {'class': 'tl-bar'}, root);
     var L = layout(T), full = extent(T), view = {lo: full[0], hi: full[1]};
+    if (L.zero.length)
+      TP.el('p', {'class': 'note tl-zero'}, head, 'Zero throughout, not drawn: ' +
+        L.zero.filter(function (n, i) { return L.zero.indexOf(n) === i; }).join(', ') + '.');
+    TP.el('p', {'class': 'note tl-keys'}, head, 'wheel / W S: zoom \u00b7 drag / A D: pan \u00b7 0: all \u00b7 click: details \u00b7 click a group to fold it');
+    var bar = TP.el('div', {'class': 'tl-bar'}, root);
     var pad = (full[1] - full[0]) * 0.01;
     view.lo -= pad; view.hi += pad;
     var home = {lo: view.lo, hi: view.hi};
@@ -191,7 +199,6 @@
       lab.appendChild(document.createTextNode(' forward \u2192 backward (' + T.fwdbwd.length / 2 + ')'));
       box.addEventListener('change', function () { showFb = box.checked; draw(); });
     }
-    TP.el('span', {'class': 'note tl-keys'}, bar, 'wheel / W S: zoom \u00b7 drag / A D: pan \u00b7 0: all \u00b7 click: details \u00b7 click a group to fold it');
     var wrap = TP.el('div', {'class': 'tl-wrap', tabindex: '0'}, root);
     wrap.style.cssText = 'position:relative;overflow-y:auto;max-height:72vh;border:1px solid #ddd;outline:none';
     var canvas = TP.el('canvas', {'class': 'tl-canvas'}, wrap);
