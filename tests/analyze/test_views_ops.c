@@ -402,7 +402,8 @@ TP_TEST(collectors_json)
     CHECK_CONTAINS(s, "\"name\":\"sm80_xmma_gemm\",\"kind\":\"kernel\",\"calls\":2,\"total\":40000,"
                       "\"min\":10000,\"max\":30000,\"mean\":20000,\"occupancy\":55,");
     CHECK_CONTAINS(s, "\"tensor_cores\":true");
-    CHECK_CONTAINS(s, "\"op\":\"aten::mm\",\"grid\":[4,1,1],\"block\":[128,1,1],\"regs\":64,\"shmem\":0");
+    CHECK_CONTAINS(s, "\"op\":\"aten::mm\",\"grid\":[4,1,1],\"block\":[128,1,1],\"regs\":64,\"shmem\":0,"
+                      "\"op_tc_eligible\":true,\"tensor_cores\":true");
     CHECK_CONTAINS(s, "\"modules\":[{\"id\":1,\"parent\":0,\"name\":\"Net_0\",\"calls\":1,\"total\":90000,"
                       "\"dtotal\":40000,\"dself\":40000,");
     /* tensor cores: aten::mm launched two xmma kernels (all its device time) */
@@ -482,6 +483,13 @@ TP_TEST(tensor_cores)
                       "\"dself\":0,\"dtotal\":0,\"min\":5000,\"max\":5000}");
     CHECK_CONTAINS(s, "\"name\":\"ampere_fp16_s16816gemm_fp16_128x128\",\"kind\":\"kernel\"");
     CHECK_CONTAINS(s, "\"tensor_core_total\":38000,");
+    /* by launch configuration: the plugin's "Op is Tensor Cores eligible" is
+     * the launching operator's by its name (custom_gemm is eligible on the
+     * Operators view only from the tensor-core kernels it launched) */
+    CHECK_CONTAINS(s, "\"op\":\"custom_gemm\",\"grid\":null,\"block\":null,\"regs\":null,\"shmem\":null,"
+                      "\"op_tc_eligible\":false,\"tensor_cores\":true");
+    CHECK_CONTAINS(s, "\"op\":\"aten::mm\",\"grid\":null,\"block\":null,\"regs\":null,\"shmem\":null,"
+                      "\"op_tc_eligible\":true,\"tensor_cores\":false");
     CHECK(tpa_kernel_uses_tensor_cores("volta_h884gemm_64x64", 20));
     CHECK(tpa_kernel_uses_tensor_cores("cudnn::conv1x1_kernel", 21));
     CHECK(!tpa_kernel_uses_tensor_cores("void at::native::reduce_kernel<512, 1>", 38));

@@ -317,6 +317,14 @@ def tensor_cores(tmp, name):
         check(r["tensor_cores"] == uses_tc(r["name"]), f"{name}: kernel {r['name'][:80]}: tensor_cores {r['tensor_cores']}")
         tc_ns += r["total"] if uses_tc(r["name"]) else 0
     check(kern["tensor_core_total"] == tc_ns, f"{name}: tensor-core kernel time {kern['tensor_core_total']} vs {tc_ns}")
+    # by launch configuration, the plugin's two columns: the kernel's flag and
+    # "Op is Tensor Cores eligible", its launching operator's by name
+    elig = 0
+    for r in kern["by_config"]["rows"]:
+        check((r["tensor_cores"], r["op_tc_eligible"]) == (uses_tc(r["name"]), r["op"] in TC_OPS),
+              f"{name}: kernel {r['name'][:60]} under {r['op']}: tc {r['tensor_cores']}, op eligible {r['op_tc_eligible']}")
+        elig += r["op_tc_eligible"]
+    check(elig > 0, f"{name}: no kernel launched by an eligible operator")
     print(f"tensor cores {name}: {n} operators with device time compared, {tc} on tensor cores")
 
 

@@ -344,7 +344,7 @@ def gpu_page(browser, tmp, name):
     check("AddFunctor<float>" in got[0] and "MulFunctor<float>" in got[1], f"the functor was cut: {got[:2]}")
     check(all(k in g for g, k in zip(got[2:], ("512, true", "512, false", "256, true"))), f"template arguments cut: {got[2:]}")
     cfg = header(page, "kernels-by-config")
-    check(all(h in cfg for h in ("Operator", "Grid", "Block", "Regs", "Smem", "Blk/SM", "Occ.")),
+    check(all(h in cfg for h in ("Operator", "Grid", "Block", "Regs", "Smem", "TC", "Op TC", "Blk/SM", "Occ.")),
           f"config table columns: {cfg}")
     wide = page.evaluate("(() => { const w = document.getElementById('kernels-by-config').parentElement;"
                          " return [w.scrollWidth, w.clientWidth]; })()")

@@ -24,7 +24,8 @@ typedef struct k_row {
     uint32_t grid[3], block[3];
     int64_t regs, shmem;
     int kind;
-    bool tc;                    /* tensor cores (by-name rows) */
+    bool tc;                    /* the kernel uses tensor cores (by its name) */
+    bool op_tc;                 /* by-config rows: the launching operator is eligible (by its name) */
     uint64_t calls;
     int64_t total, min, max;
     double occ_w, occ_dur;      /* sum of occupancy x duration; duration of kernels that have it */
@@ -56,9 +57,18 @@ static void k_add(k_row *r, const tpa_at_gpu *g)
     if (g->blocks_per_sm >= 0) { r->bps_w += g->blocks_per_sm * (double)g->dur_ns; r->bps_dur += (double)g->dur_ns; }
 }
 
+/* The plugin's "Op is Tensor Cores eligible" of a kernel: its operator's own
+ * eligibility when the kernel is attached, which is by name (children make
+ * an operator eligible only after its kernels took the flag). */
+static bool op_eligible(const tpa_attrib *at, uint32_t op)
+{
+    size_t n;
+    const char *p = op ? tpa_attrib_str(at, op, &n) : NULL;
+    return p && tpa_op_tensor_core_eligible(p, n);
+}
+
 static void on_gpu(void *user, const tpa_attrib *at, const tpa_at_gpu *g)
 {
-    (void)at;
     k_state *s = user;
     if (g->kind == TPA_K_MEMCPY) { s->memcpy_calls++; s->memcpy_ns = tpa_sat_add(s->memcpy_ns, g->dur_ns); return; }
     if (g->kind == TPA_K_MEMSET) { s->memset_calls++; s->memset_ns = tpa_sat_add(s->memset_ns, g->dur_ns); return; }
@@ -86,6 +96,8 @@ static void on_gpu(void *user, const tpa_attrib *at, const tpa_at_gpu *g)
             memcpy(r->block, g->block, sizeof r->block);
             r->regs = g->regs;
             r->shmem = g->shmem;
+            r->tc = g->tensor_cores;
+            r->op_tc = op_eligible(at, g->op);
         }
         k_add(r, g);
     }
@@ -163,9 +175,9 @@ static void json_rows(tpu_json *j, const tpa_attrib *at, tpa_at_rows *t, bool co
             if (r->regs >= 0) tpu_json_int(j, r->regs); else tpu_json_null(j);
             tpu_json_key(j, "shmem");
             if (r->shmem >= 0) tpu_json_int(j, r->shmem); else tpu_json_null(j);
-        } else {
-            tpu_json_kv_bool(j, "tensor_cores", r->tc);
+            tpu_json_kv_bool(j, "op_tc_eligible", r->op_tc);
         }
+        tpu_json_kv_bool(j, "tensor_cores", r->tc);
         tpu_json_end_object(j);
     }
     tpu_json_end_array(j);

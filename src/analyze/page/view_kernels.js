@@ -20,7 +20,8 @@
   ];
 
   function withShare(rows, total) {
-    return rows.map(r => Object.assign({}, r, { share: total ? 100 * r.total / total : 0, tc: r.tensor_cores ? 'yes' : 'no' }));
+    const yes = v => v ? 'yes' : 'no';
+    return rows.map(r => Object.assign({}, r, { share: total ? 100 * r.total / total : 0, tc: yes(r.tensor_cores), op_tc: yes(r.op_tc_eligible) }));
   }
 
   function leftOut(parent, t) {
@@ -46,9 +47,11 @@
 
     /* a name column's characters at this window's width, by the same rule as
      * its CSS max-width below (8.4 px a glyph): a label fitted to 560 px and
-     * cut by a 360 px column would read like its look-alikes again */
+     * cut by a 360 px column would read like its look-alikes again (9 px in
+     * the launch-configuration table: at 1,200 px its 144 px column cut
+     * 17-glyph labels dense in digits, "…s1688gemm_64x12…") */
     const vw = document.documentElement.clientWidth || 1400;
-    const chars = px => Math.max(12, Math.floor(px / 8.4));
+    const chars = (px, glyph) => Math.max(12, Math.floor(px / (glyph || 8.4)));
     const c1 = TP.card(root, 'By kernel name', 'kernels-name');
     /* the wide view's room goes to the names, each label fitting its column
      * (TP.nameLabeler): look-alike kernels cut at 330 px read the same */
@@ -60,15 +63,18 @@
 
     const c2 = TP.card(root, 'By kernel, launching operator and launch configuration', 'kernels-config');
     el('p', { class: 'note' }, c2, 'The launching operator is the innermost operator around the runtime call that launched the kernel (matched by correlation id).');
-    TP.table(c2, [{ key: 'name', label: 'Kernel', align: 'l', fmt: TP.nameLabeler(byCfg.map(r => r.name), chars(Math.min(330, (vw - 880) * .6))), title: 'without return type, namespaces and arguments; the full name on hover', maxWidth: 'min(330px, calc((100vw - 880px) * .6))' },
-      { key: 'op', label: 'Operator', align: 'l', maxWidth: 'min(200px, calc((100vw - 880px) * .4))' },
+    TP.table(c2, [{ key: 'name', label: 'Kernel', align: 'l', fmt: TP.nameLabeler(byCfg.map(r => r.name), chars(Math.min(330, (vw - 960) * .6), 9)), title: 'without return type, namespaces and arguments; the full name on hover', maxWidth: 'min(330px, calc((100vw - 960px) * .6))' },
+      { key: 'op', label: 'Operator', align: 'l', maxWidth: 'min(200px, calc((100vw - 960px) * .4))' },
       { key: 'grid', label: 'Grid', fmt: dim, align: 'l' }, { key: 'block', label: 'Block', fmt: dim, align: 'l' },
       /* short headers (full words in their tooltips), the view as wide as the
        * window (up to 1,600 px) and the two names capped (narrower in a
-       * narrower window: the other columns take up to 800 px): fourteen
+       * narrower window: the other columns take up to 880 px): sixteen
        * columns fit a 1,200 px window without scrolling sideways */
       { key: 'regs', label: 'Regs', title: 'registers per thread' },
-      { key: 'shmem', label: 'Smem', title: 'shared memory per block', fmt: v => v === null ? '-' : TP.fmtBytes(v) }]
+      { key: 'shmem', label: 'Smem', title: 'shared memory per block', fmt: v => v === null ? '-' : TP.fmtBytes(v) },
+      /* the plugin's two columns of this table */
+      { key: 'tc', label: 'TC', align: 'l', title: 'the kernel uses tensor cores (read from its name, as in the table above)' },
+      { key: 'op_tc', label: 'Op TC', align: 'l', title: 'the launching operator is eligible for tensor cores (its name is on the TensorBoard plugin\u2019s list)' }]
       .concat(STATS.map(c => c.key === 'share' ? Object.assign({}, c, { label: '% time', title: c.label }) : c),
       [{ key: 'blocks_per_sm', label: 'Blk/SM', title: 'blocks per SM', fmt: num2 },
         { key: 'occupancy', label: 'Occ.', title: 'est. achieved occupancy %, weighted by duration', fmt: occ }]),
