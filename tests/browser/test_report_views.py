@@ -32,7 +32,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from browser_common import artifacts_dir, browser_or_skip, launch, watch_errors  # noqa: E402
+from browser_common import artifacts_dir, browser_or_skip, launch, torch_ops_run, watch_errors  # noqa: E402
 
 sync_playwright = browser_or_skip()
 
@@ -368,25 +368,10 @@ def test_failing_view(browser, tmp):
 
 # ---- 6. a run's own report.html with torch_ops ---------------------------------------
 
-RUN = """
-import sys, trainprof, torch, torch.nn as nn
-p = trainprof.Profiler(log_dir=sys.argv[1], torch_ops=True, wait=0, warmup=0, active=2, profile_memory=True)
-m = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 4))
-for i in range(3):
-    with p.zone("forward"):
-        y = m(torch.randn(16, 32)).sum()
-    y.backward()
-    p.step()
-p.close()
-"""
-
-
 def test_run_torch_ops(browser, tmp):
     logs = os.path.join(tmp, "torch_ops_runs")
-    env = dict(os.environ, PYTHONPATH=os.path.join(os.environ.get("TP_BUILD_DIR", "."), "python"))
-    p = subprocess.run([sys.executable, "-c", RUN, logs], capture_output=True, text=True, env=env)
-    if "No module named" in p.stderr:
-        print("note: trainprof's python package or torch is not importable: torch_ops run skipped")
+    p = torch_ops_run(logs)
+    if p is None:
         return
     check(p.returncode == 0, f"torch_ops run: {p.stderr[-600:]}")
     pages = glob.glob(os.path.join(logs, "*", "report.html"))

@@ -41,7 +41,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from browser_common import watch_errors  # noqa: E402
+from browser_common import torch_ops_run, watch_errors  # noqa: E402
 from view_checks import check as check_, run, shoot, table  # noqa: E402
 
 
@@ -409,25 +409,10 @@ def test_torch(browser, tmp):
 
 # ---- 3. a run's own page -------------------------------------------------------------------
 
-RUN = """
-import sys, trainprof, torch, torch.nn as nn
-p = trainprof.Profiler(log_dir=sys.argv[1], torch_ops=True, wait=0, warmup=0, active=2, profile_memory=True)
-m = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 4))
-for i in range(3):
-    with p.zone("forward"):
-        y = m(torch.randn(16, 32)).sum()
-    y.backward()
-    p.step()
-p.close()
-"""
-
-
 def test_run(browser, tmp):
     logs = os.path.join(tmp, "runs")
-    env = dict(os.environ, PYTHONPATH=os.path.join(os.environ.get("TP_BUILD_DIR", "."), "python"))
-    p = subprocess.run([sys.executable, "-c", RUN, logs], capture_output=True, text=True, env=env)
-    if "No module named" in p.stderr:
-        print("note: trainprof's python package or torch is not importable: the run is skipped")
+    p = torch_ops_run(logs)
+    if p is None:
         return
     if not check(p.returncode == 0, f"torch_ops run: {p.stderr[-600:]}"):
         return
