@@ -489,13 +489,9 @@ def check_gpu_steps(browser, tmp):
         page, errors, T = open_view(browser, out)
         st = steps_json(trace)
         check(st, f"{name}: steps --json has steps")
-        fmt = page.evaluate("s => s.map(d => TP.fmtDur(d))", [round(s["dur_us"] * 1000) for s in st])
-        picked = {s["step"]: n for n, s in shown_picks(st)}
-        want_band = [f"#{s['step']}" + (f" {picked[s['step']]}" if s["step"] in picked else "") + f" {d}"
-                     for s, d in zip(st, fmt)]
+        want_band, want = band_and_buttons(page, st)
         check(card_data(page, "steps") == want_band, f"{name}: band {card_data(page, 'steps')} vs {want_band}")
         buttons = page.locator("#view-timeline .tl-steps button").all_inner_texts()
-        want = [f"{n} step #{s['step']} ({fmt[st.index(s)]})" for n, s in sorted(shown_picks(st), key=lambda p: p[1]["start_us"])]
         check(buttons == want, f"{name}: buttons {buttons} vs {want}")
         check({s["num"]: s["dur"] for s in T["steps"]} == {s["step"]: round(s["dur_us"] * 1000) for s in st},
               f"{name}: page steps {T['steps']} vs {st}")
@@ -605,6 +601,19 @@ def shown_picks(st):
     return out
 
 
+def band_and_buttons(page, st, rank=""):
+    """What the step band and the buttons read for `trainprof steps --json`'s
+    steps st, durations as the page formats them; rank: "rank R " when the
+    page has several."""
+    fmt = page.evaluate("s => s.map(d => TP.fmtDur(d))", [round(s["dur_us"] * 1000) for s in st])
+    picked = {s["step"]: n for n, s in shown_picks(st)}
+    band = [f"{rank}#{s['step']}" + (f" {picked[s['step']]}" if s["step"] in picked else "") + f" {d}"
+            for s, d in zip(st, fmt)]
+    buttons = [f"{rank + chr(0xb7) + ' ' if rank else ''}{n} step #{s['step']} ({fmt[st.index(s)]})"
+               for n, s in sorted(shown_picks(st), key=lambda p: p[1]["start_us"])]
+    return band, buttons
+
+
 def check_ranks(browser, tmp):
     names = [os.path.join("tests", "fixtures", f"trace_filter__sampled_rank-{r}.json.gz") for r in (0, 1)]
     traces = [os.path.join(SRC, n) for n in names]
@@ -622,15 +631,10 @@ def check_ranks(browser, tmp):
         check(page.evaluate("document.querySelector('#view-timeline .card').dataset.rank") == f"rank {r}",
               f"rank {r} chosen")
         # the band: this rank's steps only, each naming it
-        fmt = page.evaluate("s => s.map(d => TP.fmtDur(d))", [round(s["dur_us"] * 1000) for s in st])
-        picked = {s["step"]: n for n, s in shown_picks(st)}
-        want_band = [f"rank {r} #{s['step']}" + (f" {picked[s['step']]}" if s["step"] in picked else "") + f" {d}"
-                     for s, d in zip(st, fmt)]
+        want_band, want = band_and_buttons(page, st, f"rank {r} ")
         check(card_data(page, "steps") == want_band, f"rank {r} band {card_data(page, 'steps')} vs {want_band}")
         # the buttons: this rank's own slowest / median / fastest, in the order of the steps
         buttons = page.locator("#view-timeline .tl-steps button").all_inner_texts()
-        want = [f"rank {r} \u00b7 {n} step #{s['step']} ({fmt[st.index(s)]})"
-                for n, s in sorted(shown_picks(st), key=lambda p: p[1]["start_us"])]
         check(buttons == want, f"rank {r} buttons {buttons} vs {want}")
         # the slowest button zooms to this rank's slowest step
         slow = picks_of(st)["slowest"]
